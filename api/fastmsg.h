@@ -1,0 +1,209 @@
+/* fastmsg: a streaming message layer in the spirit of Illinois Fast Messages, over libfabric.
+ *
+ * Overview
+ *   A job is N processes started by fastmsg-run, mpirun (PMIx), mpiexec (PMI-1) or srun.
+ *   fm_init() finds the other processes, opens one libfabric endpoint and connects it to
+ *   every peer. Every call returns FM_OK (0) or a negative FM_ERR_* code; fm_strerror() turns
+ *   a code into text. Calls are not thread-safe: one thread drives a context.
+ *
+ * Messages are streams (FM 2.x)
+ *   The sender opens a message to one rank with fm_begin_message, writes it with any number of
+ *   fm_send_piece calls of any size, and closes it with fm_end_message. fastmsg cuts the
+ *   stream into packets of FM_PACKET_SIZE bytes and sends each as soon as it is full, so a
+ *   receiver sees the first packet while the sender is still writing the rest.
+ *   The receiver names a handler per message. The handler runs, from fm_extract or fm_wait,
+ *   as soon as the FIRST packet of the message arrives, and reads the message with
+ *   fm_receive. Handlers are re-entrant rather than blocking: fm_receive returns the bytes
+ *   that have arrived so far (possibly fewer than asked for); a handler that wants more
+ *   returns FM_CONTINUE and is called again, with the same stream, when the next packet
+ *   arrives. fm_stream_set_user keeps the handler's own state with the stream. This needs no
+ *   thread or stack per inbound message (FM 2.x used threads), costs nothing when a message
+ *   fits one packet, and lets any number of messages be in progress at once.
+ *   The common case has a short path: fm_stream_deliver hands fastmsg a buffer, and a callback
+ *   runs once the whole message is in it.
+ *
+ * Flow control
+ *   One credit is one receive buffer that a receiver reserves for one sender; FM_CREDITS per
+ *   peer. A sender never sends a packet without a credit; credits come back piggybacked on
+ *   any packet going the other way, or in a credit packet once half the window is owed.
+ *   Outside handlers, sending waits for credits while driving progress (so handlers keep
+ *   running). Inside a handler nothing may wait (the peer may be waiting for us): packets
+ *   without credit are queued in memory (at most FM_OVERFLOW bytes) and leave as credits
+ *   come back; fm_begin_message returns FM_EAGAIN when that budget is used up.
+ *
+ * Environment
+ *   Every FM_* variable is listed by `fastmsg-info` and in the README. A bad value makes
+ *   fm_init() fail with FM_ERR_CONFIG and a message naming the variable.
+ */
+#ifndef FASTMSG_H
+#define FASTMSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FM_VERSION_MAJOR 0
+#define FM_VERSION_MINOR 1
+#define FM_VERSION_PATCH 0
+
+/* Status codes. Every call that can fail returns one of these; FM_OK is 0, errors are < 0. */
+#define FM_OK                0
+#define FM_EAGAIN            (-1)  /* cannot proceed now; retry after progress */
+#define FM_ERR_INVALID       (-2)  /* a NULL or otherwise invalid argument */
+#define FM_ERR_RANK          (-3)  /* rank out of range */
+#define FM_ERR_NOMEM         (-4)  /* out of memory */
+#define FM_ERR_NOT_INIT      (-5)  /* call before fm_init or after fm_finalize */
+#define FM_ERR_ALREADY_INIT  (-6)  /* fm_init called twice */
+#define FM_ERR_CONFIG        (-7)  /* a bad FM_* environment value */
+#define FM_ERR_BOOTSTRAP     (-8)  /* the launcher/PMI exchange failed */
+#define FM_ERR_PROVIDER      (-9)  /* libfabric failed or the provider is unavailable */
+#define FM_ERR_TIMEOUT       (-10) /* a blocking wait exceeded FM_TIMEOUT */
+#define FM_ERR_PEER          (-11) /* a peer died or became unreachable */
+#define FM_ERR_TOO_LONG      (-12) /* a value larger than the call allows */
+#define FM_ERR_HANDLER       (-13) /* unknown or unregistered handler id */
+#define FM_ERR_OVERFLOW      (-14) /* more bytes sent than the message declared */
+#define FM_ERR_UNDERFLOW     (-15) /* more bytes asked for than the message holds */
+#define FM_ERR_INTERNAL      (-16) /* a bug: please report it */
+#define FM_ERR_IN_HANDLER    (-17) /* call not allowed inside a handler */
+#define FM_ERR_STATE         (-18) /* stream used in the wrong state (e.g. after end) */
+
+/* Handler return values. */
+#define FM_DONE     0 /* finished with this message; unread bytes are discarded */
+#define FM_CONTINUE 1 /* call me again when more of this message arrives */
+
+#define FM_MAX_HANDLERS 256 /* user handler ids are 0..FM_MAX_HANDLERS-1 */
+
+typedef struct fm_context fm_context;
+typedef struct fm_stream fm_stream;
+
+/* A message handler: runs when the first packet of a message for it arrives (see Overview).
+ * sender is the sending rank, arg the pointer given at registration. Returns FM_DONE or
+ * FM_CONTINUE. It may send messages (fm_begin_message never blocks inside a handler) but
+ * must not call fm_extract, fm_wait, fm_barrier or fm_finalize. */
+typedef int (*fm_handler_fn)(fm_stream *stream, int sender, void *arg);
+
+/* Called when a message given to fm_stream_deliver is complete: buf holds len bytes. */
+typedef void (*fm_deliver_fn)(void *buf, size_t len, int sender, void *arg);
+
+/* Text for a status code; never NULL, a static string. */
+const char *fm_strerror(int status);
+
+/* Version string "MAJOR.MINOR.PATCH". */
+const char *fm_version(void);
+
+/* Start fastmsg in this process: read FM_* settings, join the job through the bootstrap the
+ * environment names, open the endpoint and connect to every rank. Blocks until every rank of
+ * the job has called fm_init (at most FM_TIMEOUT seconds). One context per process.
+ * Errors: FM_ERR_INVALID (ctx NULL), FM_ERR_ALREADY_INIT, FM_ERR_CONFIG, FM_ERR_BOOTSTRAP,
+ * FM_ERR_PROVIDER, FM_ERR_TIMEOUT, FM_ERR_NOMEM. On error *ctx is NULL and the reason is
+ * printed on stderr. */
+int fm_init(fm_context **ctx);
+
+/* Synchronise with every rank, then release everything fm_init created. Blocks until every
+ * rank has called fm_finalize. ctx is invalid afterwards. Errors: FM_ERR_NOT_INIT. */
+int fm_finalize(fm_context *ctx);
+
+/* This process's rank in 0..size-1, and the job's size; FM_ERR_NOT_INIT if ctx is NULL. */
+int fm_rank(const fm_context *ctx);
+int fm_size(const fm_context *ctx);
+
+/* The 64-bit key every rank of this job shares (drawn at random once per job). Packets carry
+ * it so that another job's packets are recognised and dropped. 0 if ctx is NULL. */
+uint64_t fm_job_key(const fm_context *ctx);
+
+/* Block until every rank has entered fm_barrier (out-of-band, through the bootstrap).
+ * Errors: FM_ERR_NOT_INIT, FM_ERR_BOOTSTRAP, FM_ERR_TIMEOUT. */
+int fm_barrier(fm_context *ctx);
+
+/* Register fn as handler id (0..FM_MAX_HANDLERS-1) with its argument. Every rank that may
+ * receive messages for id must register it before such a message can arrive (register before
+ * fm_barrier, or before any message is sent, to be safe). Re-registering replaces it.
+ * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (fn NULL), FM_ERR_HANDLER (id out of range). */
+int fm_register_handler(fm_context *ctx, int id, fm_handler_fn fn, void *arg);
+
+/* Register fn under the lowest free id and return that id (>= 0), or FM_ERR_HANDLER when all
+ * ids are taken. Deterministic: ranks that add handlers in the same order get the same ids. */
+int fm_add_handler(fm_context *ctx, fm_handler_fn fn, void *arg);
+
+/* Open a message of at most len bytes to rank dest (which may be this rank), for the
+ * receiver's handler id. On FM_OK *stream is the sending stream until fm_end_message.
+ * Inside a handler it never blocks: FM_EAGAIN when the FM_OVERFLOW budget for queued packets
+ * is used up (retry from a later handler call or from the main program).
+ * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_RANK, FM_ERR_HANDLER (id out of range),
+ * FM_ERR_TOO_LONG (len over 2^48), FM_EAGAIN. */
+int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream);
+
+/* Append len bytes of buf to the message. buf is the caller's again when the call returns.
+ * Outside handlers it may block while driving progress until credits let the full packets
+ * leave (bounded by FM_TIMEOUT). Errors: FM_ERR_INVALID, FM_ERR_STATE, FM_ERR_OVERFLOW (more
+ * bytes than fm_begin_message declared; nothing of this piece is sent), FM_ERR_TIMEOUT,
+ * FM_ERR_PEER. */
+int fm_send_piece(fm_stream *stream, const void *buf, size_t len);
+
+/* Send what is left of the message and release the stream (invalid afterwards). May block
+ * like fm_send_piece. Errors: as fm_send_piece. */
+int fm_end_message(fm_stream *stream);
+
+/* In a handler: copy up to len bytes of the message that have arrived into buf. Returns the
+ * number copied (0 when nothing more has arrived yet: return FM_CONTINUE), or
+ * FM_ERR_UNDERFLOW when the whole message has already been read, FM_ERR_INVALID. */
+ssize_t fm_receive(fm_stream *stream, void *buf, size_t len);
+
+/* In a handler: bytes of the message not read yet, counting only those that have arrived. */
+size_t fm_stream_available(const fm_stream *stream);
+/* In a handler: the length the sender declared, an upper bound; exact once
+ * fm_stream_complete is true. */
+size_t fm_stream_length(const fm_stream *stream);
+/* In a handler: 1 when every packet of the message has arrived, else 0. */
+int fm_stream_complete(const fm_stream *stream);
+/* In a handler: per-stream storage for the handler's own state (NULL at first). */
+void fm_stream_set_user(fm_stream *stream, void *user);
+void *fm_stream_user(const fm_stream *stream);
+
+/* In a handler: deliver the rest of the message into buf (capacity cap bytes) and call
+ * done(buf, total, sender, arg) once it is complete; total counts only bytes copied by this
+ * call and after. The handler then returns (its return value is ignored). buf must stay
+ * valid until done runs. A message longer than cap is an error: done is called with the
+ * first cap bytes and the overflow is counted and logged.
+ * Errors: FM_ERR_INVALID, FM_ERR_STATE (deliver already set). */
+int fm_stream_deliver(fm_stream *stream, void *buf, size_t cap, fm_deliver_fn done, void *arg);
+
+/* Run progress without blocking: complete sends, return credits, and run handlers for
+ * arrived packets, until about maxbytes of payload were handed to handlers or nothing is left
+ * (0 = no limit). Returns the payload bytes handled (>= 0) or an error (FM_ERR_NOT_INIT,
+ * FM_ERR_IN_HANDLER, FM_ERR_PEER, FM_ERR_PROVIDER). */
+long fm_extract(fm_context *ctx, size_t maxbytes);
+
+/* Block until progress does something (a packet arrives or a send completes) or timeout_ms
+ * passes (-1 = FM_TIMEOUT), running handlers. Sleeps on the provider's file descriptor where
+ * there is one, otherwise backs off politely (yields the core, then short sleeps), so many
+ * processes can share few cores. Returns payload bytes handled (>= 0) or an error as
+ * fm_extract. */
+long fm_wait(fm_context *ctx, int timeout_ms);
+
+/* Counters of one context. */
+typedef struct fm_stats {
+    uint64_t packets_sent, bytes_sent;         /* data packets and payload bytes */
+    uint64_t packets_received, bytes_received;
+    uint64_t messages_sent, messages_received;
+    uint64_t credit_packets_sent, credit_packets_received;
+    uint64_t credit_stalls;  /* packets that had to wait for a credit */
+    uint64_t dropped;        /* malformed or foreign packets dropped */
+    uint64_t eagain_retries; /* sends the network refused at first and retried */
+} fm_stats;
+
+/* Copy the context's counters into *stats. Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID. */
+int fm_get_stats(const fm_context *ctx, fm_stats *stats);
+
+/* End the whole job now: every process exits with a non-zero status. Prints msg (may be NULL)
+ * naming this rank. Does not return. */
+void fm_abort(fm_context *ctx, int code, const char *msg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

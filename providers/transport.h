@@ -1,0 +1,81 @@
+/* The transport: the only layer that knows the network. It moves packets (byte buffers) to
+ * ranks and reports completions; everything above it is provider-independent. Nothing outside
+ * providers/ includes libfabric headers.
+ *
+ * Ownership: a buffer passed to send or post_recv belongs to the transport until its
+ * completion event comes back from poll. Sends that the network cannot take now (-FI_EAGAIN:
+ * first contact, full queues) are queued inside the transport and retried from poll: send
+ * never spins. */
+#ifndef FM_TRANSPORT_H
+#define FM_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fm_tp fm_tp;
+typedef struct fm_tp_mr fm_tp_mr; /* a registration, NULL where the provider needs none */
+
+typedef enum { FM_TP_SEND_DONE = 1, FM_TP_RECV_DONE = 2 } fm_tp_event_kind;
+
+typedef struct fm_tp_event {
+    fm_tp_event_kind kind;
+    int status;  /* FM_OK, or an FM_ERR_* code for this one operation */
+    void *ctx;   /* as passed to send/post_recv */
+    size_t len;  /* bytes received (RECV_DONE) */
+} fm_tp_event;
+
+typedef struct fm_tp_config {
+    const char *provider; /* FM_PROVIDER: "shm", "tcp", "tcp;ofi_rxm", ... */
+    const char *iface;    /* interface for tcp, or "" */
+    int all_local;        /* every rank on this host: pin tcp to lo unless iface is set */
+    int verbose;
+} fm_tp_config;
+
+typedef struct fm_tp_info {
+    char provider[64];   /* the provider actually opened, e.g. "tcp;ofi_rxm" */
+    char fabric[64];
+    size_t inject_size;  /* sends up to this size complete at once */
+    size_t max_msg_size;
+    int needs_mr;        /* buffers must be registered (mem_reg) */
+} fm_tp_info;
+
+struct fm_tp_ops {
+    const char *name;
+    /* This endpoint's address (opaque bytes) into buf (capacity *len); *len = its size. */
+    int (*addr)(fm_tp *tp, void *buf, size_t *len);
+    /* Insert the n ranks' addresses (rank order, addrlen bytes each) so that rank r is
+     * reachable as destination r. */
+    int (*connect)(fm_tp *tp, const void *addrs, size_t addrlen, int n);
+    int (*mem_reg)(fm_tp *tp, void *buf, size_t len, fm_tp_mr **mr);
+    void (*mem_dereg)(fm_tp *tp, fm_tp_mr *mr);
+    /* Send len bytes of buf to rank dest. FM_OK once accepted (maybe queued). */
+    int (*send)(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+    /* Give the transport a buffer to receive one packet (of at most len bytes) into. */
+    int (*post_recv)(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+    /* Retry queued sends, then read up to max completions into ev. Returns the count (>= 0)
+     * or an FM_ERR_* code for a failure of the whole transport. Never blocks. */
+    int (*poll)(fm_tp *tp, fm_tp_event *ev, int max);
+    /* A file descriptor that becomes readable when poll has something, or -1 if the
+     * provider has none (shm): then the caller backs off politely. */
+    int (*wait_fd)(fm_tp *tp);
+    /* FM_OK if it is safe to sleep on wait_fd now, FM_EAGAIN if poll has work. */
+    int (*trywait)(fm_tp *tp);
+    void (*close)(fm_tp *tp);
+};
+
+struct fm_tp {
+    const struct fm_tp_ops *ops;
+    fm_tp_info info;
+};
+
+/* Open the transport for cfg->provider. On failure returns an FM_ERR_* code and writes a
+ * one-line reason into err. */
+int fm_tp_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
+
+/* Implementations. */
+int fm_ofi_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
+
+/* "libfabric X.Y: prov1 prov2 ..." into buf, for fastmsg-info. */
+void fm_tp_list_providers(char *buf, size_t len);
+
+#endif

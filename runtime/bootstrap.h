@@ -1,0 +1,74 @@
+/* Bootstrap: how the processes of a job find each other before the network is up.
+ *
+ * One small interface with one back end per launcher, chosen from the environment:
+ *   pmix       PMIX_RANK and PMIX_NAMESPACE set (Open MPI mpirun, srun --mpi=pmix)
+ *   pmi1       PMI_FD, or PMI_PORT + PMI_ID set (MPICH hydra mpiexec, srun --mpi=pmi2)
+ *   run        FASTMSG_RUN_ADDR set (fastmsg-run, see run_protocol.h)
+ *   singleton  nothing set: rank 0 of 1
+ * FM_BOOTSTRAP forces one by name.
+ *
+ * Back ends move short printable strings. The generic layer (bootstrap.c) above them takes
+ * binary values of any length, hex-encodes them and splits them into chunks of at most
+ * FM_BOOT_VALUE_MAX characters (Slurm's PMI-1 line limit is 1024 bytes), and hands every
+ * process the same random 64-bit job key. */
+#ifndef FM_BOOTSTRAP_H
+#define FM_BOOTSTRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FM_BOOT_VALUE_MAX 400 /* characters of one back-end value, without the NUL */
+#define FM_BOOT_KEY_MAX   48  /* characters of one back-end key, without the NUL */
+
+typedef struct fm_boot fm_boot;
+
+struct fm_boot_ops {
+    const char *name;
+    /* Join the job: set b->rank and b->size; may set b->job_key (non-zero) if the launcher
+     * hands one out. Errors are reported into b->err. */
+    int (*init)(fm_boot *b);
+    /* Publish key=value for this rank. key: [A-Za-z0-9_.-], at most FM_BOOT_KEY_MAX chars;
+     * value: printable, no spaces, at most FM_BOOT_VALUE_MAX chars. */
+    int (*put)(fm_boot *b, const char *key, const char *value);
+    /* Collective: every put before any rank's fence is visible to every get after it. */
+    int (*fence)(fm_boot *b);
+    /* Read what rank published under key (after a fence) into value (len bytes, NUL-ended). */
+    int (*get)(fm_boot *b, int rank, const char *key, char *value, size_t len);
+    /* End the whole job. Must not return. */
+    void (*abort)(fm_boot *b, int code, const char *msg);
+    void (*fini)(fm_boot *b);
+};
+
+struct fm_boot {
+    const struct fm_boot_ops *ops;
+    int rank, size;
+    uint64_t job_key;
+    int timeout_s; /* bound for every blocking wait (FM_TIMEOUT) */
+    void *priv;    /* the back end's state */
+    char err[256]; /* last error, one line */
+};
+
+extern const struct fm_boot_ops fm_boot_pmix_ops; /* only when built with PMIx */
+extern const struct fm_boot_ops fm_boot_pmi1_ops;
+extern const struct fm_boot_ops fm_boot_run_ops;
+extern const struct fm_boot_ops fm_boot_singleton_ops;
+
+/* Choose a back end (which = "auto" or a name), join the job, agree on the job key.
+ * Returns FM_OK or FM_ERR_CONFIG / FM_ERR_BOOTSTRAP / FM_ERR_TIMEOUT with b->err set. */
+int fm_boot_init(fm_boot *b, const char *which, int timeout_s);
+/* The back end "auto" would choose in this environment. */
+const struct fm_boot_ops *fm_boot_detect(void);
+
+int fm_boot_put(fm_boot *b, const char *key, const void *val, size_t len);
+int fm_boot_fence(fm_boot *b);
+/* Read rank's value for key into val (capacity *len); *len becomes its length.
+ * FM_ERR_TOO_LONG if it does not fit. */
+int fm_boot_get(fm_boot *b, int rank, const char *key, void *val, size_t *len);
+void fm_boot_abort(fm_boot *b, int code, const char *msg);
+void fm_boot_fini(fm_boot *b);
+
+/* Set b->err (printf-style) and return code; for back ends. */
+int fm_boot_fail(fm_boot *b, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,33 @@
+/* Every FM_* environment variable, once. This table drives parsing, validation, defaults,
+ * fastmsg-info's printout and the README's variable list (fastmsg-info --markdown).
+ *
+ * FM_CONFIG_VAR(NAME, field, type, default, min, max, doc)
+ *   type: INT (decimal, bounded by min..max), SIZE (INT with an optional K/M/G suffix),
+ *         BOOL (0/1/yes/no/true/false/on/off), STR (any text, min/max unused).
+ *   default is a string parsed exactly like a user's value, so defaults are validated too. */
+#ifndef FM_CONFIG_TABLE_H
+#define FM_CONFIG_TABLE_H
+
+#define FM_CONFIG_TABLE(X)                                                                         \
+    X(FM_PROVIDER, provider, STR, "shm", 0, 0,                                                     \
+      "libfabric provider: shm, tcp (= tcp;ofi_rxm), or any RDM provider string such as "          \
+      "\"tcp;ofi_rxm\" or \"verbs;ofi_rxm\"")                                                      \
+    X(FM_IFACE, iface, STR, "", 0, 0,                                                              \
+      "network interface for tcp; empty = lo when all ranks share one host, else libfabric's "     \
+      "choice")                                                                                    \
+    X(FM_BOOTSTRAP, bootstrap, STR, "auto", 0, 0,                                                  \
+      "bootstrap back end: auto, pmix, pmi1, run (fastmsg-run) or singleton")                      \
+    X(FM_TIMEOUT, timeout, INT, "60", 1, 86400,                                                    \
+      "seconds any blocking bootstrap or network wait may last before it fails with "              \
+      "FM_ERR_TIMEOUT")                                                                            \
+    X(FM_PACKET_SIZE, packet_size, SIZE, "16K", 64, 1048576,                                      \
+      "payload bytes per packet; one receive buffer per credit holds one packet")                   \
+    X(FM_CREDITS, credits, INT, "8", 1, 4096,                                                      \
+      "packets a sender may have in flight to one receiver (receive buffers reserved per peer)")    \
+    X(FM_OVERFLOW, overflow, SIZE, "64M", 0, 1L << 40,                                             \
+      "bytes of packets a handler may queue for peers that have no credit before "                 \
+      "fm_begin_message returns FM_EAGAIN")                                                         \
+    X(FM_VERBOSE, verbose, INT, "0", 0, 3, "diagnostics on stderr: 0 errors only, 1 setup, 2-3 more") \
+    X(FM_STATS, stats, BOOL, "0", 0, 0, "print per-context counters at fm_finalize")
+
+#endif

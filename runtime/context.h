@@ -1,0 +1,152 @@
+/* The context: everything one process's fastmsg instance holds. Internal to the runtime. */
+#ifndef FM_CONTEXT_H
+#define FM_CONTEXT_H
+
+#include <stdint.h>
+
+#include "bootstrap.h"
+#include "config.h"
+#include "fastmsg.h"
+#include "transport.h"
+#include "wire.h"
+
+/* Internal handler ids live above the user's. */
+enum { FM_HANDLER_BARRIER = FM_MAX_HANDLERS, FM_HANDLER_COUNT };
+
+typedef enum { FM_PKT_RECV_BUF = 1, FM_PKT_SEND_BUF, FM_PKT_CREDIT_BUF } fm_pkt_kind;
+
+/* A packet buffer: header + payload in registered memory, plus its bookkeeping. */
+typedef struct fm_pkt {
+    struct fm_pkt *next; /* free list, pending queue or a stream's packet list */
+    unsigned char *buf;  /* FM_WIRE_HDR_LEN header bytes, then the payload */
+    fm_tp_mr *mr;
+    fm_pkt_kind kind;
+    int peer;            /* destination (send) or source (receive) */
+    uint32_t seq;
+    uint32_t len;        /* payload bytes */
+    uint32_t off;        /* payload bytes already read by the handler (receive) */
+    uint16_t flags;      /* FM_PKT_LAST */
+} fm_pkt;
+
+typedef struct fm_pkt_queue {
+    fm_pkt *head, *tail;
+} fm_pkt_queue;
+
+/* A chunk of packet buffers allocated and registered at once. */
+typedef struct fm_pkt_slab {
+    struct fm_pkt_slab *next;
+    void *mem;
+    fm_pkt *pkts;
+    fm_tp_mr *mr;
+} fm_pkt_slab;
+
+struct fm_stream {
+    fm_context *ctx;
+    struct fm_stream *next; /* the peer's inbound list, or the free list */
+    int sending;            /* 1: our outbound message; 0: an inbound one */
+    int peer;
+    uint16_t handler;
+    uint32_t msg_id;
+    uint64_t declared; /* fm_begin_message's len */
+    /* sending */
+    uint64_t written; /* bytes appended so far */
+    uint32_t seq;     /* next packet's sequence number */
+    fm_pkt *cur;      /* packet being filled */
+    /* receiving */
+    uint32_t next_seq;  /* next sequence number to move to ready */
+    fm_pkt_queue ready; /* in-order packets not yet fully read */
+    fm_pkt *early;      /* packets that arrived ahead of next_seq, sorted by seq */
+    uint64_t avail;     /* unread bytes in ready */
+    uint64_t total;     /* message length, known once complete */
+    int complete;       /* the last packet is in ready */
+    int finished;       /* handler returned FM_DONE: drop the rest */
+    void *user;
+    unsigned char *dbuf; /* fm_stream_deliver target */
+    size_t dcap, dlen;
+    fm_deliver_fn dfn;
+    void *darg;
+};
+
+typedef struct fm_peer {
+    int send_credits;        /* packets we may still send to this peer */
+    int owed;                /* credits we owe it: its packets we have freed */
+    int credit_dirty;        /* on the context's list of peers owing credits */
+    uint32_t next_msg_id;
+    fm_pkt_queue pending;    /* data packets waiting for a credit */
+    fm_pkt credit_pkt;       /* our one credit packet to it */
+    int credit_busy;         /* that packet is in flight */
+    unsigned char credit_buf[FM_WIRE_HDR_LEN];
+    fm_stream *inbound;      /* its messages in progress here */
+} fm_peer;
+
+typedef struct fm_handler_slot {
+    fm_handler_fn fn;
+    void *arg;
+} fm_handler_slot;
+
+struct fm_context {
+    fm_config cfg;
+    fm_boot boot;
+    fm_tp *tp;
+    int rank, size;
+    uint64_t job_key;
+    size_t packet_size; /* payload bytes per packet */
+    int credits;        /* window per peer */
+    int credit_threshold;
+
+    fm_peer *peers;
+    int *dirty; /* peers owing credits, to settle after a progress round */
+    int ndirty;
+    fm_handler_slot handlers[FM_HANDLER_COUNT];
+
+    fm_pkt_slab *recv_slabs, *send_slabs;
+    fm_pkt *send_free;      /* idle send packet buffers */
+    size_t send_pkts;       /* send buffers in existence */
+    size_t send_pkts_max;   /* the FM_OVERFLOW budget, in packets */
+    size_t sends_inflight;  /* handed to the transport, completion not seen */
+    fm_stream *stream_free;
+
+    int in_handler;   /* depth of handler calls */
+    int finalizing;   /* no more credit packets */
+    uint64_t handled; /* payload bytes given to handlers, for fm_extract */
+
+    uint32_t barrier_epoch;
+    uint32_t barrier_seen[2][32]; /* [epoch parity][round] arrivals */
+
+    fm_stats stats;
+    uint64_t drops[FM_WIRE_NREASONS];
+};
+
+/* pool.c: packet buffers */
+int fm_pool_init(fm_context *ctx);
+void fm_pool_fini(fm_context *ctx);
+fm_pkt *fm_pool_get_send(fm_context *ctx);
+void fm_pool_put_send(fm_context *ctx, fm_pkt *p);
+int fm_pool_repost(fm_context *ctx, fm_pkt *p);
+
+/* credits.c: the flow-control window */
+void fm_credits_init(fm_context *ctx);
+void fm_credits_gained(fm_context *ctx, int peer, int n);
+void fm_credits_owe(fm_context *ctx, int peer);
+int fm_credits_take_owed(fm_context *ctx, int peer);
+int fm_credits_settle(fm_context *ctx);
+
+/* send.c */
+int fm_send_flush_peer(fm_context *ctx, int peer);
+int fm_send_packet_now(fm_context *ctx, fm_pkt *p);
+
+/* recv.c */
+int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len);
+void fm_recv_fini(fm_context *ctx);
+void fm_recv_run_held(fm_context *ctx, int handler);
+
+/* progress.c */
+int fm_progress_once(fm_context *ctx);
+typedef int (*fm_progress_cond)(fm_context *ctx, void *arg);
+int fm_progress_until(fm_context *ctx, fm_progress_cond done, void *arg, const char *what);
+
+/* barrier.c */
+int fm_barrier_internal(fm_context *ctx);
+int fm_barrier_handler(fm_stream *s, int sender, void *arg);
+
+#endif

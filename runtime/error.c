@@ -1,0 +1,42 @@
+#include "fastmsg.h"
+
+const char *fm_strerror(int status)
+{
+    switch (status) {
+    case FM_OK:
+        return "success";
+    case FM_EAGAIN:
+        return "resource temporarily unavailable; retry after progress";
+    case FM_ERR_INVALID:
+        return "invalid argument";
+    case FM_ERR_RANK:
+        return "rank out of range";
+    case FM_ERR_NOMEM:
+        return "out of memory";
+    case FM_ERR_NOT_INIT:
+        return "fastmsg is not initialised (call fm_init first)";
+    case FM_ERR_ALREADY_INIT:
+        return "fastmsg is already initialised in this process";
+    case FM_ERR_CONFIG:
+        return "invalid FM_* configuration value";
+    case FM_ERR_BOOTSTRAP:
+        return "bootstrap (launcher/PMI) exchange failed";
+    case FM_ERR_PROVIDER:
+        return "libfabric provider error";
+    case FM_ERR_TIMEOUT:
+        return "timed out (FM_TIMEOUT)";
+    case FM_ERR_PEER:
+        return "peer process died or is unreachable";
+    case FM_ERR_TOO_LONG:
+        return "value too long";
+    case FM_ERR_HANDLER:
+        return "unknown or unregistered handler";
+    case FM_ERR_OVERFLOW:
+        return "more bytes sent than the message declared";
+    case FM_ERR_UNDERFLOW:
+        return "more bytes requested than the message holds";
+    case FM_ERR_INTERNAL:
+        return "internal error";
+    }
+    return "unknown status code";
+}

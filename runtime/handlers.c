@@ -1,0 +1,31 @@
+/* Handler registration. */
+#include "context.h"
+
+int fm_register_handler(fm_context *ctx, int id, fm_handler_fn fn, void *arg)
+{
+    if (!ctx)
+        return FM_ERR_NOT_INIT;
+    if (!fn)
+        return FM_ERR_INVALID;
+    if (id < 0 || id >= FM_MAX_HANDLERS)
+        return FM_ERR_HANDLER;
+    ctx->handlers[id].fn = fn;
+    ctx->handlers[id].arg = arg;
+    /* Messages that arrived before registration run now (not from inside a handler, where
+     * the next progress round picks them up). */
+    if (!ctx->in_handler)
+        fm_recv_run_held(ctx, id);
+    return FM_OK;
+}
+
+int fm_add_handler(fm_context *ctx, fm_handler_fn fn, void *arg)
+{
+    if (!ctx)
+        return FM_ERR_NOT_INIT;
+    for (int id = 0; id < FM_MAX_HANDLERS; id++)
+        if (!ctx->handlers[id].fn) {
+            int rc = fm_register_handler(ctx, id, fn, arg);
+            return rc ? rc : id;
+        }
+    return FM_ERR_HANDLER;
+}

@@ -1,0 +1,125 @@
+/* Packet buffers. Receive buffers: one per credit per peer plus one per peer for credit
+ * packets, all posted at init, so every packet a peer may send has a posted buffer. Send
+ * buffers: a free list that grows (up to the FM_OVERFLOW budget) when handlers queue packets
+ * for peers without credit. Each slab is one allocation and one registration. */
+#include <string.h>
+
+#include "context.h"
+#include "log.h"
+#include "memory.h"
+
+static size_t pkt_bytes(const fm_context *ctx)
+{
+    return (FM_WIRE_HDR_LEN + ctx->packet_size + 63) & ~(size_t)63;
+}
+
+static fm_pkt_slab *slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind)
+{
+    size_t bytes = pkt_bytes(ctx);
+    fm_pkt_slab *s = fm_mem_alloc(sizeof *s);
+    if (!s)
+        return NULL;
+    s->mem = fm_mem_alloc(n * bytes);
+    s->pkts = fm_mem_alloc(n * sizeof *s->pkts);
+    if (!s->mem || !s->pkts || ctx->tp->ops->mem_reg(ctx->tp, s->mem, n * bytes, &s->mr)) {
+        fm_mem_free(s->mem);
+        fm_mem_free(s->pkts);
+        fm_mem_free(s);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        fm_pkt *p = &s->pkts[i];
+        p->buf = (unsigned char *)s->mem + i * bytes;
+        p->mr = s->mr;
+        p->kind = kind;
+    }
+    return s;
+}
+
+static void slabs_free(fm_context *ctx, fm_pkt_slab *s)
+{
+    while (s) {
+        fm_pkt_slab *next = s->next;
+        if (s->mr)
+            ctx->tp->ops->mem_dereg(ctx->tp, s->mr);
+        fm_mem_free(s->mem);
+        fm_mem_free(s->pkts);
+        fm_mem_free(s);
+        s = next;
+    }
+}
+
+/* Add n send buffers to the free list. */
+static int grow_send(fm_context *ctx, size_t n)
+{
+    fm_pkt_slab *s = slab_new(ctx, n, FM_PKT_SEND_BUF);
+    if (!s)
+        return FM_ERR_NOMEM;
+    s->next = ctx->send_slabs;
+    ctx->send_slabs = s;
+    for (size_t i = 0; i < n; i++)
+        fm_pool_put_send(ctx, &s->pkts[i]);
+    ctx->send_pkts += n;
+    return FM_OK;
+}
+
+int fm_pool_repost(fm_context *ctx, fm_pkt *p)
+{
+    p->off = 0;
+    p->next = NULL;
+    int rc = ctx->tp->ops->post_recv(ctx->tp, p->buf, FM_WIRE_HDR_LEN + ctx->packet_size, p->mr, p);
+    if (rc)
+        fm_log(0, "posting a receive buffer failed: %s", fm_strerror(rc));
+    return rc;
+}
+
+int fm_pool_init(fm_context *ctx)
+{
+    int rc;
+    size_t nrecv = (size_t)ctx->size * (size_t)(ctx->credits + 1);
+    fm_pkt_slab *r = slab_new(ctx, nrecv, FM_PKT_RECV_BUF);
+    FM_CHECK(r, FM_ERR_NOMEM, "cannot allocate %zu receive buffers of %zu bytes", nrecv,
+             pkt_bytes(ctx));
+    ctx->recv_slabs = r;
+    for (size_t i = 0; i < nrecv; i++)
+        if ((rc = fm_pool_repost(ctx, &r->pkts[i])))
+            goto error;
+    size_t per = pkt_bytes(ctx);
+    size_t base = (size_t)ctx->size * (size_t)ctx->credits;
+    ctx->send_pkts_max = base + (size_t)ctx->cfg.overflow / per;
+    FM_CHECK(grow_send(ctx, base) == FM_OK, FM_ERR_NOMEM, "cannot allocate %zu send buffers",
+             base);
+    return FM_OK;
+error:
+    return rc;
+}
+
+void fm_pool_fini(fm_context *ctx)
+{
+    slabs_free(ctx, ctx->recv_slabs);
+    slabs_free(ctx, ctx->send_slabs);
+    ctx->recv_slabs = ctx->send_slabs = NULL;
+    ctx->send_free = NULL;
+}
+
+fm_pkt *fm_pool_get_send(fm_context *ctx)
+{
+    if (!ctx->send_free && ctx->send_pkts < ctx->send_pkts_max) {
+        size_t n = ctx->send_pkts_max - ctx->send_pkts;
+        grow_send(ctx, n < 64 ? n : 64);
+    }
+    fm_pkt *p = ctx->send_free;
+    if (p) {
+        ctx->send_free = p->next;
+        p->next = NULL;
+        p->len = 0;
+        p->flags = 0;
+    }
+    return p;
+}
+
+void fm_pool_put_send(fm_context *ctx, fm_pkt *p)
+{
+    p->next = ctx->send_free;
+    ctx->send_free = p;
+}

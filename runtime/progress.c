@@ -1,0 +1,149 @@
+/* Progress: read the transport's completions and act on them. Single-threaded and explicit:
+ * nothing happens unless the application calls fm_extract or fm_wait, or a blocking call
+ * waits here. Idle waits sleep on the provider's fd where it has one and otherwise back off
+ * politely (spin briefly, then yield the core, then short sleeps), so that 16 processes on 2
+ * cores all make progress. */
+#include <poll.h>
+#include <sched.h>
+#include <time.h>
+
+#include "context.h"
+#include "log.h"
+
+#define FM_POLL_BATCH 32
+
+static void on_send_done(fm_context *ctx, fm_pkt *p)
+{
+    if (p->kind == FM_PKT_CREDIT_BUF) {
+        ctx->peers[p->peer].credit_busy = 0;
+        return;
+    }
+    ctx->sends_inflight--;
+    fm_pool_put_send(ctx, p);
+}
+
+/* One round: returns the number of completions handled (>= 0) or an error. */
+int fm_progress_once(fm_context *ctx)
+{
+    fm_tp_event ev[FM_POLL_BATCH];
+    int n = ctx->tp->ops->poll(ctx->tp, ev, FM_POLL_BATCH);
+    if (n < 0)
+        return n;
+    int rc = FM_OK;
+    for (int i = 0; i < n; i++) {
+        fm_pkt *p = ev[i].ctx;
+        if (ev[i].status != FM_OK) {
+            /* A failed operation: the peer is gone or the network broke. */
+            fm_log(0, "%s to/from rank %d failed: %s",
+                   ev[i].kind == FM_TP_SEND_DONE ? "send" : "receive", p->peer,
+                   fm_strerror(ev[i].status));
+            if (ev[i].kind == FM_TP_SEND_DONE)
+                on_send_done(ctx, p);
+            if (!ctx->finalizing)
+                rc = ev[i].status;
+            continue;
+        }
+        if (ev[i].kind == FM_TP_SEND_DONE)
+            on_send_done(ctx, p);
+        else if (fm_recv_packet(ctx, p, ev[i].len) && !rc)
+            rc = FM_ERR_NOMEM;
+    }
+    if (ctx->ndirty) {
+        int e = fm_credits_settle(ctx);
+        if (e && !rc)
+            rc = e;
+    }
+    return rc ? rc : n;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* One idle step; *idle counts consecutive idle steps. */
+static void idle_step(fm_context *ctx, unsigned *idle, double deadline)
+{
+    unsigned i = (*idle)++;
+    int fd = ctx->tp->ops->wait_fd(ctx->tp);
+    if (fd >= 0 && i >= 16) {
+        if (ctx->tp->ops->trywait(ctx->tp) == FM_OK) {
+            double left_ms = (deadline - now_s()) * 1e3;
+            struct pollfd pfd = {.fd = fd, .events = POLLIN};
+            poll(&pfd, 1, left_ms < 1 ? 1 : left_ms > 100 ? 100 : (int)left_ms);
+        }
+        return;
+    }
+    if (i < 64)
+        return; /* spin: a reply is usually microseconds away */
+    if (i < 1024) {
+        sched_yield();
+        return;
+    }
+    struct timespec ts = {0, i < 4096 ? 20000 : 200000};
+    nanosleep(&ts, NULL);
+}
+
+int fm_progress_until(fm_context *ctx, fm_progress_cond done, void *arg, const char *what)
+{
+    double deadline = now_s() + (double)ctx->cfg.timeout;
+    unsigned idle = 0;
+    while (!done(ctx, arg)) {
+        int n = fm_progress_once(ctx);
+        if (n < 0)
+            return n;
+        if (n > 0) {
+            idle = 0;
+            continue;
+        }
+        if ((idle & 255) == 255 && now_s() > deadline) {
+            fm_log(0, "waited %ld s (FM_TIMEOUT) for %s; giving up", ctx->cfg.timeout, what);
+            return FM_ERR_TIMEOUT;
+        }
+        idle_step(ctx, &idle, deadline);
+    }
+    return FM_OK;
+}
+
+long fm_extract(fm_context *ctx, size_t maxbytes)
+{
+    if (!ctx)
+        return FM_ERR_NOT_INIT;
+    if (ctx->in_handler)
+        return FM_ERR_IN_HANDLER;
+    uint64_t start = ctx->handled;
+    for (;;) {
+        int n = fm_progress_once(ctx);
+        if (n < 0)
+            return n;
+        if (n == 0 || (maxbytes && ctx->handled - start >= maxbytes))
+            break;
+    }
+    return (long)(ctx->handled - start);
+}
+
+long fm_wait(fm_context *ctx, int timeout_ms)
+{
+    if (!ctx)
+        return FM_ERR_NOT_INIT;
+    if (ctx->in_handler)
+        return FM_ERR_IN_HANDLER;
+    double limit = timeout_ms < 0 ? (double)ctx->cfg.timeout : timeout_ms / 1e3;
+    double deadline = now_s() + limit;
+    uint64_t start = ctx->handled;
+    unsigned idle = 0;
+    for (;;) {
+        int n = fm_progress_once(ctx);
+        if (n < 0)
+            return n;
+        if (n > 0) {
+            long more = fm_extract(ctx, 0); /* take everything else that is ready too */
+            return more < 0 ? more : (long)(ctx->handled - start);
+        }
+        if (now_s() >= deadline)
+            return timeout_ms < 0 ? FM_ERR_TIMEOUT : 0;
+        idle_step(ctx, &idle, deadline);
+    }
+}

@@ -1,0 +1,275 @@
+/* The receiving side: a validated data packet joins its message's stream in sequence order,
+ * and the stream's handler runs on what has arrived. Packets a handler has read go straight
+ * back to the network as receive buffers, and their credits are owed to the sender. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "log.h"
+
+static fm_stream *stream_find(fm_context *ctx, const fm_wire_hdr *h)
+{
+    fm_peer *peer = &ctx->peers[h->src];
+    for (fm_stream *s = peer->inbound; s; s = s->next)
+        if (s->msg_id == h->msg_id)
+            return s;
+    fm_stream *s = ctx->stream_free;
+    if (s)
+        ctx->stream_free = s->next;
+    else if (!(s = malloc(sizeof *s)))
+        return NULL;
+    memset(s, 0, sizeof *s);
+    s->ctx = ctx;
+    s->peer = (int)h->src;
+    s->msg_id = h->msg_id;
+    s->handler = h->handler;
+    s->declared = h->msg_len;
+    s->next = peer->inbound;
+    peer->inbound = s;
+    return s;
+}
+
+static void stream_release(fm_context *ctx, fm_stream *s)
+{
+    fm_stream **pp = &ctx->peers[s->peer].inbound;
+    while (*pp != s)
+        pp = &(*pp)->next;
+    *pp = s->next;
+    s->next = ctx->stream_free;
+    ctx->stream_free = s;
+    ctx->stats.messages_received++;
+}
+
+/* A packet's buffer goes back to the network; the sender gets the credit back. */
+static void packet_done(fm_context *ctx, fm_pkt *p)
+{
+    int peer = p->peer;
+    fm_pool_repost(ctx, p);
+    fm_credits_owe(ctx, peer);
+}
+
+/* Move packets that are next in sequence from the early list to ready. */
+static void stream_advance(fm_stream *s)
+{
+    while (s->early && s->early->seq == s->next_seq) {
+        fm_pkt *p = s->early;
+        s->early = p->next;
+        p->next = NULL;
+        if (s->ready.tail)
+            s->ready.tail->next = p;
+        else
+            s->ready.head = p;
+        s->ready.tail = p;
+        s->avail += p->len;
+        s->next_seq++;
+        if (p->flags & FM_PKT_LAST) {
+            s->complete = 1;
+            s->total = (uint64_t)p->seq * s->ctx->packet_size + p->len;
+        }
+    }
+}
+
+static void stream_insert(fm_stream *s, fm_pkt *p)
+{
+    fm_pkt **pp = &s->early;
+    while (*pp && (*pp)->seq < p->seq)
+        pp = &(*pp)->next;
+    p->next = *pp;
+    *pp = p;
+    stream_advance(s);
+}
+
+/* Free every fully read packet at the head of ready. */
+static void stream_trim(fm_context *ctx, fm_stream *s, int all)
+{
+    while (s->ready.head && (all || s->ready.head->off == s->ready.head->len)) {
+        fm_pkt *p = s->ready.head;
+        s->ready.head = p->next;
+        s->avail -= p->len - p->off;
+        packet_done(ctx, p);
+    }
+    if (!s->ready.head)
+        s->ready.tail = NULL;
+}
+
+ssize_t fm_receive(fm_stream *s, void *buf, size_t len)
+{
+    if (!s || s->sending || (!buf && len))
+        return FM_ERR_INVALID;
+    if (s->complete && s->avail == 0 && len > 0)
+        return FM_ERR_UNDERFLOW;
+    unsigned char *dst = buf;
+    size_t got = 0;
+    for (fm_pkt *p = s->ready.head; p && got < len; p = p->next) {
+        size_t n = p->len - p->off;
+        if (n > len - got)
+            n = len - got;
+        memcpy(dst + got, p->buf + FM_WIRE_HDR_LEN + p->off, n);
+        p->off += (uint32_t)n;
+        got += n;
+    }
+    s->avail -= got;
+    s->ctx->handled += got;
+    return (ssize_t)got;
+}
+
+/* Deliver mode: copy everything that has arrived into the named buffer. */
+static void stream_pour(fm_context *ctx, fm_stream *s)
+{
+    for (fm_pkt *p = s->ready.head; p; p = p->next) {
+        size_t n = p->len - p->off;
+        size_t room = s->dcap - s->dlen;
+        if (n > room) {
+            fm_log(0, "message from rank %d is longer than the %zu-byte delivery buffer; "
+                      "%zu bytes dropped", s->peer, s->dcap, n - room);
+            n = room;
+        }
+        memcpy(s->dbuf + s->dlen, p->buf + FM_WIRE_HDR_LEN + p->off, n);
+        s->dlen += n;
+        ctx->handled += n;
+        p->off = p->len;
+    }
+    s->avail = 0;
+}
+
+/* Run the handler (or the delivery) on what has arrived; release the stream when it is over. */
+static void stream_run(fm_context *ctx, fm_stream *s)
+{
+    fm_handler_slot *h = &ctx->handlers[s->handler];
+    if (!h->fn) {
+        /* Not registered here yet: hold the message (its packets hold the sender's credits)
+         * until fm_register_handler runs it. */
+        fm_log(1, "holding a message from rank %d for unregistered handler %u", s->peer,
+               s->handler);
+        return;
+    }
+    if (!s->finished && !s->dfn && s->ready.head) {
+        uint64_t before = s->avail;
+        ctx->in_handler++;
+        int r = h->fn(s, s->peer, h->arg);
+        ctx->in_handler--;
+        if (r == FM_DONE && !s->dfn)
+            s->finished = 1;
+        else if (!s->dfn && s->complete && s->avail == before && s->avail > 0) {
+            fm_log(0, "handler %d read nothing of a complete message from rank %d and asked "
+                      "for more; dropping its last %llu bytes", s->handler, s->peer,
+                   (unsigned long long)s->avail);
+            s->finished = 1;
+        }
+    }
+    if (s->dfn)
+        stream_pour(ctx, s);
+    stream_trim(ctx, s, s->finished);
+    if (!s->complete)
+        return;
+    if (s->dfn)
+        s->dfn(s->dbuf, s->dlen, s->peer, s->darg);
+    if (s->dfn || s->finished || s->avail == 0) {
+        stream_trim(ctx, s, 1);
+        stream_release(ctx, s);
+    }
+}
+
+int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
+{
+    fm_wire_hdr h;
+    fm_wire_status st =
+        fm_wire_decode(p->buf, len, ctx->job_key, ctx->size, ctx->packet_size, &h);
+    if (st != FM_WIRE_OK) {
+        ctx->drops[st]++;
+        ctx->stats.dropped++;
+        fm_log(1, "dropped a packet: %s", fm_wire_status_str(st));
+        return fm_pool_repost(ctx, p);
+    }
+    fm_credits_gained(ctx, (int)h.src, h.credits);
+    if (h.type == FM_PKT_CREDIT) {
+        ctx->stats.credit_packets_received++;
+        return fm_pool_repost(ctx, p); /* credit packets hold no credit */
+    }
+    p->peer = (int)h.src;
+    p->seq = h.seq;
+    p->len = h.payload_len;
+    p->off = 0;
+    p->flags = h.flags;
+    ctx->stats.packets_received++;
+    ctx->stats.bytes_received += h.payload_len;
+    if (h.handler >= FM_HANDLER_COUNT) {
+        ctx->stats.dropped++;
+        fm_log(0, "dropped a packet from rank %d for handler id %u (out of range)", p->peer,
+               h.handler);
+        packet_done(ctx, p);
+        return FM_OK;
+    }
+    fm_stream *s = stream_find(ctx, &h);
+    if (!s) {
+        packet_done(ctx, p);
+        return FM_ERR_NOMEM;
+    }
+    stream_insert(s, p);
+    stream_run(ctx, s);
+    return FM_OK;
+}
+
+size_t fm_stream_available(const fm_stream *s)
+{
+    return s && !s->sending ? s->avail : 0;
+}
+
+size_t fm_stream_length(const fm_stream *s)
+{
+    if (!s)
+        return 0;
+    return s->complete ? s->total : s->declared;
+}
+
+int fm_stream_complete(const fm_stream *s)
+{
+    return s && !s->sending && s->complete;
+}
+
+void fm_stream_set_user(fm_stream *s, void *user)
+{
+    if (s)
+        s->user = user;
+}
+
+void *fm_stream_user(const fm_stream *s)
+{
+    return s ? s->user : NULL;
+}
+
+int fm_stream_deliver(fm_stream *s, void *buf, size_t cap, fm_deliver_fn done, void *arg)
+{
+    if (!s || s->sending || !done || (!buf && cap))
+        return FM_ERR_INVALID;
+    if (s->dfn)
+        return FM_ERR_STATE;
+    s->dbuf = buf;
+    s->dcap = cap;
+    s->dlen = 0;
+    s->dfn = done;
+    s->darg = arg;
+    return FM_OK;
+}
+
+void fm_recv_run_held(fm_context *ctx, int handler)
+{
+    for (int r = 0; r < ctx->size; r++) {
+        fm_stream *s = ctx->peers[r].inbound, *next;
+        for (; s; s = next) {
+            next = s->next; /* stream_run may release s */
+            if (s->handler == handler)
+                stream_run(ctx, s);
+        }
+    }
+}
+
+void fm_recv_fini(fm_context *ctx)
+{
+    for (int r = 0; r < ctx->size; r++)
+        while (ctx->peers[r].inbound) {
+            fm_stream *s = ctx->peers[r].inbound;
+            ctx->peers[r].inbound = s->next;
+            free(s);
+        }
+}

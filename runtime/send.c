@@ -1,0 +1,215 @@
+/* The sending side of a message: fm_begin_message, fm_send_piece, fm_end_message.
+ *
+ * Path of one packet: fm_send_piece copies the caller's bytes into the stream's current
+ * packet buffer; a full packet gets its header (packet_submit) and joins its destination's
+ * queue; fm_send_flush_peer hands queued packets to the transport while credits last,
+ * writing the credits we owe that peer into each header on the way out. Outside handlers the
+ * caller then waits (driving progress) until its packets have left; inside a handler it never
+ * waits. The transport's send completion returns the buffer to the pool (progress.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "log.h"
+
+#define FM_MAX_MESSAGE (1ULL << 48)
+
+int fm_send_packet_now(fm_context *ctx, fm_pkt *p)
+{
+    fm_peer *peer = &ctx->peers[p->peer];
+    /* Piggyback owed credits; byte 30 of the header (see wire.h). */
+    uint16_t c = (uint16_t)fm_credits_take_owed(ctx, p->peer);
+    p->buf[30] = (unsigned char)c;
+    p->buf[31] = (unsigned char)(c >> 8);
+    int rc = ctx->tp->ops->send(ctx->tp, p->peer, p->buf, FM_WIRE_HDR_LEN + p->len, p->mr, p);
+    if (rc) {
+        peer->owed += c;
+        return rc;
+    }
+    peer->send_credits--;
+    ctx->sends_inflight++;
+    ctx->stats.packets_sent++;
+    ctx->stats.bytes_sent += p->len;
+    return FM_OK;
+}
+
+int fm_send_flush_peer(fm_context *ctx, int r)
+{
+    fm_peer *peer = &ctx->peers[r];
+    while (peer->pending.head && peer->send_credits > 0) {
+        fm_pkt *p = peer->pending.head;
+        peer->pending.head = p->next;
+        if (!peer->pending.head)
+            peer->pending.tail = NULL;
+        p->next = NULL;
+        int rc = fm_send_packet_now(ctx, p);
+        if (rc)
+            return rc;
+    }
+    return FM_OK;
+}
+
+static void packet_submit(fm_stream *s, fm_pkt *p, int last)
+{
+    fm_context *ctx = s->ctx;
+    fm_wire_hdr h = {.version = FM_WIRE_VERSION,
+                     .type = FM_PKT_DATA,
+                     .flags = last ? FM_PKT_LAST : 0,
+                     .src = (uint32_t)ctx->rank,
+                     .job_key = ctx->job_key,
+                     .msg_id = s->msg_id,
+                     .seq = s->seq++,
+                     .payload_len = p->len,
+                     .handler = s->handler,
+                     .msg_len = last ? s->written : s->declared};
+    fm_wire_encode(&h, p->buf);
+    p->peer = s->peer;
+    fm_peer *peer = &ctx->peers[s->peer];
+    if (!peer->pending.head && peer->send_credits > 0 && fm_send_packet_now(ctx, p) == FM_OK)
+        return;
+    ctx->stats.credit_stalls++;
+    if (peer->pending.tail)
+        peer->pending.tail->next = p;
+    else
+        peer->pending.head = p;
+    peer->pending.tail = p;
+}
+
+static int peer_drained(fm_context *ctx, void *arg)
+{
+    return ctx->peers[*(int *)arg].pending.head == NULL;
+}
+
+static int send_buffer_free(fm_context *ctx, void *arg)
+{
+    (void)arg;
+    return ctx->send_free != NULL || ctx->send_pkts < ctx->send_pkts_max;
+}
+
+/* Outside handlers, wait until this stream's packets have left for the network. */
+static int wait_sent(fm_stream *s)
+{
+    if (s->ctx->in_handler || !s->ctx->peers[s->peer].pending.head)
+        return FM_OK;
+    return fm_progress_until(s->ctx, peer_drained, &s->peer, "credits");
+}
+
+static int next_packet(fm_stream *s)
+{
+    fm_context *ctx = s->ctx;
+    s->cur = fm_pool_get_send(ctx);
+    if (s->cur)
+        return FM_OK;
+    if (ctx->in_handler)
+        return FM_EAGAIN; /* fm_begin_message reserved against this; see there */
+    int rc = fm_progress_until(ctx, send_buffer_free, NULL, "a send buffer");
+    if (rc)
+        return rc;
+    s->cur = fm_pool_get_send(ctx);
+    return s->cur ? FM_OK : FM_ERR_NOMEM;
+}
+
+int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream)
+{
+    if (stream)
+        *stream = NULL;
+    if (!ctx)
+        return FM_ERR_NOT_INIT;
+    if (!stream)
+        return FM_ERR_INVALID;
+    if (dest < 0 || dest >= ctx->size)
+        return FM_ERR_RANK;
+    if (handler < 0 || handler >= FM_MAX_HANDLERS)
+        return FM_ERR_HANDLER;
+    if ((unsigned long long)len > FM_MAX_MESSAGE)
+        return FM_ERR_TOO_LONG;
+    if (ctx->in_handler) {
+        /* Never wait inside a handler: refuse if the packets could not all be queued. */
+        size_t need = len / ctx->packet_size + 1;
+        size_t spare = ctx->send_pkts_max - ctx->send_pkts;
+        for (fm_pkt *p = ctx->send_free; p && spare < need; p = p->next)
+            spare++;
+        if (spare < need)
+            return FM_EAGAIN;
+    }
+    fm_stream *s = ctx->stream_free;
+    if (s)
+        ctx->stream_free = s->next;
+    else if (!(s = calloc(1, sizeof *s)))
+        return FM_ERR_NOMEM;
+    memset(s, 0, sizeof *s);
+    s->ctx = ctx;
+    s->sending = 1;
+    s->peer = dest;
+    s->handler = (uint16_t)handler;
+    s->declared = len;
+    s->msg_id = ctx->peers[dest].next_msg_id++;
+    ctx->stats.messages_sent++;
+    *stream = s;
+    return FM_OK;
+}
+
+static int check_sending(const fm_stream *s)
+{
+    if (!s)
+        return FM_ERR_INVALID;
+    return s->sending == 1 ? FM_OK : FM_ERR_STATE;
+}
+
+int fm_send_piece(fm_stream *s, const void *buf, size_t len)
+{
+    int rc = check_sending(s);
+    if (rc)
+        return rc;
+    if (!buf && len)
+        return FM_ERR_INVALID;
+    if (len > s->declared - s->written)
+        return FM_ERR_OVERFLOW;
+    fm_context *ctx = s->ctx;
+    const unsigned char *src = buf;
+    while (len > 0) {
+        if (!s->cur && (rc = next_packet(s)))
+            return rc;
+        size_t room = ctx->packet_size - s->cur->len;
+        size_t n = len < room ? len : room;
+        memcpy(s->cur->buf + FM_WIRE_HDR_LEN + s->cur->len, src, n);
+        s->cur->len += (uint32_t)n;
+        s->written += n;
+        src += n;
+        len -= n;
+        if (s->cur->len == ctx->packet_size) {
+            /* A full packet leaves now; it is the last if the declared length is reached. */
+            int last = s->written == s->declared;
+            packet_submit(s, s->cur, last);
+            s->cur = NULL;
+            if (last)
+                s->sending = 2;
+            if ((rc = wait_sent(s)))
+                return rc;
+        }
+    }
+    return FM_OK;
+}
+
+int fm_end_message(fm_stream *s)
+{
+    int rc = check_sending(s);
+    if (rc == FM_ERR_STATE && s->sending == 2)
+        rc = FM_OK; /* the last packet already left with the final piece */
+    else if (rc == FM_OK) {
+        if (!s->cur)
+            rc = next_packet(s); /* an empty last packet ends the message */
+        if (rc == FM_OK) {
+            packet_submit(s, s->cur, 1);
+            s->cur = NULL;
+        }
+    }
+    if (rc)
+        return rc;
+    rc = wait_sent(s);
+    fm_context *ctx = s->ctx;
+    s->sending = 0;
+    s->next = ctx->stream_free;
+    ctx->stream_free = s;
+    return rc;
+}

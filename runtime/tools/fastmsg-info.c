@@ -1,0 +1,53 @@
+/* fastmsg-info: version, libfabric providers found, the provider fastmsg would use, and every
+ * FM_* setting with its value and where the value came from.
+ *   fastmsg-info             human-readable report
+ *   fastmsg-info --markdown  the README's table of variables */
+#include <stdio.h>
+#include <string.h>
+
+#include "bootstrap.h"
+#include "config.h"
+#include "fastmsg.h"
+#include "fm_build_config.h"
+#include "transport.h"
+
+static void print_markdown(void)
+{
+    static const char *types[] = {"integer", "size", "boolean", "string"};
+    printf("| variable | type | default | meaning |\n|---|---|---|---|\n");
+    for (int i = 0; i < fm_config_nvars; i++) {
+        const fm_config_var *v = &fm_config_vars[i];
+        printf("| `%s` | %s | `%s` | %s |\n", v->name, types[v->type], v->def, v->doc);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--markdown")) {
+        print_markdown();
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "usage: fastmsg-info [--markdown]\n");
+        return 2;
+    }
+    char err[256], buf[160];
+    fm_config cfg;
+    int bad = fm_config_load(&cfg, NULL, err, sizeof err);
+    printf("fastmsg        %s (PMIx bootstrap %s)\n", fm_version(),
+           FM_HAVE_PMIX ? "built in" : "not built");
+    char provs[512];
+    fm_tp_list_providers(provs, sizeof provs);
+    printf("libfabric RDM  %s\n", provs);
+    printf("bootstrap      %s would be used here\n", fm_boot_detect()->name);
+    if (bad) {
+        printf("configuration  ERROR: %s\n", err);
+        return 1;
+    }
+    printf("provider       %s\n\nsettings:\n", cfg.provider);
+    for (int i = 0; i < fm_config_nvars; i++)
+        printf("  %-16s = %-12s (%s)\n", fm_config_vars[i].name,
+               fm_config_value_str(&cfg, i, buf, sizeof buf),
+               cfg.source[i] == FM_CFG_FROM_ENV ? "environment" : "default");
+    return 0;
+}

@@ -1,0 +1,56 @@
+/* The packet header: fixed size, little-endian, versioned, validated on receipt.
+ *
+ *  off size field
+ *    0   1  version       FM_WIRE_VERSION
+ *    1   1  type          FM_PKT_DATA / FM_PKT_CREDIT
+ *    2   2  flags         FM_PKT_LAST: last packet of its message
+ *    4   4  src           sender's rank
+ *    8   8  job_key       the job's random key; other jobs' packets are dropped
+ *   16   4  msg_id        per (sender, receiver) message counter
+ *   20   4  seq           packet index within the message, from 0
+ *   24   4  payload_len   bytes after the header
+ *   28   2  handler       receiver's handler id
+ *   30   2  credits       credits returned to the receiver of this packet (piggybacked)
+ *   32   8  msg_len       the message's declared length (an upper bound until FM_PKT_LAST)
+ */
+#ifndef FM_WIRE_H
+#define FM_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FM_WIRE_VERSION 1
+#define FM_WIRE_HDR_LEN 40
+
+enum { FM_PKT_DATA = 1, FM_PKT_CREDIT = 2 };
+enum { FM_PKT_LAST = 1 };
+
+typedef struct fm_wire_hdr {
+    uint8_t version, type;
+    uint16_t flags;
+    uint32_t src;
+    uint64_t job_key;
+    uint32_t msg_id, seq, payload_len;
+    uint16_t handler, credits;
+    uint64_t msg_len;
+} fm_wire_hdr;
+
+/* Why a packet was dropped (counted per reason). */
+typedef enum {
+    FM_WIRE_OK = 0,
+    FM_WIRE_SHORT,       /* fewer bytes than a header */
+    FM_WIRE_VERSION_BAD, /* unknown version */
+    FM_WIRE_KEY_BAD,     /* another job's key */
+    FM_WIRE_TYPE_BAD,    /* unknown type or flags */
+    FM_WIRE_SRC_BAD,     /* source rank out of range */
+    FM_WIRE_LEN_BAD,     /* payload length disagrees with the bytes received or limits */
+    FM_WIRE_NREASONS
+} fm_wire_status;
+
+void fm_wire_encode(const fm_wire_hdr *h, void *buf);
+/* Decode and validate the len bytes received in buf against this job. */
+fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_t job_key, int nranks,
+                              size_t max_payload, fm_wire_hdr *h);
+const char *fm_wire_status_str(fm_wire_status s);
+
+#endif
