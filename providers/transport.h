@@ -29,6 +29,7 @@ typedef struct fm_tp_config {
     const char *iface;    /* interface for tcp, or "" */
     int all_local;        /* every rank on this host: pin tcp to lo unless iface is set */
     int verbose;
+    int no_wait_fd;       /* 1: no CQ wait object: wait_fd is -1, but tcp polls faster */
 } fm_tp_config;
 
 typedef struct fm_tp_info {
@@ -37,6 +38,7 @@ typedef struct fm_tp_info {
     size_t inject_size;  /* sends up to this size complete at once */
     size_t max_msg_size;
     int needs_mr;        /* buffers must be registered (mem_reg) */
+    int ordered;         /* packets from one sender arrive in the order sent (FI_ORDER_SAS) */
 } fm_tp_info;
 
 struct fm_tp_ops {
@@ -48,7 +50,8 @@ struct fm_tp_ops {
     int (*connect)(fm_tp *tp, const void *addrs, size_t addrlen, int n);
     int (*mem_reg)(fm_tp *tp, void *buf, size_t len, fm_tp_mr **mr);
     void (*mem_dereg)(fm_tp *tp, fm_tp_mr *mr);
-    /* Send len bytes of buf to rank dest. FM_OK once accepted (maybe queued). */
+    /* Send len bytes of buf to rank dest. FM_OK once accepted (maybe queued); exactly one
+     * SEND_DONE follows. On an error return no event follows and buf is the caller's again. */
     int (*send)(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx);
     /* Give the transport a buffer to receive one packet (of at most len bytes) into. */
     int (*post_recv)(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
@@ -58,8 +61,11 @@ struct fm_tp_ops {
     /* A file descriptor that becomes readable when poll has something, or -1 if the
      * provider has none (shm): then the caller backs off politely. */
     int (*wait_fd)(fm_tp *tp);
-    /* FM_OK if it is safe to sleep on wait_fd now, FM_EAGAIN if poll has work. */
+    /* FM_OK if it is safe to sleep on wait_fd now, FM_EAGAIN if poll has work. With no wait
+     * fd, FM_OK only means no work is known: back off (sched_yield, a short nanosleep) and
+     * poll again. */
     int (*trywait)(fm_tp *tp);
+    /* Release everything; mem_dereg every registration first. */
     void (*close)(fm_tp *tp);
 };
 

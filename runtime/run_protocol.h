@@ -25,7 +25,16 @@
  * launcher -> client
  *   cmd=kv rank=R key=K value=V
  *   cmd=fence_done
- *   cmd=error msg=M            protocol error; the client fails its current call */
-#define FM_RUN_LINE_MAX 1024
+ *   cmd=error msg=M            protocol error; the client fails its current call
+ *
+ * The launcher sends nothing else: hello and put are not acknowledged. A malformed or too
+ * long line, a second hello, a put or fence while fencing, or anything after fini is a
+ * protocol error: the launcher replies cmd=error and, once the connection has named its
+ * rank, ends the job naming that rank. A rank that says hello and exits 0 without fini ends
+ * the job too; one that never connects may exit 0 freely.
+ *
+ * FM_RUN_LINE_MAX counts the '\n'. It leaves room for the longest kv line, a key of
+ * FM_BOOT_KEY_MAX and a value of FM_BOOT_VALUE_MAX characters with every byte escaped. */
+#define FM_RUN_LINE_MAX 2048
 
 #endif

@@ -1,0 +1,176 @@
+/* State of the libfabric transport, shared by the providers/ofi files, and the op pool and
+ * queues its packet path uses (inline: they run once per packet). */
+#ifndef FM_OFI_INTERNAL_H
+#define FM_OFI_INTERNAL_H
+
+#include "transport.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+/* The oldest API meson accepts; pinned so newer libraries keep the semantics we tested. */
+#define FM_OFI_API FI_VERSION(1, 14)
+
+#define fm_ofi_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Like FM_CHECK, but the reason goes into fm_ofi_open's err buffer for its caller to print. */
+#define FM_OFI_CHECK(cond, status, ...)                                                            \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            rc = (status);                                                                         \
+            snprintf(err, errlen, __VA_ARGS__);                                                    \
+            goto error;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* One outstanding send or receive. The fi_context2 comes first so that the op itself is the
+ * context libfabric owns in FI_CONTEXT/FI_CONTEXT2 mode and hands back in the CQ entry. */
+typedef struct fm_ofi_op {
+    struct fi_context2 fctx;
+    struct fm_ofi_op *next;
+    void *ctx; /* the caller's */
+    void *buf;
+    size_t len;
+    void *desc;
+    int dest;
+    int kind; /* FM_TP_SEND_DONE or FM_TP_RECV_DONE */
+    int status;
+} fm_ofi_op;
+
+/* Intrusive FIFO through fm_ofi_op.next. */
+typedef struct fm_ofi_queue {
+    fm_ofi_op *head;
+    fm_ofi_op *tail;
+} fm_ofi_queue;
+
+/* Ops come from chunks that live until close, so steady state allocates nothing. */
+typedef struct fm_ofi_chunk {
+    struct fm_ofi_chunk *next;
+    fm_ofi_op ops[];
+} fm_ofi_chunk;
+
+/* Counters of the rare paths, for tests and diagnostics. */
+typedef struct fm_ofi_stats {
+    uint64_t send_queued; /* sends the provider refused with -FI_EAGAIN */
+    uint64_t recv_queued; /* receives refused with -FI_EAGAIN */
+    uint64_t cq_errors;   /* error completions */
+    uint64_t chunks;      /* op chunks allocated */
+} fm_ofi_stats;
+
+typedef struct fm_ofi_tp {
+    fm_tp base; /* first: fm_tp * and fm_ofi_tp * convert both ways */
+    /* Hot fields together. */
+    struct fid_ep *ep;
+    struct fid_cq *cq;
+    size_t inject_end; /* sends shorter than this go by fi_inject; 0: never */
+    int nranks;        /* 0 until connect */
+    int needs_mr;
+    fm_ofi_op *free;
+    fm_ofi_queue sendq; /* refused sends, retried in order from poll */
+    fm_ofi_queue recvq; /* refused receives, retried from poll */
+    fm_ofi_queue doneq; /* completions made by us (fi_inject, failed retries) */
+    /* Setup and teardown. */
+    int wait_fd; /* -1: the provider has none */
+    uint64_t mr_key;
+    size_t chunk_ops;
+    fm_ofi_chunk *chunks;
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    fm_ofi_stats stats;
+} fm_ofi_tp;
+
+static inline fm_ofi_tp *fm_ofi_tp_of(fm_tp *tp)
+{
+    return (fm_ofi_tp *)tp;
+}
+
+static inline void fm_ofi_q_push(fm_ofi_queue *q, fm_ofi_op *op)
+{
+    op->next = NULL;
+    if (q->tail)
+        q->tail->next = op;
+    else
+        q->head = op;
+    q->tail = op;
+}
+
+static inline void fm_ofi_q_push_front(fm_ofi_queue *q, fm_ofi_op *op)
+{
+    op->next = q->head;
+    q->head = op;
+    if (!q->tail)
+        q->tail = op;
+}
+
+static inline fm_ofi_op *fm_ofi_q_pop(fm_ofi_queue *q)
+{
+    fm_ofi_op *op = q->head;
+    if (op) {
+        q->head = op->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    return op;
+}
+
+/* Add one chunk of ops to the free list; FM_OK or FM_ERR_NOMEM. */
+int fm_ofi_pool_grow(fm_ofi_tp *t);
+void fm_ofi_pool_fini(fm_ofi_tp *t);
+
+static inline fm_ofi_op *fm_ofi_op_get(fm_ofi_tp *t)
+{
+    if (fm_ofi_unlikely(!t->free) && fm_ofi_pool_grow(t) != 0)
+        return NULL;
+    fm_ofi_op *op = t->free;
+    t->free = op->next;
+    return op;
+}
+
+static inline void fm_ofi_op_put(fm_ofi_tp *t, fm_ofi_op *op)
+{
+    op->next = t->free;
+    t->free = op;
+}
+
+/* ofi_select.c: map cfg->provider, pin the environment, fi_getinfo. */
+int fm_ofi_select(const fm_tp_config *cfg, struct fi_info **info, char *err, size_t errlen);
+
+/* ofi_resources.c: open fabric, domain, CQ (with a wait fd if want_fd and the provider has
+ * one), AV and endpoint for t->info; close them all. */
+int fm_ofi_resources_open(fm_ofi_tp *t, int want_fd, char *err, size_t errlen);
+void fm_ofi_resources_close(fm_ofi_tp *t);
+
+/* ofi_addr.c */
+int fm_ofi_addr(fm_tp *tp, void *buf, size_t *len);
+int fm_ofi_connect(fm_tp *tp, const void *addrs, size_t addrlen, int n);
+int fm_ofi_mem_reg(fm_tp *tp, void *buf, size_t len, fm_tp_mr **mr);
+void fm_ofi_mem_dereg(fm_tp *tp, fm_tp_mr *mr);
+
+/* ofi_send.c */
+int fm_ofi_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+int fm_ofi_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+/* Re-post refused sends and receives in order; a send that fails for good becomes an error
+ * completion in doneq. */
+void fm_ofi_retry(fm_ofi_tp *t);
+
+/* ofi_poll.c */
+int fm_ofi_poll(fm_tp *tp, fm_tp_event *ev, int max);
+int fm_ofi_wait_fd(fm_tp *tp);
+int fm_ofi_trywait(fm_tp *tp);
+
+/* ofi_signals.c: reset signals still handled by libinfinipath (see there) to SIG_DFL. */
+void fm_ofi_restore_signals(void);
+
+/* The transport's counters (tests, diagnostics). */
+const fm_ofi_stats *fm_ofi_stats_of(const fm_tp *tp);
+
+#endif

@@ -1,0 +1,147 @@
+/* Completions and waiting: poll retries refused ops, hands out the completions we made
+ * ourselves (injects), then reads the CQ, which also drives the provider's progress. */
+#include "ofi_internal.h"
+
+#include "fastmsg.h"
+#include "log.h"
+
+/* CQ entries read per fi_cq_read; a bigger max is served over several polls. */
+#define FM_OFI_CQ_BATCH 16
+
+static inline void fm_ofi_event(fm_tp_event *ev, const fm_ofi_op *op, int status, size_t len)
+{
+    ev->kind = (fm_tp_event_kind)op->kind;
+    ev->status = status;
+    ev->ctx = op->ctx;
+    ev->len = len;
+}
+
+/* How a failed operation looks to the caller: the peer went away, the packet did not fit
+ * the receive buffer, or something else in the provider. */
+static int fm_ofi_status_of(int err)
+{
+    switch (err) {
+    case FI_ECONNREFUSED:
+    case FI_ECONNRESET:
+    case FI_ECONNABORTED:
+    case FI_ENOTCONN:
+    case FI_ESHUTDOWN:
+    case FI_EHOSTUNREACH:
+    case FI_EHOSTDOWN:
+    case FI_ENETUNREACH:
+    case FI_ETIMEDOUT:
+    case FI_EADDRNOTAVAIL:
+    case FI_EREMOTEIO:
+        return FM_ERR_PEER;
+    case FI_ETRUNC:
+    case FI_EMSGSIZE:
+        return FM_ERR_TOO_LONG;
+    default:
+        return FM_ERR_PROVIDER;
+    }
+}
+
+/* After -FI_EAVAIL: one error completion into ev. 1, 0 if none after all, or < 0. */
+static int fm_ofi_cq_error(fm_ofi_tp *t, fm_tp_event *ev)
+{
+    const char *prov = t->base.info.provider;
+    struct fi_cq_err_entry e = {0};
+    char detail[256] = "";
+    fm_ofi_op *op;
+    int rc = FM_OK;
+    ssize_t ret = fi_cq_readerr(t->cq, &e, 0);
+
+    if (ret == -FI_EAGAIN)
+        return 0;
+    FM_CHECK(ret == 1, FM_ERR_PROVIDER, "ofi %s: fi_cq_readerr: %s (%zd)", prov,
+             fi_strerror((int)-ret), ret);
+    t->stats.cq_errors++;
+    fi_cq_strerror(t->cq, e.prov_errno, e.err_data, detail, sizeof detail);
+    op = e.op_context;
+    FM_CHECK(op, FM_ERR_PROVIDER, "ofi %s: error completion without a context: %s (%d): %s", prov,
+             fi_strerror(e.err), e.err, detail);
+    if (op->kind == FM_TP_SEND_DONE)
+        fm_log(0, "ofi %s: send of %zu bytes to rank %d failed: %s (%d): %s", prov, op->len,
+               op->dest, fi_strerror(e.err), e.err, detail);
+    else
+        fm_log(0, "ofi %s: receive into %zu bytes failed: %s (%d): %s", prov, op->len,
+               fi_strerror(e.err), e.err, detail);
+    fm_ofi_event(ev, op, fm_ofi_status_of(e.err), e.len);
+    fm_ofi_op_put(t, op);
+    return 1;
+error:
+    return rc;
+}
+
+/* One fi_cq_read of at most max entries; count or < 0. */
+static int fm_ofi_cq_drain(fm_ofi_tp *t, fm_tp_event *ev, int max)
+{
+    struct fi_cq_msg_entry ent[FM_OFI_CQ_BATCH];
+    size_t want = max < FM_OFI_CQ_BATCH ? (size_t)max : FM_OFI_CQ_BATCH;
+    ssize_t got = fi_cq_read(t->cq, ent, want);
+    int rc = FM_OK;
+
+    if (got > 0) {
+        for (ssize_t i = 0; i < got; i++) {
+            fm_ofi_op *op = ent[i].op_context;
+            fm_ofi_event(&ev[i], op, FM_OK, op->kind == FM_TP_RECV_DONE ? ent[i].len : op->len);
+            fm_ofi_op_put(t, op);
+        }
+        return (int)got;
+    }
+    if (got == -FI_EAGAIN)
+        return 0;
+    if (got == -FI_EAVAIL)
+        return fm_ofi_cq_error(t, ev);
+    FM_CHECK(0, FM_ERR_PROVIDER, "ofi %s: fi_cq_read: %s (%zd)", t->base.info.provider,
+             fi_strerror((int)-got), got);
+error:
+    return rc;
+}
+
+int fm_ofi_poll(fm_tp *tp, fm_tp_event *ev, int max)
+{
+    fm_ofi_tp *t = fm_ofi_tp_of(tp);
+    fm_ofi_op *op;
+    int n = 0;
+    int got;
+
+    if (fm_ofi_unlikely(t->sendq.head || t->recvq.head))
+        fm_ofi_retry(t);
+    while (n < max && (op = fm_ofi_q_pop(&t->doneq)) != NULL) {
+        fm_ofi_event(&ev[n++], op, op->status, op->len);
+        fm_ofi_op_put(t, op);
+    }
+    if (n >= max)
+        return n;
+    got = fm_ofi_cq_drain(t, ev + n, max - n);
+    return got < 0 ? got : n + got;
+}
+
+int fm_ofi_wait_fd(fm_tp *tp)
+{
+    return fm_ofi_tp_of(tp)->wait_fd;
+}
+
+/* FM_EAGAIN while we know of work (our own completions, refused sends: retrying them needs a
+ * poll, and nothing may signal the fd for them). Without a wait fd, FM_OK only says nothing
+ * is known to be pending: the caller backs off briefly and polls again. */
+int fm_ofi_trywait(fm_tp *tp)
+{
+    fm_ofi_tp *t = fm_ofi_tp_of(tp);
+    struct fid *fids[1] = {&t->cq->fid};
+    int rc = FM_OK;
+    int ret;
+
+    if (t->doneq.head || t->sendq.head)
+        return FM_EAGAIN;
+    if (t->wait_fd < 0)
+        return FM_OK;
+    ret = fi_trywait(t->fabric, fids, 1);
+    if (ret == -FI_EAGAIN)
+        return FM_EAGAIN;
+    FM_CHECK(ret == 0, FM_ERR_PROVIDER, "ofi %s: fi_trywait: %s (%d)", tp->info.provider,
+             fi_strerror(-ret), ret);
+error:
+    return rc;
+}

@@ -1,0 +1,103 @@
+/* The libfabric transport: fm_ofi_open assembles one from the pieces in this directory
+ * (selection, resources, op pool) and fills in what the runtime needs to know about it. */
+#include "ofi_internal.h"
+
+#include "fastmsg.h"
+#include "log.h"
+
+#include <stdlib.h>
+
+/* Ops allocated per pool chunk when the provider reports no queue sizes. */
+#define FM_OFI_MIN_CHUNK 256
+
+static void fm_ofi_close(fm_tp *tp);
+
+static const struct fm_tp_ops fm_ofi_ops = {
+    .name = "ofi",
+    .addr = fm_ofi_addr,
+    .connect = fm_ofi_connect,
+    .mem_reg = fm_ofi_mem_reg,
+    .mem_dereg = fm_ofi_mem_dereg,
+    .send = fm_ofi_send,
+    .post_recv = fm_ofi_post_recv,
+    .poll = fm_ofi_poll,
+    .wait_fd = fm_ofi_wait_fd,
+    .trywait = fm_ofi_trywait,
+    .close = fm_ofi_close,
+};
+
+/* What the runtime sees of the chosen fi_info, and the copies the packet path reads. */
+static void fm_ofi_describe(fm_ofi_tp *t)
+{
+    const struct fi_info *fi = t->info;
+    fm_tp_info *in = &t->base.info;
+    const uint64_t sas = FI_ORDER_SAS;
+
+    snprintf(in->provider, sizeof in->provider, "%s", fi->fabric_attr->prov_name);
+    snprintf(in->fabric, sizeof in->fabric, "%s", fi->fabric_attr->name);
+    in->inject_size = fi->tx_attr->inject_size;
+    in->max_msg_size = fi->ep_attr->max_msg_size;
+    in->needs_mr = (fi->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+    in->ordered = (fi->tx_attr->msg_order & sas) && (fi->rx_attr->msg_order & sas);
+    t->inject_end = in->inject_size ? in->inject_size + 1 : 0;
+    t->needs_mr = in->needs_mr;
+    t->chunk_ops = fi->tx_attr->size + fi->rx_attr->size;
+    if (t->chunk_ops < FM_OFI_MIN_CHUNK)
+        t->chunk_ops = FM_OFI_MIN_CHUNK;
+}
+
+/* Release whatever exists; safe on a half-open transport. */
+static void fm_ofi_destroy(fm_ofi_tp *t)
+{
+    fm_ofi_resources_close(t);
+    fm_ofi_pool_fini(t);
+    if (t->info)
+        fi_freeinfo(t->info);
+    free(t);
+}
+
+int fm_ofi_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
+{
+    fm_ofi_tp *t = NULL;
+    int rc = FM_OK;
+
+    FM_OFI_CHECK(cfg && tp, FM_ERR_INVALID, "ofi: open needs a config and a result pointer");
+    *tp = NULL;
+    fm_ofi_restore_signals(); /* again: libfabric may have loaded more since */
+    t = calloc(1, sizeof *t);
+    FM_OFI_CHECK(t, FM_ERR_NOMEM, "ofi: out of memory");
+    t->base.ops = &fm_ofi_ops;
+    t->wait_fd = -1;
+    rc = fm_ofi_select(cfg, &t->info, err, errlen);
+    FM_CHECK_QUIET(rc == FM_OK, rc);
+    fm_ofi_describe(t);
+    rc = fm_ofi_resources_open(t, !cfg->no_wait_fd, err, errlen);
+    FM_CHECK_QUIET(rc == FM_OK, rc);
+    FM_OFI_CHECK(fm_ofi_pool_grow(t) == FM_OK, FM_ERR_NOMEM,
+                 "provider '%s': out of memory for %zu operation descriptors",
+                 t->base.info.provider, t->chunk_ops);
+    fm_log(1, "ofi: provider %s, fabric %s, inject %zu B, max message %zu B, wait fd %s, %s%s",
+           t->base.info.provider, t->base.info.fabric, t->base.info.inject_size,
+           t->base.info.max_msg_size, t->wait_fd >= 0 ? "yes" : "no",
+           t->base.info.ordered ? "ordered" : "unordered",
+           t->needs_mr ? ", registers buffers" : "");
+    *tp = &t->base;
+    return FM_OK;
+error:
+    if (t)
+        fm_ofi_destroy(t);
+    return rc;
+}
+
+/* The endpoint goes first, so nothing completes into freed ops; registrations must already
+ * be gone (mem_dereg), or the domain refuses to close. */
+static void fm_ofi_close(fm_tp *tp)
+{
+    if (tp)
+        fm_ofi_destroy(fm_ofi_tp_of(tp));
+}
+
+const fm_ofi_stats *fm_ofi_stats_of(const fm_tp *tp)
+{
+    return &((const fm_ofi_tp *)tp)->stats;
+}

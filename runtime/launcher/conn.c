@@ -1,0 +1,185 @@
+/* One rank's TCP connection: reassembles input lines for exchange.c and queues output
+ * without ever blocking the loop. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "run.h"
+
+struct fm_run_blob *fm_run_blob_new(const char *data, size_t len)
+{
+    struct fm_run_blob *b = malloc(sizeof *b + len);
+    if (!b)
+        return NULL;
+    b->refs = 1;
+    b->len = len;
+    memcpy(b->data, data, len);
+    return b;
+}
+
+void fm_run_blob_unref(struct fm_run_blob *b)
+{
+    if (b && --b->refs == 0)
+        free(b);
+}
+
+static void fm_run_conn_drop_output(struct fm_run_conn *c)
+{
+    while (c->head) {
+        struct fm_run_out *o = c->head;
+        c->head = o->next;
+        fm_run_blob_unref(o->blob);
+        free(o);
+    }
+    c->tail = NULL;
+    ev_io_stop(c->job->loop, &c->ww);
+}
+
+/* Write what the socket takes now; the write watcher runs while anything is left. */
+static void fm_run_conn_flush(struct fm_run_conn *c)
+{
+    while (c->head) {
+        struct fm_run_out *o = c->head;
+        ssize_t n = send(c->fd, o->blob->data + o->off, o->blob->len - o->off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            break;
+        if (n < 0) {
+            /* The peer is gone; the read side sees it and closes. */
+            fm_run_conn_drop_output(c);
+            return;
+        }
+        o->off += (size_t)n;
+        if (o->off < o->blob->len)
+            continue;
+        c->head = o->next;
+        if (!c->head)
+            c->tail = NULL;
+        fm_run_blob_unref(o->blob);
+        free(o);
+    }
+    if (c->head)
+        ev_io_start(c->job->loop, &c->ww);
+    else
+        ev_io_stop(c->job->loop, &c->ww);
+}
+
+void fm_run_conn_send(struct fm_run_conn *c, struct fm_run_blob *b)
+{
+    struct fm_run_out *o = calloc(1, sizeof *o);
+    if (!o) {
+        fm_run_blob_unref(b);
+        fm_run_job_fail(c->job, 1, "out of memory");
+        return;
+    }
+    o->blob = b;
+    if (c->tail)
+        c->tail->next = o;
+    else
+        c->head = o;
+    c->tail = o;
+    fm_run_conn_flush(c);
+}
+
+void fm_run_conn_send_text(struct fm_run_conn *c, const char *text)
+{
+    struct fm_run_blob *b = fm_run_blob_new(text, strlen(text));
+    if (b)
+        fm_run_conn_send(c, b);
+}
+
+static void fm_run_conn_close(struct fm_run_conn *c)
+{
+    ev_io_stop(c->job->loop, &c->rw);
+    fm_run_conn_drop_output(c);
+    close(c->fd);
+    fm_run_exchange_closed(c);
+    free(c);
+}
+
+/* Hand every complete line to the exchange; keep the partial rest. */
+static void fm_run_conn_lines(struct fm_run_conn *c)
+{
+    size_t start = 0;
+    char *nl;
+    while (!c->draining && (nl = memchr(c->in + start, '\n', c->len - start))) {
+        char *line = c->in + start;
+        size_t n = (size_t)(nl - line);
+        *nl = '\0';
+        if (strlen(line) != n)
+            fm_run_exchange_error(c, "a line holds a NUL byte");
+        else
+            fm_run_exchange_line(c, line);
+        start += n + 1;
+    }
+    if (c->draining) {
+        c->len = 0;
+        return;
+    }
+    memmove(c->in, c->in + start, c->len - start);
+    c->len -= start;
+    if (c->len == sizeof c->in)
+        fm_run_exchange_error(c, "a line is longer than " FM_RUN_STR(FM_RUN_LINE_MAX) " bytes");
+}
+
+/* One read (or, when draining a dead rank, all of them). Returns 1 if the peer closed. */
+static int fm_run_conn_input(struct fm_run_conn *c, int all)
+{
+    for (;;) {
+        char sink[4096];
+        ssize_t n = c->draining ? read(c->fd, sink, sizeof sink)
+                                : read(c->fd, c->in + c->len, sizeof c->in - c->len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return 0;
+        if (n <= 0) {
+            fm_run_conn_close(c);
+            return 1;
+        }
+        if (!c->draining) {
+            c->len += (size_t)n;
+            fm_run_conn_lines(c);
+        }
+        if (!all)
+            return 0;
+    }
+}
+
+void fm_run_conn_drain(struct fm_run_conn *c)
+{
+    fm_run_conn_input(c, 1);
+}
+
+static void fm_run_conn_read_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    fm_run_conn_input(w->data, 0);
+}
+
+static void fm_run_conn_write_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    fm_run_conn_flush(w->data);
+}
+
+struct fm_run_conn *fm_run_conn_new(struct fm_run_job *job, int fd)
+{
+    struct fm_run_conn *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->job = job;
+    c->fd = fd;
+    c->rank = -1;
+    ev_io_init(&c->rw, fm_run_conn_read_cb, fd, EV_READ);
+    ev_io_init(&c->ww, fm_run_conn_write_cb, fd, EV_WRITE);
+    c->rw.data = c;
+    c->ww.data = c;
+    ev_io_start(job->loop, &c->rw);
+    return c;
+}

@@ -1,0 +1,190 @@
+/* The launcher's side of run_protocol.h: hello, puts gathered per fence generation, fences,
+ * abort and fini. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvline.h"
+#include "run.h"
+
+void fm_run_exchange_error(struct fm_run_conn *c, const char *reason)
+{
+    char esc[512], line[600];
+    if (c->draining)
+        return;
+    fm_kvline_escape(reason, esc, sizeof esc);
+    snprintf(line, sizeof line, "cmd=error msg=%s\n", esc);
+    fm_run_conn_send_text(c, line);
+    c->draining = 1;
+    if (c->rank >= 0)
+        fm_run_job_fail(c->job, 1, "rank %d broke the bootstrap protocol (%s)", c->rank, reason);
+    else if (c->job->opts->verbose)
+        fm_run_say("dropping a connection: %s", reason);
+}
+
+static int fm_run_exchange_int(const char *s, long min, long max, long *out)
+{
+    char *end;
+    if (!s || (*s != '-' && (*s < '0' || *s > '9')))
+        return -1;
+    long v = strtol(s, &end, 10);
+    if (*end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void fm_run_exchange_hello(struct fm_run_conn *c, const fm_kvline *l)
+{
+    struct fm_run_job *job = c->job;
+    long r;
+    if (fm_run_exchange_int(fm_kvline_get(l, "rank"), 0, job->opts->n - 1, &r)) {
+        fm_run_exchange_error(c, "cmd=hello without a valid rank");
+        return;
+    }
+    if (job->rank[r].hello) {
+        fm_run_exchange_error(c, "a second cmd=hello for one rank");
+        return;
+    }
+    c->rank = (int)r;
+    job->rank[r].hello = 1;
+    job->rank[r].conn = c;
+}
+
+/* Send every rank the generation's kv lines and fence_done, and start the next. */
+static void fm_run_exchange_release(struct fm_run_job *job)
+{
+    static const char done[] = "cmd=fence_done\n";
+    struct fm_run_blob *b = NULL;
+    if (!fm_run_buf_append(&job->gen, done, sizeof done - 1))
+        b = fm_run_blob_new(job->gen.data, job->gen.len);
+    if (!b) {
+        fm_run_job_fail(job, 1, "out of memory in a fence");
+        return;
+    }
+    for (int r = 0; r < job->opts->n; r++) {
+        job->rank[r].fenced = 0;
+        if (job->rank[r].conn) {
+            b->refs++;
+            fm_run_conn_send(job->rank[r].conn, b);
+        }
+    }
+    fm_run_blob_unref(b);
+    job->nfenced = 0;
+    job->gen.len = 0;
+}
+
+void fm_run_exchange_check_fence(struct fm_run_job *job)
+{
+    int waiter = -1, gone = -1;
+    for (int r = 0; r < job->opts->n; r++) {
+        struct fm_run_rank *rk = &job->rank[r];
+        if (rk->fenced && waiter < 0)
+            waiter = r;
+        if (!rk->fenced && (rk->settled || rk->fini) && gone < 0)
+            gone = r;
+    }
+    if (waiter >= 0 && gone >= 0)
+        fm_run_job_fail(job, 1, "rank %d ended without joining the fence rank %d waits in", gone,
+                        waiter);
+}
+
+static void fm_run_exchange_put(struct fm_run_conn *c, const fm_kvline *l)
+{
+    struct fm_run_job *job = c->job;
+    const char *key = fm_kvline_get(l, "key"), *value = fm_kvline_get(l, "value");
+    char line[FM_RUN_LINE_MAX + 1];
+    if (!key || !*key || !value) {
+        fm_run_exchange_error(c, "cmd=put without key and value");
+        return;
+    }
+    if (job->rank[c->rank].fenced) {
+        fm_run_exchange_error(c, "cmd=put during a fence");
+        return;
+    }
+    /* Forwarded as they came: still escaped. */
+    int n = snprintf(line, sizeof line, "cmd=kv rank=%d key=%s value=%s\n", c->rank, key, value);
+    if (n < 0 || n > FM_RUN_LINE_MAX) {
+        fm_run_exchange_error(c, "cmd=put too long to forward");
+        return;
+    }
+    if (fm_run_buf_append(&job->gen, line, (size_t)n))
+        fm_run_job_fail(job, 1, "out of memory storing a put");
+}
+
+static void fm_run_exchange_fence(struct fm_run_conn *c)
+{
+    struct fm_run_job *job = c->job;
+    if (job->rank[c->rank].fenced) {
+        fm_run_exchange_error(c, "a second cmd=fence before fence_done");
+        return;
+    }
+    job->rank[c->rank].fenced = 1;
+    if (++job->nfenced == job->opts->n)
+        fm_run_exchange_release(job);
+    else
+        fm_run_exchange_check_fence(job);
+}
+
+static void fm_run_exchange_abort(struct fm_run_conn *c, const fm_kvline *l)
+{
+    char *msg = (char *)fm_kvline_get(l, "msg");
+    long code = 1;
+    if (fm_run_exchange_int(fm_kvline_get(l, "code"), -2147483647L - 1, 2147483647L, &code))
+        code = 1;
+    if (!msg || fm_kvline_unescape(msg))
+        msg = "";
+    fm_run_job_fail(c->job, code > 0 && code < 256 ? (int)code : 1,
+                    "rank %d called fm_abort(%ld): %s", c->rank, code, msg);
+}
+
+static void fm_run_exchange_fini(struct fm_run_conn *c)
+{
+    struct fm_run_rank *rk = &c->job->rank[c->rank];
+    if (rk->fenced) {
+        fm_run_exchange_error(c, "cmd=fini during a fence");
+        return;
+    }
+    rk->fini = 1;
+    fm_run_job_review(c->job, c->rank);
+    fm_run_exchange_check_fence(c->job);
+}
+
+void fm_run_exchange_line(struct fm_run_conn *c, char *line)
+{
+    fm_kvline l;
+    const char *cmd = fm_kvline_parse(line, &l) ? NULL : fm_kvline_get(&l, "cmd");
+    if (c->job->ending)
+        return;
+    if (!cmd)
+        fm_run_exchange_error(c, "a malformed line");
+    else if (c->rank < 0 && strcmp(cmd, "hello"))
+        fm_run_exchange_error(c, "the first line must be cmd=hello");
+    else if (c->rank < 0)
+        fm_run_exchange_hello(c, &l);
+    else if (c->job->rank[c->rank].fini)
+        fm_run_exchange_error(c, "a line after cmd=fini");
+    else if (!strcmp(cmd, "put"))
+        fm_run_exchange_put(c, &l);
+    else if (!strcmp(cmd, "fence"))
+        fm_run_exchange_fence(c);
+    else if (!strcmp(cmd, "abort"))
+        fm_run_exchange_abort(c, &l);
+    else if (!strcmp(cmd, "fini"))
+        fm_run_exchange_fini(c);
+    else if (!strcmp(cmd, "hello"))
+        fm_run_exchange_error(c, "a second cmd=hello");
+    else
+        fm_run_exchange_error(c, "an unknown cmd");
+}
+
+void fm_run_exchange_closed(struct fm_run_conn *c)
+{
+    if (c->rank < 0)
+        return;
+    struct fm_run_rank *rk = &c->job->rank[c->rank];
+    rk->conn = NULL;
+    if (!rk->fini)
+        rk->lost = 1;
+    fm_run_job_review(c->job, c->rank);
+}

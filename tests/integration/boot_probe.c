@@ -1,0 +1,165 @@
+/* boot_probe: checks the bootstrap under whatever launcher started it. Every rank publishes a
+ * 1000-byte value (several back-end chunks) and a short one, fences, and checks every rank's
+ * values byte for byte; then the ranks compare their views of the job key after a second
+ * fence. Prints one "ok" line per rank and exits 0, or says what differs and exits 1.
+ *
+ *   --die-rank R    rank R kills itself with SIGKILL after the first fence
+ *   --abort-rank R  rank R calls fm_boot_abort(5, ...) after the first fence
+ *   --no-fini       exit 0 without fm_boot_fini */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bootstrap.h"
+#include "fastmsg.h"
+
+#define PROBE_BIG 1000
+
+struct probe_opts {
+    int die_rank, abort_rank, no_fini;
+};
+
+static void probe_usage(void)
+{
+    fprintf(stderr, "usage: boot_probe [--die-rank R] [--abort-rank R] [--no-fini]\n");
+    exit(2);
+}
+
+static void probe_args(int argc, char **argv, struct probe_opts *o)
+{
+    o->die_rank = o->abort_rank = -1;
+    o->no_fini = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--no-fini"))
+            o->no_fini = 1;
+        else if (!strcmp(argv[i], "--die-rank") && i + 1 < argc)
+            o->die_rank = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--abort-rank") && i + 1 < argc)
+            o->abort_rank = atoi(argv[++i]);
+        else
+            probe_usage();
+    }
+}
+
+/* Rank r's big value: every byte value occurs, NULs included. */
+static void probe_big(int r, unsigned char *v)
+{
+    for (int i = 0; i < PROBE_BIG; i++)
+        v[i] = (unsigned char)(r * 131 + i * 7 + 13);
+}
+
+static int probe_fail(fm_boot *b, const char *what, int rc)
+{
+    fprintf(stderr, "boot_probe: rank %d: %s: %s (%s)\n", b->rank, what, fm_strerror(rc), b->err);
+    return 1;
+}
+
+static int probe_publish(fm_boot *b)
+{
+    unsigned char big[PROBE_BIG];
+    char small[32];
+    int rc;
+    probe_big(b->rank, big);
+    snprintf(small, sizeof small, "small-%d", b->rank);
+    if ((rc = fm_boot_put(b, "probe.big", big, sizeof big)))
+        return probe_fail(b, "put probe.big", rc);
+    if ((rc = fm_boot_put(b, "probe.small", small, strlen(small))))
+        return probe_fail(b, "put probe.small", rc);
+    if ((rc = fm_boot_fence(b)))
+        return probe_fail(b, "first fence", rc);
+    return 0;
+}
+
+static int probe_check_big(fm_boot *b, int r)
+{
+    unsigned char want[PROBE_BIG], got[2 * PROBE_BIG];
+    size_t len = sizeof got;
+    int rc = fm_boot_get(b, r, "probe.big", got, &len);
+    if (rc)
+        return probe_fail(b, "get probe.big", rc);
+    probe_big(r, want);
+    if (len != PROBE_BIG) {
+        fprintf(stderr, "boot_probe: rank %d: probe.big of rank %d has %zu bytes, not %d\n",
+                b->rank, r, len, PROBE_BIG);
+        return 1;
+    }
+    for (int i = 0; i < PROBE_BIG; i++)
+        if (got[i] != want[i]) {
+            fprintf(stderr,
+                    "boot_probe: rank %d: byte %d of rank %d's probe.big is %02x, not %02x\n",
+                    b->rank, i, r, got[i], want[i]);
+            return 1;
+        }
+    return 0;
+}
+
+static int probe_check_small(fm_boot *b, int r)
+{
+    char want[32], got[64];
+    size_t len = sizeof got - 1;
+    int rc = fm_boot_get(b, r, "probe.small", got, &len);
+    if (rc)
+        return probe_fail(b, "get probe.small", rc);
+    got[len] = '\0';
+    snprintf(want, sizeof want, "small-%d", r);
+    if (strcmp(got, want)) {
+        fprintf(stderr, "boot_probe: rank %d: probe.small of rank %d is '%s', not '%s'\n", b->rank,
+                r, got, want);
+        return 1;
+    }
+    return 0;
+}
+
+/* Everyone publishes its view of the job key; all views must match ours. */
+static int probe_check_key(fm_boot *b)
+{
+    int rc;
+    if ((rc = fm_boot_put(b, "probe.key", &b->job_key, sizeof b->job_key)))
+        return probe_fail(b, "put probe.key", rc);
+    if ((rc = fm_boot_fence(b)))
+        return probe_fail(b, "second fence", rc);
+    for (int r = 0; r < b->size; r++) {
+        uint64_t key = 0;
+        size_t len = sizeof key;
+        if ((rc = fm_boot_get(b, r, "probe.key", &key, &len)))
+            return probe_fail(b, "get probe.key", rc);
+        if (len != sizeof key || key != b->job_key) {
+            fprintf(stderr, "boot_probe: rank %d: rank %d sees job key %016llx, we see %016llx\n",
+                    b->rank, r, (unsigned long long)key, (unsigned long long)b->job_key);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct probe_opts o;
+    fm_boot b;
+    int bad = 0;
+    probe_args(argc, argv, &o);
+    int rc = fm_boot_init(&b, "auto", 30);
+    if (rc) {
+        fprintf(stderr, "boot_probe: fm_boot_init: %s (%s)\n", fm_strerror(rc), b.err);
+        return 1;
+    }
+    if (probe_publish(&b))
+        return 1;
+    if (b.rank == o.die_rank)
+        kill(getpid(), SIGKILL);
+    if (b.rank == o.abort_rank)
+        fm_boot_abort(&b, 5, "boot_probe: abort as asked");
+    for (int r = 0; r < b.size && !bad; r++)
+        bad = probe_check_big(&b, r) || probe_check_small(&b, r);
+    if (!bad)
+        bad = probe_check_key(&b);
+    if (!bad)
+        printf("boot_probe: rank %d of %d ok (backend %s, key %016llx)\n", b.rank, b.size,
+               b.ops->name, (unsigned long long)b.job_key);
+    fflush(stdout);
+    if (!o.no_fini)
+        fm_boot_fini(&b);
+    return bad;
+}

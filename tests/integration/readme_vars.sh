@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The README's list of FM_* variables must be exactly what the table in config_table.h says
+# (regenerate it with: fastmsg-info --markdown).
+set -eu
+info=$1 readme=$2
+want=$("$info" --markdown)
+if ! grep -qF -- "$want" "$readme"; then
+  echo "FAIL: README.md's variable table is out of date; replace it with:"
+  echo "$want"
+  exit 1
+fi
+echo "PASS: README lists every FM_* variable as the table defines it"

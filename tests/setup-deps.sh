@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install everything fastmsg's build, tests and benchmarks need on Debian 12.
+# Idempotent; quiet and quick when everything is already there. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  build-essential meson ninja-build pkg-config            # build
+  libfabric-dev libfabric-bin                             # transport, fi_pingpong, fi_info
+  libev-dev libcmocka-dev libjemalloc-dev libpmix-dev     # libraries
+  openmpi-bin libopenmpi-dev mpich                        # launchers and MPI comparisons
+  iproute2 procps psmisc python3                          # test scripts
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup-deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup-deps: done"

@@ -1,0 +1,492 @@
+/* The libfabric transport in one process: two endpoints (rank 0 and rank 1) on the same
+ * provider, over shm and over tcp;ofi_rxm. Every loop is bounded by an iteration cap and a
+ * deadline; nothing asserts timing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fastmsg.h"
+#include "ofi/ofi_internal.h"
+#include "transport.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NRECV     32          /* receive buffers posted per side */
+#define RBUF      (64 * 1024) /* the largest packet the tests send */
+#define MAX_ITERS 50000000L
+#define DEADLINE  60.0 /* seconds any one wait may take before the test fails */
+
+typedef struct side {
+    fm_tp *tp;
+    unsigned char *rbuf;
+    fm_tp_mr *rmr;
+} side;
+
+/* A provider and how to open it; the prestate of every pair test. */
+typedef struct variant {
+    const char *provider;
+    int no_wait_fd;
+} variant;
+
+typedef struct pair {
+    const char *provider;
+    const variant *v;
+    side s[2];
+} pair;
+
+/* What one pump round saw; the tests read it between rounds. */
+typedef struct tally {
+    int sends[2];     /* SEND_DONE per side */
+    int send_errs[2]; /* SEND_DONE with an error status */
+    int recvs[2];     /* RECV_DONE per side */
+    void (*on_recv)(struct tally *t, int side, const unsigned char *buf, size_t len);
+    void *arg;
+} tally;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static unsigned char pattern(int sender, uint32_t seq, size_t k)
+{
+    return (unsigned char)(seq * 131u + k * 7u + (unsigned)sender * 29u + 1u);
+}
+
+static void fill(unsigned char *buf, size_t len, int sender, uint32_t seq)
+{
+    for (size_t k = 0; k < len; k++)
+        buf[k] = pattern(sender, seq, k);
+}
+
+static int check(const unsigned char *buf, size_t len, int sender, uint32_t seq)
+{
+    for (size_t k = 0; k < len; k++)
+        if (buf[k] != pattern(sender, seq, k))
+            return 0;
+    return 1;
+}
+
+static fm_tp_mr *reg(fm_tp *tp, void *buf, size_t len)
+{
+    fm_tp_mr *mr = NULL;
+    assert_int_equal(tp->ops->mem_reg(tp, buf, len, &mr), FM_OK);
+    assert_true(mr != NULL || !tp->info.needs_mr);
+    return mr;
+}
+
+static int open_pair(void **state)
+{
+    pair *p = calloc(1, sizeof *p);
+    char err[256] = "";
+    unsigned char addrs[2][256];
+    size_t len[2];
+
+    assert_non_null(p);
+    p->v = *state;
+    p->provider = p->v->provider;
+    fm_tp_config cfg = {
+        .provider = p->provider, .iface = "", .all_local = 1, .no_wait_fd = p->v->no_wait_fd};
+    for (int i = 0; i < 2; i++) {
+        int rc = fm_ofi_open(&cfg, &p->s[i].tp, err, sizeof err);
+        if (rc != FM_OK)
+            fail_msg("open %s: %s", p->provider, err);
+        len[i] = sizeof addrs[i];
+        assert_int_equal(p->s[i].tp->ops->addr(p->s[i].tp, addrs[i], &len[i]), FM_OK);
+    }
+    assert_int_equal(len[0], len[1]);
+    /* Rank order, one stride per address: what the bootstrap exchange hands over. */
+    unsigned char table[2 * 256];
+    memcpy(table, addrs[0], len[0]);
+    memcpy(table + len[0], addrs[1], len[1]);
+    for (int i = 0; i < 2; i++) {
+        side *s = &p->s[i];
+        assert_int_equal(s->tp->ops->connect(s->tp, table, len[0], 2), FM_OK);
+        s->rbuf = malloc((size_t)NRECV * RBUF);
+        assert_non_null(s->rbuf);
+        s->rmr = reg(s->tp, s->rbuf, (size_t)NRECV * RBUF);
+        for (int j = 0; j < NRECV; j++) {
+            unsigned char *b = s->rbuf + (size_t)j * RBUF;
+            assert_int_equal(s->tp->ops->post_recv(s->tp, b, RBUF, s->rmr, b), FM_OK);
+        }
+    }
+    *state = p;
+    return 0;
+}
+
+/* Closes with the receives still posted: close must cope and leak nothing. */
+static int close_pair(void **state)
+{
+    pair *p = *state;
+    for (int i = 0; i < 2; i++) {
+        side *s = &p->s[i];
+        s->tp->ops->mem_dereg(s->tp, s->rmr);
+        s->tp->ops->close(s->tp);
+        free(s->rbuf);
+    }
+    free(p);
+    return 0;
+}
+
+/* Poll both sides once; hand received packets to t->on_recv and post their buffers again. */
+static void pump(pair *p, tally *t)
+{
+    fm_tp_event ev[16];
+    for (int i = 0; i < 2; i++) {
+        side *s = &p->s[i];
+        int n = s->tp->ops->poll(s->tp, ev, 16);
+        assert_true(n >= 0);
+        for (int e = 0; e < n; e++) {
+            if (ev[e].kind == FM_TP_SEND_DONE) {
+                t->sends[i]++;
+                if (ev[e].status != FM_OK)
+                    t->send_errs[i]++;
+                continue;
+            }
+            assert_int_equal(ev[e].kind, FM_TP_RECV_DONE);
+            assert_int_equal(ev[e].status, FM_OK);
+            unsigned char *b = ev[e].ctx;
+            assert_true(b >= s->rbuf && b < s->rbuf + (size_t)NRECV * RBUF);
+            t->recvs[i]++;
+            if (t->on_recv)
+                t->on_recv(t, i, b, ev[e].len);
+            assert_int_equal(s->tp->ops->post_recv(s->tp, b, RBUF, s->rmr, b), FM_OK);
+        }
+    }
+}
+
+/* Pump until each side has seen `sends` SEND_DONEs and `recvs` RECV_DONEs. */
+static void pump_until(pair *p, tally *t, int sends, int recvs)
+{
+    double end = now() + DEADLINE;
+    for (long it = 0; it < MAX_ITERS; it++) {
+        if (t->sends[0] >= sends && t->sends[1] >= sends && t->recvs[0] >= recvs &&
+            t->recvs[1] >= recvs)
+            return;
+        if ((it & 1023) == 0 && now() > end)
+            break;
+        pump(p, t);
+    }
+    fail_msg("%s: gave up: sends %d/%d, recvs %d/%d, wanted %d and %d", p->provider, t->sends[0],
+             t->sends[1], t->recvs[0], t->recvs[1], sends, recvs);
+}
+
+/* One packet of `len` bytes each way, every byte checked. */
+typedef struct expect {
+    size_t len;
+    int ok[2];
+} expect;
+
+static void on_exact(tally *t, int side, const unsigned char *buf, size_t len)
+{
+    expect *x = t->arg;
+    int sender = 1 - side;
+    x->ok[side] = len == x->len && check(buf, len, sender, (uint32_t)len);
+}
+
+static void exchange(pair *p, size_t len)
+{
+    unsigned char *sbuf[2];
+    fm_tp_mr *smr[2];
+    expect x = {.len = len};
+    tally t = {.on_recv = on_exact, .arg = &x};
+
+    for (int i = 0; i < 2; i++) {
+        sbuf[i] = malloc(len ? len : 1);
+        assert_non_null(sbuf[i]);
+        fill(sbuf[i], len, i, (uint32_t)len);
+        smr[i] = reg(p->s[i].tp, sbuf[i], len ? len : 1);
+    }
+    for (int i = 0; i < 2; i++) {
+        fm_tp *tp = p->s[i].tp;
+        assert_int_equal(tp->ops->send(tp, 1 - i, sbuf[i], len, smr[i], sbuf[i]), FM_OK);
+    }
+    pump_until(p, &t, 1, 1);
+    assert_int_equal(t.send_errs[0] + t.send_errs[1], 0);
+    if (!x.ok[0] || !x.ok[1])
+        fail_msg("%s: %zu-byte packet corrupted (rank 0 ok %d, rank 1 ok %d)", p->provider, len,
+                 x.ok[0], x.ok[1]);
+    for (int i = 0; i < 2; i++) {
+        p->s[i].tp->ops->mem_dereg(p->s[i].tp, smr[i]);
+        free(sbuf[i]);
+    }
+}
+
+static void test_info(void **state)
+{
+    pair *p = *state;
+    for (int i = 0; i < 2; i++) {
+        const fm_tp_info *in = &p->s[i].tp->info;
+        assert_true(in->provider[0] != '\0');
+        assert_true(in->max_msg_size >= RBUF);
+        if (strcmp(p->provider, "shm") == 0)
+            assert_string_equal(in->provider, "shm");
+        else
+            assert_string_equal(in->provider, "tcp;ofi_rxm");
+    }
+    const fm_tp_info *in = &p->s[0].tp->info;
+    if (p->v->no_wait_fd)
+        assert_int_equal(p->s[0].tp->ops->wait_fd(p->s[0].tp), -1);
+    print_message("%s: fabric %s, inject %zu, max_msg %zu, needs_mr %d, ordered %d, wait fd %d\n",
+                  in->provider, in->fabric, in->inject_size, in->max_msg_size, in->needs_mr,
+                  in->ordered, p->s[0].tp->ops->wait_fd(p->s[0].tp));
+}
+
+static void test_one_each_way(void **state)
+{
+    exchange(*state, 1000);
+}
+
+static void test_sizes(void **state)
+{
+    pair *p = *state;
+    size_t inj = p->s[0].tp->info.inject_size;
+    size_t sizes[] = {0, 1, inj, inj + 1, 8 * 1024, 64 * 1024};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i] <= RBUF)
+            exchange(p, sizes[i]);
+}
+
+/* Many packets both ways, far more than the tx queue holds, all handed over before any
+ * progress. Lengths cycle across the inject boundary, so order holds across both paths. */
+#define STREAM_HDR 8
+#define NLENS      5
+
+typedef struct stream {
+    int ordered;
+    uint32_t n;
+    size_t lens[NLENS];
+    uint32_t next[2];    /* next sequence number each side expects */
+    unsigned char *seen; /* [side][n] when unordered */
+    int bad;
+} stream;
+
+static void on_stream(tally *t, int side, const unsigned char *buf, size_t len)
+{
+    stream *st = t->arg;
+    uint32_t seq, sender;
+
+    if (len < STREAM_HDR) {
+        st->bad++;
+        return;
+    }
+    memcpy(&seq, buf, 4);
+    memcpy(&sender, buf + 4, 4);
+    if (sender != (uint32_t)(1 - side) || seq >= st->n || len != st->lens[seq % NLENS] ||
+        !check(buf + STREAM_HDR, len - STREAM_HDR, (int)sender, seq)) {
+        st->bad++;
+        return;
+    }
+    if (st->ordered) {
+        if (seq != st->next[side])
+            st->bad++;
+        st->next[side] = seq + 1;
+    } else {
+        unsigned char *mark = &st->seen[(size_t)side * st->n + seq];
+        if (*mark)
+            st->bad++;
+        *mark = 1;
+    }
+}
+
+static void blast(pair *p, const char *when)
+{
+    size_t inj = p->s[0].tp->info.inject_size;
+    fm_ofi_tp *t0 = fm_ofi_tp_of(p->s[0].tp);
+    uint32_t n = (uint32_t)(4 * t0->info->tx_attr->size + 100);
+    stream st = {.ordered = p->s[0].tp->info.ordered && p->s[1].tp->info.ordered,
+                 .n = n,
+                 .lens = {STREAM_HDR, 64, inj < STREAM_HDR ? STREAM_HDR : inj, inj + 1, 300}};
+    size_t slot = 300 > inj + 1 ? 300 : inj + 1;
+    tally t = {.on_recv = on_stream, .arg = &st};
+    uint64_t queued0 = fm_ofi_stats_of(p->s[0].tp)->send_queued;
+    unsigned char *sbuf[2];
+    fm_tp_mr *smr[2];
+
+    st.seen = calloc(2, n);
+    assert_non_null(st.seen);
+    for (int i = 0; i < 2; i++) {
+        sbuf[i] = malloc((size_t)n * slot);
+        assert_non_null(sbuf[i]);
+        smr[i] = reg(p->s[i].tp, sbuf[i], (size_t)n * slot);
+    }
+    for (uint32_t q = 0; q < n; q++) {
+        for (int i = 0; i < 2; i++) {
+            unsigned char *b = sbuf[i] + (size_t)q * slot;
+            uint32_t sender = (uint32_t)i;
+            size_t len = st.lens[q % NLENS];
+            memcpy(b, &q, 4);
+            memcpy(b + 4, &sender, 4);
+            fill(b + STREAM_HDR, len - STREAM_HDR, i, q);
+            fm_tp *tp = p->s[i].tp;
+            assert_int_equal(tp->ops->send(tp, 1 - i, b, len, smr[i], b), FM_OK);
+        }
+    }
+    pump_until(p, &t, (int)n, (int)n);
+    assert_int_equal(st.bad, 0);
+    assert_int_equal(t.send_errs[0] + t.send_errs[1], 0);
+    assert_int_equal(t.recvs[0], (int)n);
+    assert_int_equal(t.recvs[1], (int)n);
+    if (!st.ordered)
+        for (size_t k = 0; k < 2 * (size_t)n; k++)
+            assert_int_equal(st.seen[k], 1);
+    print_message("%s %s: %u packets each way arrived %s; rank 0 queued %llu on -FI_EAGAIN\n",
+                  p->provider, when, n, st.ordered ? "in order" : "as a set",
+                  (unsigned long long)(fm_ofi_stats_of(p->s[0].tp)->send_queued - queued0));
+    for (int i = 0; i < 2; i++) {
+        p->s[i].tp->ops->mem_dereg(p->s[i].tp, smr[i]);
+        free(sbuf[i]);
+    }
+    free(st.seen);
+}
+
+/* First while the peers have never talked (first contact refuses), then again once they
+ * have (full queues refuse). */
+static void test_many(void **state)
+{
+    blast(*state, "cold");
+    blast(*state, "warm");
+}
+
+/* Rank 1 sleeps the way the runtime does: on the fd after trywait, or backing off without
+ * one; the packet from rank 0 must still arrive. */
+static void test_wait(void **state)
+{
+    pair *p = *state;
+    fm_tp *a = p->s[0].tp, *b = p->s[1].tp;
+    unsigned char msg[100];
+    fm_tp_event ev[4];
+    int got = 0, sent = 0;
+    double end = now() + DEADLINE;
+
+    fill(msg, sizeof msg, 0, 7);
+    fm_tp_mr *mr = reg(a, msg, sizeof msg);
+    assert_int_equal(a->ops->send(a, 1, msg, sizeof msg, mr, msg), FM_OK);
+    int fd = b->ops->wait_fd(b);
+    for (long it = 0; it < MAX_ITERS && !(got && sent) && now() < end; it++) {
+        int n = a->ops->poll(a, ev, 4);
+        assert_true(n >= 0);
+        sent += n;
+        int rc = b->ops->trywait(b);
+        assert_true(rc == FM_OK || rc == FM_EAGAIN);
+        if (rc == FM_OK && fd >= 0) {
+            struct pollfd pfd = {.fd = fd, .events = POLLIN};
+            assert_true(poll(&pfd, 1, 10) >= 0);
+        } else if (rc == FM_OK) {
+            struct timespec ts = {0, 1000};
+            nanosleep(&ts, NULL);
+        }
+        n = b->ops->poll(b, ev, 4);
+        assert_true(n >= 0);
+        for (int e = 0; e < n; e++) {
+            assert_int_equal(ev[e].kind, FM_TP_RECV_DONE);
+            assert_int_equal(ev[e].len, sizeof msg);
+            assert_true(check(ev[e].ctx, sizeof msg, 0, 7));
+            unsigned char *buf = ev[e].ctx;
+            assert_int_equal(b->ops->post_recv(b, buf, RBUF, p->s[1].rmr, buf), FM_OK);
+            got++;
+        }
+    }
+    assert_int_equal(got, 1);
+    assert_int_equal(sent, 1);
+    a->ops->mem_dereg(a, mr);
+}
+
+static void test_bad_rank(void **state)
+{
+    pair *p = *state;
+    fm_tp *a = p->s[0].tp;
+    char c = 0;
+    assert_int_equal(a->ops->send(a, 2, &c, 1, NULL, NULL), FM_ERR_RANK);
+    assert_int_equal(a->ops->send(a, -1, &c, 1, NULL, NULL), FM_ERR_RANK);
+    /* A second connect is refused rather than shifting ranks. */
+    unsigned char addr[256];
+    size_t len = sizeof addr;
+    assert_int_equal(a->ops->addr(a, addr, &len), FM_OK);
+    assert_int_equal(a->ops->connect(a, addr, len, 1), FM_ERR_INVALID);
+    /* Too small an address buffer says how much is needed. */
+    size_t small = 1;
+    assert_int_equal(a->ops->addr(a, addr, &small), FM_ERR_TOO_LONG);
+    assert_int_equal(small, len);
+}
+
+static void test_bad_provider(void **state)
+{
+    (void)state;
+    const char *names[] = {"verbs", "no_such_provider"};
+    for (size_t i = 0; i < 2; i++) {
+        fm_tp_config cfg = {.provider = names[i], .iface = "", .all_local = 1};
+        fm_tp *tp = (fm_tp *)&cfg; /* must come back NULL */
+        char err[256] = "";
+        int rc = fm_ofi_open(&cfg, &tp, err, sizeof err);
+        assert_int_equal(rc, FM_ERR_PROVIDER);
+        assert_null(tp);
+        assert_non_null(strstr(err, names[i]));
+        assert_non_null(strstr(err, "fi_getinfo"));
+        print_message("%s -> %s\n", names[i], err);
+    }
+}
+
+/* A process using the transport still dies by SIGTERM (libinfinipath's load-time handler
+ * would make it exit with status 1; shm's cleanup handler chains to the default). */
+static void test_dies_by_signal(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        fm_tp_config cfg = {.provider = "shm", .iface = "", .all_local = 1};
+        fm_tp *tp = NULL;
+        char err[256];
+        alarm(30); /* bound the child whatever happens */
+        if (fm_ofi_open(&cfg, &tp, err, sizeof err) != FM_OK)
+            _exit(3);
+        tp->ops->close(tp);
+        raise(SIGTERM);
+        _exit(4);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGTERM)
+        fail_msg("child: %s %d, wanted death by SIGTERM", WIFSIGNALED(status) ? "signal" : "exit",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+/* Named "<variant>_<test>" so the providers' runs tell apart. */
+#define PAIR_TEST(f, v)                                                                            \
+    {                                                                                              \
+#v "_" #f, f, open_pair, close_pair, (void *)&v                                            \
+    }
+
+static const variant shm = {"shm", 0}, tcp = {"tcp", 0}, tcp_nofd = {"tcp", 1};
+
+int main(void)
+{
+    /* libfabric reads FI_PROVIDER once per process: both providers must be allowed. */
+    setenv("FI_PROVIDER", "shm,tcp,ofi_rxm", 0);
+    setenv("FI_TCP_IFACE", "lo", 0);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_provider), cmocka_unit_test(test_dies_by_signal),
+        PAIR_TEST(test_info, shm),           PAIR_TEST(test_one_each_way, shm),
+        PAIR_TEST(test_sizes, shm),          PAIR_TEST(test_many, shm),
+        PAIR_TEST(test_wait, shm),           PAIR_TEST(test_bad_rank, shm),
+        PAIR_TEST(test_info, tcp),           PAIR_TEST(test_one_each_way, tcp),
+        PAIR_TEST(test_sizes, tcp),          PAIR_TEST(test_many, tcp),
+        PAIR_TEST(test_wait, tcp),           PAIR_TEST(test_bad_rank, tcp),
+        PAIR_TEST(test_info, tcp_nofd),      PAIR_TEST(test_one_each_way, tcp_nofd),
+        PAIR_TEST(test_wait, tcp_nofd),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
