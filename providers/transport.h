@@ -81,7 +81,7 @@ int fm_tp_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
 /* Implementations. */
 int fm_ofi_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
 
-/* "libfabric X.Y: prov1 prov2 ..." into buf, for fastmsg-info. */
+/* "X.Y, RDM providers: prov1 prov2 ..." into buf, for fastmsg-info. */
 void fm_tp_list_providers(char *buf, size_t len);
 
 #endif

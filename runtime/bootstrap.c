@@ -145,13 +145,13 @@ static int hex_decode(const char *src, unsigned char *dst, size_t n)
     return src[2 * n] == '\0' ? 0 : -1;
 }
 
-/* Chunk c of key: "key" for the first, "key:c" after. */
+/* Chunk c of key: "key" for the first, "key.c" after (keys are [A-Za-z0-9_.-]). */
 static void chunk_key(char *out, size_t len, const char *key, size_t c)
 {
     if (c == 0)
         snprintf(out, len, "%s", key);
     else
-        snprintf(out, len, "%s:%zu", key, c);
+        snprintf(out, len, "%s.%zu", key, c);
 }
 
 int fm_boot_put(fm_boot *b, const char *key, const void *val, size_t len)

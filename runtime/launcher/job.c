@@ -199,16 +199,29 @@ static void fm_run_job_signal_cb(struct ev_loop *loop, ev_signal *w, int revents
                     strsignal(w->signum));
 }
 
+static const int fm_run_job_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+
 void fm_run_job_signals(struct fm_run_job *job)
 {
-    static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
     for (int i = 0; i < 3; i++) {
-        struct sigaction old;
+        sigaction(fm_run_job_sigs[i], NULL, &job->orig_sig[i]);
         /* Under nohup, a hangup is not ours to act on. */
-        if (sigs[i] == SIGHUP && !sigaction(SIGHUP, NULL, &old) && old.sa_handler == SIG_IGN)
+        if (fm_run_job_sigs[i] == SIGHUP && job->orig_sig[i].sa_handler == SIG_IGN)
             continue;
-        ev_signal_init(&job->sig[i], fm_run_job_signal_cb, sigs[i]);
+        ev_signal_init(&job->sig[i], fm_run_job_signal_cb, fm_run_job_sigs[i]);
         job->sig[i].data = job;
         ev_signal_start(job->loop, &job->sig[i]);
     }
+}
+
+void fm_run_job_child_signals(const struct fm_run_job *job)
+{
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigset_t none;
+    for (int i = 0; i < 3; i++)
+        sigaction(fm_run_job_sigs[i], &job->orig_sig[i], NULL);
+    sigaction(SIGCHLD, &dfl, NULL);
+    sigaction(SIGPIPE, &job->orig_pipe, NULL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
 }

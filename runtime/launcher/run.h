@@ -98,11 +98,14 @@ struct fm_run_job {
     ev_signal sig[3];
     int stdin_fd; /* rank 0's stdin when relayed, else -1 */
     struct sigaction orig_pipe;
+    struct sigaction orig_sig[3]; /* SIGINT, SIGTERM, SIGHUP before libev took them */
 };
 
 /* job.c: a rank's life and the job's end */
 int fm_run_job_init(struct fm_run_job *job, const struct fm_run_opts *o);
 void fm_run_job_signals(struct fm_run_job *job);
+/* In a new child, with every signal blocked: give back the actions the launcher changed. */
+void fm_run_job_child_signals(const struct fm_run_job *job);
 void fm_run_job_watch(struct fm_run_job *job, int r);
 /* Look at rank r again after something changed (exit, fini, lost connection). */
 void fm_run_job_review(struct fm_run_job *job, int r);

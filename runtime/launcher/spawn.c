@@ -25,12 +25,10 @@ static void fm_run_spawn_exec(const struct fm_run_job *job, const struct fm_run_
 /* In the child: undo what the launcher set up for itself, then exec. */
 static void fm_run_spawn_exec(const struct fm_run_job *job, const struct fm_run_child *c)
 {
-    sigset_t none;
     setpgid(0, 0);
-    /* libev blocks the signals it watches; the rank must get them. */
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    sigaction(SIGPIPE, &job->orig_pipe, NULL);
+    /* A SIGTERM that came since fork is pending, and kills us here rather than reaching
+     * the launcher's handler. */
+    fm_run_job_child_signals(job);
     if (c->in >= 0)
         dup2(c->in, 0);
     if (c->out >= 0)
@@ -104,10 +102,17 @@ static int fm_run_spawn_fork(struct fm_run_job *job, struct fm_run_child *c, int
     FM_CHECK_QUIET(!job->opts->label || (!fm_run_spawn_pipe(pout) && !fm_run_spawn_pipe(perr)), -1);
     c->out = pout[1];
     c->err = perr[1];
+    /* Until the child has its own signal actions, signals must wait. */
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &old);
     pid_t pid = fork();
-    FM_CHECK_QUIET(pid >= 0, -1);
     if (pid == 0)
         fm_run_spawn_exec(job, c);
+    rc = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    errno = rc;
+    FM_CHECK_QUIET(pid > 0, -1);
     /* Both sides set the group, so that neither can signal it before it exists. */
     setpgid(pid, pid);
     rk->pid = pid;

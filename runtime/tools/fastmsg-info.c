@@ -38,7 +38,7 @@ int main(int argc, char **argv)
            FM_HAVE_PMIX ? "built in" : "not built");
     char provs[512];
     fm_tp_list_providers(provs, sizeof provs);
-    printf("libfabric RDM  %s\n", provs);
+    printf("libfabric      %s\n", provs);
     printf("bootstrap      %s would be used here\n", fm_boot_detect()->name);
     if (bad) {
         printf("configuration  ERROR: %s\n", err);

@@ -450,7 +450,7 @@ static void test_lines_long_values(void **state)
         int n = snprintf(want[i], sizeof want[i], "cmd=get_result rc=0 msg=success value=%d/", i);
         memset(want[i] + n, 'a' + i, 450);
         want[i][n + 450] = '\0';
-        off += (size_t)sprintf(stream + off, "%s\n", want[i]);
+        off += (size_t)snprintf(stream + off, sizeof stream - off, "%s\n", want[i]);
     }
     size_t chunks[] = {1000, 1, 511, 77};
     feed_and_check(stream, chunks, 4, wp, 3);
