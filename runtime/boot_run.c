@@ -216,7 +216,9 @@ static int fm_boot_run_connect_any(const struct addrinfo *res, long long deadlin
         int fd = fm_boot_run_connect_addr(ai, deadline);
         if (fd >= 0)
             return fd;
-        *err = errno;
+        /* A wait cut short by the deadline says less than a refusal seen before it. */
+        if (errno != ETIMEDOUT || *err == 0)
+            *err = errno;
     }
     return -1;
 }
@@ -240,7 +242,7 @@ static int fm_boot_run_connect(fm_boot *b, const char *addr)
     int limit_s = b->timeout_s > 0 && b->timeout_s < FM_BOOT_RUN_CONNECT_S ? b->timeout_s
                                                                            : FM_BOOT_RUN_CONNECT_S;
     long long end = fm_boot_run_now_ms() + 1000LL * limit_s;
-    int err = ETIMEDOUT, delay_ms = 50;
+    int err = 0, delay_ms = 50;
     for (;;) {
         p->fd = fm_boot_run_connect_any(res, end, &err);
         long long left = end - fm_boot_run_now_ms();

@@ -47,8 +47,10 @@ static int fm_ofi_cq_error(fm_ofi_tp *t, fm_tp_event *ev)
     const char *prov = t->base.info.provider;
     struct fi_cq_err_entry e = {0};
     char detail[256] = "";
+    const char *sep;
     fm_ofi_op *op;
     int rc = FM_OK;
+    int err;
     ssize_t ret = fi_cq_readerr(t->cq, &e, 0);
 
     if (ret == -FI_EAGAIN)
@@ -56,17 +58,20 @@ static int fm_ofi_cq_error(fm_ofi_tp *t, fm_tp_event *ev)
     FM_CHECK(ret == 1, FM_ERR_PROVIDER, "ofi %s: fi_cq_readerr: %s (%zd)", prov,
              fi_strerror((int)-ret), ret);
     t->stats.cq_errors++;
+    /* The spec says positive; shm 1.17 reports some errors negated (-FI_ETRUNC). */
+    err = e.err < 0 ? -e.err : e.err;
     fi_cq_strerror(t->cq, e.prov_errno, e.err_data, detail, sizeof detail);
+    sep = detail[0] ? "; provider says: " : "";
     op = e.op_context;
-    FM_CHECK(op, FM_ERR_PROVIDER, "ofi %s: error completion without a context: %s (%d): %s", prov,
-             fi_strerror(e.err), e.err, detail);
+    FM_CHECK(op, FM_ERR_PROVIDER, "ofi %s: error completion without a context: %s (%d)%s%s", prov,
+             fi_strerror(err), err, sep, detail);
     if (op->kind == FM_TP_SEND_DONE)
-        fm_log(0, "ofi %s: send of %zu bytes to rank %d failed: %s (%d): %s", prov, op->len,
-               op->dest, fi_strerror(e.err), e.err, detail);
+        fm_log(0, "ofi %s: send of %zu bytes to rank %d failed: %s (%d)%s%s", prov, op->len,
+               op->dest, fi_strerror(err), err, sep, detail);
     else
-        fm_log(0, "ofi %s: receive into %zu bytes failed: %s (%d): %s", prov, op->len,
-               fi_strerror(e.err), e.err, detail);
-    fm_ofi_event(ev, op, fm_ofi_status_of(e.err), e.len);
+        fm_log(0, "ofi %s: receive into %zu bytes failed: %s (%d)%s%s", prov, op->len,
+               fi_strerror(err), err, sep, detail);
+    fm_ofi_event(ev, op, fm_ofi_status_of(err), op->kind == FM_TP_RECV_DONE ? e.len : op->len);
     fm_ofi_op_put(t, op);
     return 1;
 error:
@@ -115,7 +120,9 @@ int fm_ofi_poll(fm_tp *tp, fm_tp_event *ev, int max)
     if (n >= max)
         return n;
     got = fm_ofi_cq_drain(t, ev + n, max - n);
-    return got < 0 ? got : n + got;
+    if (fm_ofi_unlikely(got < 0))
+        return n > 0 ? n : got; /* hand out what we have; the failure repeats next poll */
+    return n + got;
 }
 
 int fm_ofi_wait_fd(fm_tp *tp)
