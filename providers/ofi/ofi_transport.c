@@ -63,7 +63,8 @@ int fm_ofi_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
 
     FM_OFI_CHECK(cfg && tp, FM_ERR_INVALID, "ofi: open needs a config and a result pointer");
     *tp = NULL;
-    fm_ofi_restore_signals(); /* again: libfabric may have loaded more since */
+    /* Cheap, and it links ofi_signals.c with its constructor into static programs. */
+    fm_ofi_restore_signals();
     t = calloc(1, sizeof *t);
     FM_OFI_CHECK(t, FM_ERR_NOMEM, "ofi: out of memory");
     t->base.ops = &fm_ofi_ops;
