@@ -51,25 +51,25 @@ extern "C" {
 #define FM_VERSION_PATCH 0
 
 /* Status codes. Every call that can fail returns one of these; FM_OK is 0, errors are < 0. */
-#define FM_OK                0
-#define FM_EAGAIN            (-1)  /* cannot proceed now; retry after progress */
-#define FM_ERR_INVALID       (-2)  /* a NULL or otherwise invalid argument */
-#define FM_ERR_RANK          (-3)  /* rank out of range */
-#define FM_ERR_NOMEM         (-4)  /* out of memory */
-#define FM_ERR_NOT_INIT      (-5)  /* call before fm_init or after fm_finalize */
-#define FM_ERR_ALREADY_INIT  (-6)  /* fm_init called twice */
-#define FM_ERR_CONFIG        (-7)  /* a bad FM_* environment value */
-#define FM_ERR_BOOTSTRAP     (-8)  /* the launcher/PMI exchange failed */
-#define FM_ERR_PROVIDER      (-9)  /* libfabric failed or the provider is unavailable */
-#define FM_ERR_TIMEOUT       (-10) /* a blocking wait exceeded FM_TIMEOUT */
-#define FM_ERR_PEER          (-11) /* a peer died or became unreachable */
-#define FM_ERR_TOO_LONG      (-12) /* a value larger than the call allows */
-#define FM_ERR_HANDLER       (-13) /* unknown or unregistered handler id */
-#define FM_ERR_OVERFLOW      (-14) /* more bytes sent than the message declared */
-#define FM_ERR_UNDERFLOW     (-15) /* more bytes asked for than the message holds */
-#define FM_ERR_INTERNAL      (-16) /* a bug: please report it */
-#define FM_ERR_IN_HANDLER    (-17) /* call not allowed inside a handler */
-#define FM_ERR_STATE         (-18) /* stream used in the wrong state (e.g. after end) */
+#define FM_OK               0
+#define FM_EAGAIN           (-1)  /* cannot proceed now; retry after progress */
+#define FM_ERR_INVALID      (-2)  /* a NULL or otherwise invalid argument */
+#define FM_ERR_RANK         (-3)  /* rank out of range */
+#define FM_ERR_NOMEM        (-4)  /* out of memory */
+#define FM_ERR_NOT_INIT     (-5)  /* call before fm_init or after fm_finalize */
+#define FM_ERR_ALREADY_INIT (-6)  /* fm_init called twice */
+#define FM_ERR_CONFIG       (-7)  /* a bad FM_* environment value */
+#define FM_ERR_BOOTSTRAP    (-8)  /* the launcher/PMI exchange failed */
+#define FM_ERR_PROVIDER     (-9)  /* libfabric failed or the provider is unavailable */
+#define FM_ERR_TIMEOUT      (-10) /* a blocking wait exceeded FM_TIMEOUT */
+#define FM_ERR_PEER         (-11) /* a peer died or became unreachable */
+#define FM_ERR_TOO_LONG     (-12) /* a value larger than the call allows */
+#define FM_ERR_HANDLER      (-13) /* unknown or unregistered handler id */
+#define FM_ERR_OVERFLOW     (-14) /* more bytes sent than the message declared */
+#define FM_ERR_UNDERFLOW    (-15) /* more bytes asked for than the message holds */
+#define FM_ERR_INTERNAL     (-16) /* a bug: please report it */
+#define FM_ERR_IN_HANDLER   (-17) /* call not allowed inside a handler */
+#define FM_ERR_STATE        (-18) /* stream used in the wrong state (e.g. after end) */
 
 /* Handler return values. */
 #define FM_DONE     0 /* finished with this message; unread bytes are discarded */
@@ -187,7 +187,7 @@ long fm_wait(fm_context *ctx, int timeout_ms);
 
 /* Counters of one context. */
 typedef struct fm_stats {
-    uint64_t packets_sent, bytes_sent;         /* data packets and payload bytes */
+    uint64_t packets_sent, bytes_sent; /* data packets and payload bytes */
     uint64_t packets_received, bytes_received;
     uint64_t messages_sent, messages_received;
     uint64_t credit_packets_sent, credit_packets_received;

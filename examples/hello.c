@@ -13,9 +13,9 @@
 
 typedef struct inbox {
     int rank;
-    int received;    /* greetings that checked out */
-    int bad;         /* greetings that did not */
-    char *seen;      /* one flag per sender */
+    int received; /* greetings that checked out */
+    int bad;      /* greetings that did not */
+    char *seen;   /* one flag per sender */
 } inbox;
 
 /* Greeting from s to d: a text line, then PATTERN_LEN bytes that depend on s and d. */

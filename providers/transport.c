@@ -22,8 +22,8 @@ int fm_tp_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
 void fm_tp_list_providers(char *buf, size_t len)
 {
     struct fi_info *hints = fi_allocinfo(), *info = NULL;
-    int o = snprintf(buf, len, "%u.%u, RDM providers:", FI_MAJOR(fi_version()),
-                     FI_MINOR(fi_version()));
+    int o =
+        snprintf(buf, len, "%u.%u, RDM providers:", FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
     if (!hints)
         return;
     hints->ep_attr->type = FI_EP_RDM;

@@ -19,9 +19,9 @@ typedef enum { FM_TP_SEND_DONE = 1, FM_TP_RECV_DONE = 2 } fm_tp_event_kind;
 
 typedef struct fm_tp_event {
     fm_tp_event_kind kind;
-    int status;  /* FM_OK, or an FM_ERR_* code for this one operation */
-    void *ctx;   /* as passed to send/post_recv */
-    size_t len;  /* bytes received (RECV_DONE) */
+    int status; /* FM_OK, or an FM_ERR_* code for this one operation */
+    void *ctx;  /* as passed to send/post_recv */
+    size_t len; /* bytes received (RECV_DONE) */
 } fm_tp_event;
 
 typedef struct fm_tp_config {
@@ -29,16 +29,16 @@ typedef struct fm_tp_config {
     const char *iface;    /* interface for tcp, or "" */
     int all_local;        /* every rank on this host: pin tcp to lo unless iface is set */
     int verbose;
-    int no_wait_fd;       /* 1: no CQ wait object: wait_fd is -1, but tcp polls faster */
+    int no_wait_fd; /* 1: no CQ wait object: wait_fd is -1, but tcp polls faster */
 } fm_tp_config;
 
 typedef struct fm_tp_info {
-    char provider[64];   /* the provider actually opened, e.g. "tcp;ofi_rxm" */
+    char provider[64]; /* the provider actually opened, e.g. "tcp;ofi_rxm" */
     char fabric[64];
-    size_t inject_size;  /* sends up to this size complete at once */
+    size_t inject_size; /* sends up to this size complete at once */
     size_t max_msg_size;
-    int needs_mr;        /* buffers must be registered (mem_reg) */
-    int ordered;         /* packets from one sender arrive in the order sent (FI_ORDER_SAS) */
+    int needs_mr; /* buffers must be registered (mem_reg) */
+    int ordered;  /* packets from one sender arrive in the order sent (FI_ORDER_SAS) */
 } fm_tp_info;
 
 struct fm_tp_ops {

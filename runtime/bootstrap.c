@@ -49,7 +49,10 @@ static const struct fm_boot_ops *boot_by_name(const char *which)
 #if FM_HAVE_PMIX
         &fm_boot_pmix_ops,
 #endif
-        &fm_boot_pmi1_ops, &fm_boot_run_ops, &fm_boot_singleton_ops};
+        &fm_boot_pmi1_ops,
+        &fm_boot_run_ops,
+        &fm_boot_singleton_ops
+    };
     if (!strcmp(which, "auto"))
         return fm_boot_detect();
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -87,9 +90,10 @@ int fm_boot_init(fm_boot *b, const char *which, int timeout_s)
     b->timeout_s = timeout_s;
     b->ops = boot_by_name(which ? which : "auto");
     if (!b->ops)
-        return fm_boot_fail(b, FM_ERR_CONFIG,
-                            "FM_BOOTSTRAP=%s: unknown back end (auto, pmix, pmi1, run, singleton%s)",
-                            which, FM_HAVE_PMIX ? "" : "; pmix not built in");
+        return fm_boot_fail(
+            b, FM_ERR_CONFIG,
+            "FM_BOOTSTRAP=%s: unknown back end (auto, pmix, pmi1, run, singleton%s)", which,
+            FM_HAVE_PMIX ? "" : "; pmix not built in");
     int rc = b->ops->init(b);
     if (rc) {
         b->ops = NULL;

@@ -68,7 +68,6 @@ void fm_boot_abort(fm_boot *b, int code, const char *msg);
 void fm_boot_fini(fm_boot *b);
 
 /* Set b->err (printf-style) and return code; for back ends. */
-int fm_boot_fail(fm_boot *b, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int fm_boot_fail(fm_boot *b, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -9,7 +9,8 @@
 
 #include "fastmsg.h"
 
-#define FM_CFG_ROW(NAME, field, type, def, min, max, doc) {#NAME, FM_CFG_##type, def, min, max, doc},
+#define FM_CFG_ROW(NAME, field, type, def, min, max, doc)                                          \
+    {#NAME, FM_CFG_##type, def, min, max, doc},
 const fm_config_var fm_config_vars[] = {FM_CONFIG_TABLE(FM_CFG_ROW)};
 const int fm_config_nvars = sizeof(fm_config_vars) / sizeof(fm_config_vars[0]);
 
@@ -94,7 +95,7 @@ static const char *type_hint(const fm_config_var *v, char *buf, size_t len)
 #define FM_CFG_STORE_SIZE(field) p->field = num;
 #define FM_CFG_STORE_BOOL(field) p->field = num;
 #define FM_CFG_STORE_STR(field)  snprintf(p->field, sizeof p->field, "%s", str);
-#define FM_CFG_STORE(NAME, field, type, def, min, max, doc)                                       \
+#define FM_CFG_STORE(NAME, field, type, def, min, max, doc)                                        \
     if (i == idx++) {                                                                              \
         FM_CFG_STORE_##type(field) return;                                                         \
     }
@@ -133,7 +134,7 @@ int fm_config_load(fm_config *cfg, fm_config_getenv_fn get, char *err, size_t er
 #define FM_CFG_SHOW_SIZE(field) snprintf(buf, len, "%ld", cfg->field);
 #define FM_CFG_SHOW_BOOL(field) snprintf(buf, len, "%ld", cfg->field);
 #define FM_CFG_SHOW_STR(field)  snprintf(buf, len, "%s", cfg->field);
-#define FM_CFG_SHOW(NAME, field, type, def, min, max, doc)                                        \
+#define FM_CFG_SHOW(NAME, field, type, def, min, max, doc)                                         \
     if (i == idx++) {                                                                              \
         FM_CFG_SHOW_##type(field) return buf;                                                      \
     }

@@ -10,10 +10,10 @@
 typedef enum { FM_CFG_INT, FM_CFG_SIZE, FM_CFG_BOOL, FM_CFG_STR } fm_cfg_type;
 typedef enum { FM_CFG_FROM_DEFAULT, FM_CFG_FROM_ENV } fm_cfg_source;
 
-#define FM_CFG_FIELD_INT(field)  long field;
-#define FM_CFG_FIELD_SIZE(field) long field;
-#define FM_CFG_FIELD_BOOL(field) long field;
-#define FM_CFG_FIELD_STR(field)  char field[128];
+#define FM_CFG_FIELD_INT(field)                             long field;
+#define FM_CFG_FIELD_SIZE(field)                            long field;
+#define FM_CFG_FIELD_BOOL(field)                            long field;
+#define FM_CFG_FIELD_STR(field)                             char field[128];
 #define FM_CFG_FIELD(NAME, field, type, def, min, max, doc) FM_CFG_FIELD_##type(field)
 
 typedef struct fm_config {

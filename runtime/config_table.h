@@ -20,14 +20,15 @@
     X(FM_TIMEOUT, timeout, INT, "60", 1, 86400,                                                    \
       "seconds any blocking bootstrap or network wait may last before it fails with "              \
       "FM_ERR_TIMEOUT")                                                                            \
-    X(FM_PACKET_SIZE, packet_size, SIZE, "16K", 64, 1048576,                                      \
-      "payload bytes per packet; one receive buffer per credit holds one packet")                   \
+    X(FM_PACKET_SIZE, packet_size, SIZE, "16K", 64, 1048576,                                       \
+      "payload bytes per packet; one receive buffer per credit holds one packet")                  \
     X(FM_CREDITS, credits, INT, "8", 1, 4096,                                                      \
-      "packets a sender may have in flight to one receiver (receive buffers reserved per peer)")    \
+      "packets a sender may have in flight to one receiver (receive buffers reserved per peer)")   \
     X(FM_OVERFLOW, overflow, SIZE, "64M", 0, 1L << 40,                                             \
       "bytes of packets a handler may queue for peers that have no credit before "                 \
-      "fm_begin_message returns FM_EAGAIN")                                                         \
-    X(FM_VERBOSE, verbose, INT, "0", 0, 3, "diagnostics on stderr: 0 errors only, 1 setup, 2-3 more") \
+      "fm_begin_message returns FM_EAGAIN")                                                        \
+    X(FM_VERBOSE, verbose, INT, "0", 0, 3,                                                         \
+      "diagnostics on stderr: 0 errors only, 1 setup, 2-3 more")                                   \
     X(FM_STATS, stats, BOOL, "0", 0, 0, "print per-context counters at fm_finalize")
 
 #endif

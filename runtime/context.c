@@ -84,8 +84,8 @@ static int exchange_addresses(fm_context *ctx)
     for (int r = 0; r < ctx->size; r++) {
         size_t got = len;
         rc = fm_boot_get(&ctx->boot, r, "fm.addr", all + (size_t)r * len, &got);
-        FM_CHECK(rc == FM_OK && got == len, rc ? rc : FM_ERR_BOOTSTRAP,
-                 "address of rank %d: %s", r, rc ? ctx->boot.err : "length differs");
+        FM_CHECK(rc == FM_OK && got == len, rc ? rc : FM_ERR_BOOTSTRAP, "address of rank %d: %s", r,
+                 rc ? ctx->boot.err : "length differs");
     }
     rc = ctx->tp->ops->connect(ctx->tp, all, len, ctx->size);
     FM_CHECK(rc == FM_OK, rc, "cannot insert the peers' addresses");

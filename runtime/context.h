@@ -21,11 +21,11 @@ typedef struct fm_pkt {
     unsigned char *buf;  /* FM_WIRE_HDR_LEN header bytes, then the payload */
     fm_tp_mr *mr;
     fm_pkt_kind kind;
-    int peer;            /* destination (send) or source (receive) */
+    int peer; /* destination (send) or source (receive) */
     uint32_t seq;
-    uint32_t len;        /* payload bytes */
-    uint32_t off;        /* payload bytes already read by the handler (receive) */
-    uint16_t flags;      /* FM_PKT_LAST */
+    uint32_t len;   /* payload bytes */
+    uint32_t off;   /* payload bytes already read by the handler (receive) */
+    uint16_t flags; /* FM_PKT_LAST */
 } fm_pkt;
 
 typedef struct fm_pkt_queue {
@@ -68,15 +68,15 @@ struct fm_stream {
 };
 
 typedef struct fm_peer {
-    int send_credits;        /* packets we may still send to this peer */
-    int owed;                /* credits we owe it: its packets we have freed */
-    int credit_dirty;        /* on the context's list of peers owing credits */
+    int send_credits; /* packets we may still send to this peer */
+    int owed;         /* credits we owe it: its packets we have freed */
+    int credit_dirty; /* on the context's list of peers owing credits */
     uint32_t next_msg_id;
-    fm_pkt_queue pending;    /* data packets waiting for a credit */
-    fm_pkt credit_pkt;       /* our one credit packet to it */
-    int credit_busy;         /* that packet is in flight */
+    fm_pkt_queue pending; /* data packets waiting for a credit */
+    fm_pkt credit_pkt;    /* our one credit packet to it */
+    int credit_busy;      /* that packet is in flight */
     unsigned char credit_buf[FM_WIRE_HDR_LEN];
-    fm_stream *inbound;      /* its messages in progress here */
+    fm_stream *inbound; /* its messages in progress here */
 } fm_peer;
 
 typedef struct fm_handler_slot {
@@ -100,10 +100,10 @@ struct fm_context {
     fm_handler_slot handlers[FM_HANDLER_COUNT];
 
     fm_pkt_slab *recv_slabs, *send_slabs;
-    fm_pkt *send_free;      /* idle send packet buffers */
-    size_t send_pkts;       /* send buffers in existence */
-    size_t send_pkts_max;   /* the FM_OVERFLOW budget, in packets */
-    size_t sends_inflight;  /* handed to the transport, completion not seen */
+    fm_pkt *send_free;     /* idle send packet buffers */
+    size_t send_pkts;      /* send buffers in existence */
+    size_t send_pkts_max;  /* the FM_OVERFLOW budget, in packets */
+    size_t sends_inflight; /* handed to the transport, completion not seen */
     fm_stream *stream_free;
 
     int in_handler;   /* depth of handler calls */

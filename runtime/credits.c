@@ -55,8 +55,8 @@ static int send_credit_packet(fm_context *ctx, int peer)
                      .credits = (uint16_t)fm_credits_take_owed(ctx, peer)};
     fm_wire_encode(&h, p->credit_buf);
     p->credit_busy = 1;
-    int rc = ctx->tp->ops->send(ctx->tp, peer, p->credit_buf, FM_WIRE_HDR_LEN, NULL,
-                                &p->credit_pkt);
+    int rc =
+        ctx->tp->ops->send(ctx->tp, peer, p->credit_buf, FM_WIRE_HDR_LEN, NULL, &p->credit_pkt);
     if (rc) {
         p->credit_busy = 0;
         p->owed += h.credits;

@@ -17,7 +17,8 @@ static int flags(void)
 {
     pthread_once(&arena_once, arena_create);
     /* Without its own arena fastmsg still works, from jemalloc's default ones. */
-    return MALLOCX_ALIGN(64) | MALLOCX_ZERO | (arena_ok ? MALLOCX_ARENA(arena) | MALLOCX_TCACHE_NONE : 0);
+    return MALLOCX_ALIGN(64) | MALLOCX_ZERO |
+           (arena_ok ? MALLOCX_ARENA(arena) | MALLOCX_TCACHE_NONE : 0);
 }
 
 void *fm_mem_alloc(size_t size)

@@ -5,6 +5,6 @@
 
 #include <stddef.h>
 
-void *fm_mem_alloc(size_t size);  /* 64-byte aligned, zeroed; NULL when out of memory */
+void *fm_mem_alloc(size_t size); /* 64-byte aligned, zeroed; NULL when out of memory */
 void fm_mem_free(void *p);
 #endif

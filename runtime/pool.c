@@ -87,8 +87,7 @@ int fm_pool_init(fm_context *ctx)
     size_t per = pkt_bytes(ctx);
     size_t base = (size_t)ctx->size * (size_t)ctx->credits;
     ctx->send_pkts_max = base + (size_t)ctx->cfg.overflow / per;
-    FM_CHECK(grow_send(ctx, base) == FM_OK, FM_ERR_NOMEM, "cannot allocate %zu send buffers",
-             base);
+    FM_CHECK(grow_send(ctx, base) == FM_OK, FM_ERR_NOMEM, "cannot allocate %zu send buffers", base);
     return FM_OK;
 error:
     return rc;

@@ -120,8 +120,10 @@ static void stream_pour(fm_context *ctx, fm_stream *s)
         size_t n = p->len - p->off;
         size_t room = s->dcap - s->dlen;
         if (n > room) {
-            fm_log(0, "message from rank %d is longer than the %zu-byte delivery buffer; "
-                      "%zu bytes dropped", s->peer, s->dcap, n - room);
+            fm_log(0,
+                   "message from rank %d is longer than the %zu-byte delivery buffer; "
+                   "%zu bytes dropped",
+                   s->peer, s->dcap, n - room);
             n = room;
         }
         memcpy(s->dbuf + s->dlen, p->buf + FM_WIRE_HDR_LEN + p->off, n);
@@ -151,9 +153,10 @@ static void stream_run(fm_context *ctx, fm_stream *s)
         if (r == FM_DONE && !s->dfn)
             s->finished = 1;
         else if (!s->dfn && s->complete && s->avail == before && s->avail > 0) {
-            fm_log(0, "handler %d read nothing of a complete message from rank %d and asked "
-                      "for more; dropping its last %llu bytes", s->handler, s->peer,
-                   (unsigned long long)s->avail);
+            fm_log(0,
+                   "handler %d read nothing of a complete message from rank %d and asked "
+                   "for more; dropping its last %llu bytes",
+                   s->handler, s->peer, (unsigned long long)s->avail);
             s->finished = 1;
         }
     }
@@ -173,8 +176,7 @@ static void stream_run(fm_context *ctx, fm_stream *s)
 int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
 {
     fm_wire_hdr h;
-    fm_wire_status st =
-        fm_wire_decode(p->buf, len, ctx->job_key, ctx->size, ctx->packet_size, &h);
+    fm_wire_status st = fm_wire_decode(p->buf, len, ctx->job_key, ctx->size, ctx->packet_size, &h);
     if (st != FM_WIRE_OK) {
         ctx->drops[st]++;
         ctx->stats.dropped++;

@@ -82,16 +82,19 @@ fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_t job_key, int
     if (h->type == FM_PKT_CREDIT && h->payload_len != 0)
         return FM_WIRE_LEN_BAD;
     /* Every packet but the last is full, so a message's bytes so far never exceed msg_len. */
-    if (h->type == FM_PKT_DATA &&
-        (uint64_t)h->seq * max_payload + h->payload_len > h->msg_len)
+    if (h->type == FM_PKT_DATA && (uint64_t)h->seq * max_payload + h->payload_len > h->msg_len)
         return FM_WIRE_LEN_BAD;
     return FM_WIRE_OK;
 }
 
 const char *fm_wire_status_str(fm_wire_status s)
 {
-    static const char *names[FM_WIRE_NREASONS] = {
-        "ok", "short packet", "bad version", "foreign job key", "bad type or flags",
-        "bad source rank", "bad length"};
+    static const char *names[FM_WIRE_NREASONS] = {"ok",
+                                                  "short packet",
+                                                  "bad version",
+                                                  "foreign job key",
+                                                  "bad type or flags",
+                                                  "bad source rank",
+                                                  "bad length"};
     return s < FM_WIRE_NREASONS ? names[s] : "?";
 }

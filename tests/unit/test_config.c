@@ -77,9 +77,12 @@ static void environment_overrides(void **state)
 static void bad_values_rejected(void **state)
 {
     (void)state;
-    const char *bad[][2] = {{"FM_CREDITS", "0"},        {"FM_CREDITS", "lots"},
-                            {"FM_PACKET_SIZE", "16Q"},  {"FM_PACKET_SIZE", "8"},
-                            {"FM_STATS", "maybe"},      {"FM_TIMEOUT", ""},
+    const char *bad[][2] = {{"FM_CREDITS", "0"},
+                            {"FM_CREDITS", "lots"},
+                            {"FM_PACKET_SIZE", "16Q"},
+                            {"FM_PACKET_SIZE", "8"},
+                            {"FM_STATS", "maybe"},
+                            {"FM_TIMEOUT", ""},
                             {"FM_CREDITS", "99999999999999999999"}};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         env_n = 0;

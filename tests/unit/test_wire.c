@@ -11,9 +11,16 @@
 
 static fm_wire_hdr sample(void)
 {
-    return (fm_wire_hdr){.version = FM_WIRE_VERSION, .type = FM_PKT_DATA, .flags = FM_PKT_LAST,
-                         .src = 3, .job_key = KEY, .msg_id = 0xdeadbeef, .seq = 2,
-                         .payload_len = 100, .handler = 7, .credits = 513,
+    return (fm_wire_hdr){.version = FM_WIRE_VERSION,
+                         .type = FM_PKT_DATA,
+                         .flags = FM_PKT_LAST,
+                         .src = 3,
+                         .job_key = KEY,
+                         .msg_id = 0xdeadbeef,
+                         .seq = 2,
+                         .payload_len = 100,
+                         .handler = 7,
+                         .credits = 513,
                          .msg_len = 2 * 1024 + 100};
 }
 
