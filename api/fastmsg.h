@@ -31,6 +31,9 @@
  *   without credit are queued in memory (at most FM_OVERFLOW bytes) and leave as credits
  *   come back; fm_begin_message returns FM_EAGAIN when that budget is used up.
  *
+ * Progress from an event loop
+ *   fastmsg_ev.h attaches a context's progress to an application's libev loop.
+ *
  * Environment
  *   Every FM_* variable is listed by `fastmsg-info` and in the README. A bad value makes
  *   fm_init() fail with FM_ERR_CONFIG and a message naming the variable.
@@ -115,8 +118,10 @@ int fm_size(const fm_context *ctx);
  * it so that another job's packets are recognised and dropped. 0 if ctx is NULL. */
 uint64_t fm_job_key(const fm_context *ctx);
 
-/* Block until every rank has entered fm_barrier (out-of-band, through the bootstrap).
- * Errors: FM_ERR_NOT_INIT, FM_ERR_BOOTSTRAP, FM_ERR_TIMEOUT. */
+/* Block until every rank has entered fm_barrier. Runs over the network (a dissemination
+ * barrier) while progress goes on, so handlers keep running and credits keep flowing.
+ * Not from inside a handler. Errors: FM_ERR_NOT_INIT, FM_ERR_IN_HANDLER, FM_ERR_TIMEOUT,
+ * FM_ERR_PEER. */
 int fm_barrier(fm_context *ctx);
 
 /* Register fn as handler id (0..FM_MAX_HANDLERS-1) with its argument. Every rank that may
