@@ -52,6 +52,7 @@ struct fm_stream {
     uint64_t written; /* bytes appended so far */
     uint32_t seq;     /* next packet's sequence number */
     fm_pkt *cur;      /* packet being filled */
+    size_t reserved;  /* send buffers promised to this stream (opened in a handler) */
     /* receiving */
     uint32_t next_seq;  /* next sequence number to move to ready */
     fm_pkt_queue ready; /* in-order packets not yet fully read */
@@ -101,6 +102,8 @@ struct fm_context {
 
     fm_pkt_slab *recv_slabs, *send_slabs;
     fm_pkt *send_free;     /* idle send packet buffers */
+    size_t send_free_n;    /* how many */
+    size_t send_reserved;  /* promised to streams opened inside handlers */
     size_t send_pkts;      /* send buffers in existence */
     size_t send_pkts_max;  /* the FM_OVERFLOW budget, in packets */
     size_t sends_inflight; /* handed to the transport, completion not seen */
@@ -120,7 +123,9 @@ struct fm_context {
 /* pool.c: packet buffers */
 int fm_pool_init(fm_context *ctx);
 void fm_pool_fini(fm_context *ctx);
-fm_pkt *fm_pool_get_send(fm_context *ctx);
+fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved);
+int fm_pool_reserve(fm_context *ctx, size_t n);
+void fm_pool_unreserve(fm_context *ctx, size_t n);
 void fm_pool_put_send(fm_context *ctx, fm_pkt *p);
 int fm_pool_repost(fm_context *ctx, fm_pkt *p);
 

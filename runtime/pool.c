@@ -99,16 +99,44 @@ void fm_pool_fini(fm_context *ctx)
     slabs_free(ctx, ctx->send_slabs);
     ctx->recv_slabs = ctx->send_slabs = NULL;
     ctx->send_free = NULL;
+    ctx->send_free_n = 0;
 }
 
-fm_pkt *fm_pool_get_send(fm_context *ctx)
+/* Buffers that exist or may still be made, less those promised. */
+static size_t unpromised(const fm_context *ctx)
 {
+    size_t all = ctx->send_free_n + (ctx->send_pkts_max - ctx->send_pkts);
+    return all > ctx->send_reserved ? all - ctx->send_reserved : 0;
+}
+
+/* Promise n send buffers (a stream opened in a handler must never wait for one). */
+int fm_pool_reserve(fm_context *ctx, size_t n)
+{
+    if (unpromised(ctx) < n)
+        return FM_EAGAIN;
+    ctx->send_reserved += n;
+    return FM_OK;
+}
+
+void fm_pool_unreserve(fm_context *ctx, size_t n)
+{
+    ctx->send_reserved -= n;
+}
+
+/* A send buffer, or NULL. reserved: the caller holds a promise (and gives one up). */
+fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved)
+{
+    if (reserved)
+        ctx->send_reserved--;
+    else if (unpromised(ctx) == 0)
+        return NULL;
     if (!ctx->send_free && ctx->send_pkts < ctx->send_pkts_max) {
         size_t n = ctx->send_pkts_max - ctx->send_pkts;
         grow_send(ctx, n < 64 ? n : 64);
     }
     fm_pkt *p = ctx->send_free;
     if (p) {
+        ctx->send_free_n--;
         ctx->send_free = p->next;
         p->next = NULL;
         p->len = 0;
@@ -121,4 +149,5 @@ void fm_pool_put_send(fm_context *ctx, fm_pkt *p)
 {
     p->next = ctx->send_free;
     ctx->send_free = p;
+    ctx->send_free_n++;
 }

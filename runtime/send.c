@@ -83,7 +83,7 @@ static int peer_drained(fm_context *ctx, void *arg)
 static int send_buffer_free(fm_context *ctx, void *arg)
 {
     (void)arg;
-    return ctx->send_free != NULL || ctx->send_pkts < ctx->send_pkts_max;
+    return ctx->send_free_n + (ctx->send_pkts_max - ctx->send_pkts) > ctx->send_reserved;
 }
 
 /* Outside handlers, wait until this stream's packets have left for the network. */
@@ -97,15 +97,20 @@ static int wait_sent(fm_stream *s)
 static int next_packet(fm_stream *s)
 {
     fm_context *ctx = s->ctx;
-    s->cur = fm_pool_get_send(ctx);
+    if (s->reserved) {
+        s->reserved--;
+        s->cur = fm_pool_get_send(ctx, 1);
+        return s->cur ? FM_OK : FM_ERR_NOMEM;
+    }
+    s->cur = fm_pool_get_send(ctx, 0);
     if (s->cur)
         return FM_OK;
     if (ctx->in_handler)
-        return FM_EAGAIN; /* fm_begin_message reserved against this; see there */
+        return FM_EAGAIN; /* a stream opened outside, written inside a handler */
     int rc = fm_progress_until(ctx, send_buffer_free, NULL, "a send buffer");
     if (rc)
         return rc;
-    s->cur = fm_pool_get_send(ctx);
+    s->cur = fm_pool_get_send(ctx, 0);
     return s->cur ? FM_OK : FM_ERR_NOMEM;
 }
 
@@ -123,22 +128,21 @@ int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stre
         return FM_ERR_HANDLER;
     if ((unsigned long long)len > FM_MAX_MESSAGE)
         return FM_ERR_TOO_LONG;
-    if (ctx->in_handler) {
-        /* Never wait inside a handler: refuse if the packets could not all be queued. */
-        size_t need = len / ctx->packet_size + 1;
-        size_t spare = ctx->send_pkts_max - ctx->send_pkts;
-        for (fm_pkt *p = ctx->send_free; p && spare < need; p = p->next)
-            spare++;
-        if (spare < need)
-            return FM_EAGAIN;
-    }
+    /* Never wait inside a handler: promise the message all its packet buffers now, or
+     * refuse. (Packets without credit then wait in memory, not in the handler.) */
+    size_t need = ctx->in_handler ? len / ctx->packet_size + 1 : 0;
+    if (need && fm_pool_reserve(ctx, need))
+        return FM_EAGAIN;
     fm_stream *s = ctx->stream_free;
     if (s)
         ctx->stream_free = s->next;
-    else if (!(s = calloc(1, sizeof *s)))
+    else if (!(s = calloc(1, sizeof *s))) {
+        fm_pool_unreserve(ctx, need);
         return FM_ERR_NOMEM;
+    }
     memset(s, 0, sizeof *s);
     s->ctx = ctx;
+    s->reserved = need;
     s->sending = 1;
     s->peer = dest;
     s->handler = (uint16_t)handler;
@@ -208,6 +212,8 @@ int fm_end_message(fm_stream *s)
         return rc;
     rc = wait_sent(s);
     fm_context *ctx = s->ctx;
+    fm_pool_unreserve(ctx, s->reserved);
+    s->reserved = 0;
     s->sending = 0;
     s->next = ctx->stream_free;
     ctx->stream_free = s;
