@@ -32,7 +32,8 @@
  *   come back; fm_begin_message returns FM_EAGAIN when that budget is used up.
  *
  * Progress from an event loop
- *   fastmsg_ev.h attaches a context's progress to an application's libev loop.
+ *   fastmsg_ev.h (library fastmsg_ev, pkg-config fastmsg-ev) attaches a context's progress
+ *   to an application's libev loop; fm_wait_fd and fm_trywait serve any other loop.
  *
  * Environment
  *   Every FM_* variable is listed by `fastmsg-info` and in the README. A bad value makes
@@ -189,6 +190,15 @@ long fm_extract(fm_context *ctx, size_t maxbytes);
  * processes can share few cores. Returns payload bytes handled (>= 0) or an error as
  * fm_extract. */
 long fm_wait(fm_context *ctx, int timeout_ms);
+
+/* For event loops: a file descriptor that becomes readable when progress has work, or -1
+ * when the provider has none (shm): then poll fm_extract from an idle or timer callback.
+ * Errors: FM_ERR_NOT_INIT. */
+int fm_wait_fd(const fm_context *ctx);
+
+/* FM_OK when it is safe to sleep on fm_wait_fd until it is readable; FM_EAGAIN when progress
+ * has work now (call fm_extract first). Never blocks. Errors: FM_ERR_NOT_INIT. */
+int fm_trywait(fm_context *ctx);
 
 /* Counters of one context. */
 typedef struct fm_stats {

@@ -1,7 +1,8 @@
-/* fastmsg progress inside an application's libev loop (api/fastmsg_ev.h). */
+/* fastmsg progress inside an application's libev loop (api/fastmsg_ev.h). Built as its own
+ * library on the public API only: libev.so also exports libevent-compatible symbols
+ * (event_add, ...) that would shadow libevent inside libpmix if libfastmsg linked libev. */
 #include <stdlib.h>
 
-#include "context.h"
 #include "fastmsg_ev.h"
 
 /* Idle polls without traffic before an fd-less transport drops back to the timer. */
@@ -26,9 +27,7 @@ static void run(fm_ev *w)
     long n = fm_extract(w->ctx, 0);
     if (n < 0 && !w->error)
         w->error = (int)n;
-    int busy = n > 0 || w->ctx->sends_inflight > 0;
-    if (w->fd >= 0 && !busy)
-        busy = w->ctx->tp->ops->trywait(w->ctx->tp) != FM_OK;
+    int busy = n > 0 || fm_trywait(w->ctx) != FM_OK;
     w->quiet = busy ? 0 : w->quiet + 1;
     if (busy || (w->fd < 0 && w->quiet < FM_EV_IDLE_POLLS))
         ev_idle_start(w->loop, &w->idle);
@@ -61,7 +60,7 @@ int fm_ev_start(fm_context *ctx, struct ev_loop *loop, fm_ev **out)
         return FM_ERR_NOMEM;
     w->ctx = ctx;
     w->loop = loop;
-    w->fd = ctx->tp->ops->wait_fd(ctx->tp);
+    w->fd = fm_wait_fd(ctx);
     ev_prepare_init(&w->prepare, on_prepare);
     ev_idle_init(&w->idle, on_idle);
     w->prepare.data = w->idle.data = w;

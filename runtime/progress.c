@@ -149,3 +149,17 @@ long fm_wait(fm_context *ctx, int timeout_ms)
         idle_step(ctx, &idle, deadline);
     }
 }
+
+int fm_wait_fd(const fm_context *ctx)
+{
+    return ctx ? ctx->tp->ops->wait_fd(ctx->tp) : FM_ERR_NOT_INIT;
+}
+
+int fm_trywait(fm_context *ctx)
+{
+    if (!ctx)
+        return FM_ERR_NOT_INIT;
+    if (ctx->sends_inflight > 0 && ctx->tp->ops->wait_fd(ctx->tp) < 0)
+        return FM_EAGAIN;
+    return ctx->tp->ops->trywait(ctx->tp) == FM_OK ? FM_OK : FM_EAGAIN;
+}
