@@ -110,6 +110,7 @@ struct fm_context {
     fm_stream *stream_free;
 
     int in_handler;   /* depth of handler calls */
+    int run_held;     /* a handler was registered inside a handler: run held messages */
     int finalizing;   /* no more credit packets */
     uint64_t handled; /* payload bytes given to handlers, for fm_extract */
 

@@ -84,8 +84,12 @@ int fm_credits_settle(fm_context *ctx)
             continue;
         }
         int e = send_credit_packet(ctx, r);
-        if (e && !rc)
-            rc = e;
+        if (e) {
+            ctx->dirty[keep++] = r; /* retried after the next progress round */
+            if (!rc)
+                rc = e;
+            continue;
+        }
         p->credit_dirty = 0;
     }
     ctx->ndirty = keep;

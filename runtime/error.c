@@ -37,6 +37,10 @@ const char *fm_strerror(int status)
         return "more bytes requested than the message holds";
     case FM_ERR_INTERNAL:
         return "internal error";
+    case FM_ERR_IN_HANDLER:
+        return "not allowed inside a handler";
+    case FM_ERR_STATE:
+        return "stream used in the wrong state";
     }
     return "unknown status code";
 }

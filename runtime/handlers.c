@@ -15,6 +15,8 @@ int fm_register_handler(fm_context *ctx, int id, fm_handler_fn fn, void *arg)
      * the next progress round picks them up). */
     if (!ctx->in_handler)
         fm_recv_run_held(ctx, id);
+    else
+        ctx->run_held = 1;
     return FM_OK;
 }
 

@@ -102,17 +102,19 @@ void fm_pool_fini(fm_context *ctx)
     ctx->send_free_n = 0;
 }
 
-/* Buffers that exist or may still be made, less those promised. */
-static size_t unpromised(const fm_context *ctx)
+/* Buffers the budget still allows to be made. */
+static size_t headroom(const fm_context *ctx)
 {
-    size_t all = ctx->send_free_n + (ctx->send_pkts_max - ctx->send_pkts);
-    return all > ctx->send_reserved ? all - ctx->send_reserved : 0;
+    return ctx->send_pkts < ctx->send_pkts_max ? ctx->send_pkts_max - ctx->send_pkts : 0;
 }
 
-/* Promise n send buffers (a stream opened in a handler must never wait for one). */
+/* Promise n send buffers (a stream opened in a handler must never wait for one). Promises
+ * are kept by growing the pool past the budget if need be (by at most what is promised),
+ * never by holding buffers back from other writers: a writer outside a handler could
+ * otherwise wait for buffers that only its own later writes would free. */
 int fm_pool_reserve(fm_context *ctx, size_t n)
 {
-    if (unpromised(ctx) < n)
+    if (ctx->send_free_n + headroom(ctx) < ctx->send_reserved + n)
         return FM_EAGAIN;
     ctx->send_reserved += n;
     return FM_OK;
@@ -123,16 +125,15 @@ void fm_pool_unreserve(fm_context *ctx, size_t n)
     ctx->send_reserved -= n;
 }
 
-/* A send buffer, or NULL. reserved: the caller holds a promise (and gives one up). */
+/* A send buffer, or NULL. reserved: the caller holds a promise (and gives it up). */
 fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved)
 {
     if (reserved)
         ctx->send_reserved--;
-    else if (unpromised(ctx) == 0)
-        return NULL;
-    if (!ctx->send_free && ctx->send_pkts < ctx->send_pkts_max) {
-        size_t n = ctx->send_pkts_max - ctx->send_pkts;
-        grow_send(ctx, n < 64 ? n : 64);
+    if (!ctx->send_free) {
+        size_t n = headroom(ctx);
+        if (n || reserved)
+            grow_send(ctx, n == 0 ? 1 : n < 64 ? n : 64);
     }
     fm_pkt *p = ctx->send_free;
     if (p) {

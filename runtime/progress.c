@@ -26,6 +26,10 @@ static void on_send_done(fm_context *ctx, fm_pkt *p)
 int fm_progress_once(fm_context *ctx)
 {
     fm_tp_event ev[FM_POLL_BATCH];
+    if (ctx->run_held && !ctx->in_handler) {
+        ctx->run_held = 0;
+        fm_recv_run_held(ctx, -1);
+    }
     int n = ctx->tp->ops->poll(ctx->tp, ev, FM_POLL_BATCH);
     if (n < 0)
         return n;

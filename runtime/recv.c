@@ -10,9 +10,10 @@
 static fm_stream *stream_find(fm_context *ctx, const fm_wire_hdr *h)
 {
     fm_peer *peer = &ctx->peers[h->src];
-    for (fm_stream *s = peer->inbound; s; s = s->next)
-        if (s->msg_id == h->msg_id)
-            return s;
+    fm_stream **tail = &peer->inbound;
+    for (; *tail; tail = &(*tail)->next)
+        if ((*tail)->msg_id == h->msg_id)
+            return *tail;
     fm_stream *s = ctx->stream_free;
     if (s)
         ctx->stream_free = s->next;
@@ -24,8 +25,8 @@ static fm_stream *stream_find(fm_context *ctx, const fm_wire_hdr *h)
     s->msg_id = h->msg_id;
     s->handler = h->handler;
     s->declared = h->msg_len;
-    s->next = peer->inbound;
-    peer->inbound = s;
+    s->next = NULL;
+    *tail = s; /* arrival order, so held messages start in the order they came */
     return s;
 }
 
@@ -145,14 +146,18 @@ static void stream_run(fm_context *ctx, fm_stream *s)
                s->handler);
         return;
     }
-    if (!s->finished && !s->dfn && s->ready.head) {
+    /* A handler that asks for more of a message that has fully arrived, having read some
+     * of it, is called again at once: no packet is coming to call it later. */
+    while (!s->finished && !s->dfn && s->ready.head) {
         uint64_t before = s->avail;
         ctx->in_handler++;
         int r = h->fn(s, s->peer, h->arg);
         ctx->in_handler--;
         if (r == FM_DONE && !s->dfn)
             s->finished = 1;
-        else if (!s->dfn && s->complete && s->avail == before && s->avail > 0) {
+        if (s->finished || s->dfn || !s->complete || s->avail == 0)
+            break;
+        if (s->avail == before) {
             fm_log(0,
                    "handler %d read nothing of a complete message from rank %d and asked "
                    "for more; dropping its last %llu bytes",
@@ -260,7 +265,7 @@ void fm_recv_run_held(fm_context *ctx, int handler)
         fm_stream *s = ctx->peers[r].inbound, *next;
         for (; s; s = next) {
             next = s->next; /* stream_run may release s */
-            if (s->handler == handler)
+            if (s->handler == handler || (handler < 0 && ctx->handlers[s->handler].fn))
                 stream_run(ctx, s);
         }
     }

@@ -38,13 +38,13 @@ int fm_send_flush_peer(fm_context *ctx, int r)
     fm_peer *peer = &ctx->peers[r];
     while (peer->pending.head && peer->send_credits > 0) {
         fm_pkt *p = peer->pending.head;
+        int rc = fm_send_packet_now(ctx, p);
+        if (rc)
+            return rc; /* stays queued for the next flush */
         peer->pending.head = p->next;
         if (!peer->pending.head)
             peer->pending.tail = NULL;
         p->next = NULL;
-        int rc = fm_send_packet_now(ctx, p);
-        if (rc)
-            return rc;
     }
     return FM_OK;
 }
@@ -83,7 +83,7 @@ static int peer_drained(fm_context *ctx, void *arg)
 static int send_buffer_free(fm_context *ctx, void *arg)
 {
     (void)arg;
-    return ctx->send_free_n + (ctx->send_pkts_max - ctx->send_pkts) > ctx->send_reserved;
+    return ctx->send_free != NULL || ctx->send_pkts < ctx->send_pkts_max;
 }
 
 /* Outside handlers, wait until this stream's packets have left for the network. */
@@ -163,6 +163,8 @@ static int check_sending(const fm_stream *s)
 int fm_send_piece(fm_stream *s, const void *buf, size_t len)
 {
     int rc = check_sending(s);
+    if (rc == FM_ERR_STATE && s->sending == 2) /* the declared length is already sent */
+        return len ? FM_ERR_OVERFLOW : FM_OK;
     if (rc)
         return rc;
     if (!buf && len)

@@ -1,0 +1,147 @@
+/* Shared by the stream tests; see common.h. */
+#include "common.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int st_failures;
+int st_rank = -1;
+
+void st_fill(unsigned char *buf, size_t len, int s, int d, int m, size_t off)
+{
+    for (size_t i = 0; i < len; i++)
+        buf[i] = st_pat(s, d, m, off + i);
+}
+
+size_t st_mismatch(const unsigned char *buf, size_t len, int s, int d, int m, size_t off)
+{
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] != st_pat(s, d, m, off + i))
+            return off + i;
+    return (size_t)-1;
+}
+
+size_t st_odd_size(unsigned i)
+{
+    static const size_t sizes[] = {1, 3, 7, 1000, 4093, 5, 17, 65, 129, 8191, 2, 33, 16411};
+    return sizes[i % (sizeof sizes / sizeof sizes[0])];
+}
+
+/* A number with an optional K or M suffix; advances *p. */
+static size_t parse_number(const char **p, int *ok)
+{
+    const char *s = *p;
+    if (*s == 'P') {
+        *p = s + 1;
+        return st_packet_size();
+    }
+    if (!isdigit((unsigned char)*s)) {
+        *ok = 0;
+        return 0;
+    }
+    char *end;
+    size_t v = strtoull(s, &end, 10);
+    if (*end == 'K')
+        v <<= 10, end++;
+    else if (*end == 'M')
+        v <<= 20, end++;
+    else if (*end == 'P')
+        v *= st_packet_size(), end++;
+    *p = end;
+    return v;
+}
+
+size_t st_parse_size(const char *tok, int *ok)
+{
+    *ok = 1;
+    const char *p = tok;
+    size_t v = parse_number(&p, ok);
+    while (*ok && (*p == '+' || *p == '-')) {
+        char op = *p++;
+        size_t t = parse_number(&p, ok);
+        v = op == '+' ? v + t : v - t;
+    }
+    if (*p)
+        *ok = 0;
+    return v;
+}
+
+size_t st_packet_size(void)
+{
+    const char *e = getenv("FM_PACKET_SIZE");
+    if (!e || !*e)
+        return 16 * 1024;
+    char *end;
+    size_t v = strtoull(e, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        v <<= 10;
+    else if (*end == 'M' || *end == 'm')
+        v <<= 20;
+    return v;
+}
+
+int st_send_range(fm_stream *s, int me, int d, int m, size_t off, size_t end, int odd)
+{
+    size_t cap = odd ? 16411 : (end > off ? end - off : 1);
+    unsigned char *buf = malloc(cap);
+    if (!buf)
+        return FM_ERR_NOMEM;
+    int rc = FM_OK;
+    for (size_t i = 0; off < end && rc == FM_OK; i++) {
+        size_t n = odd ? st_odd_size((unsigned)i) : end - off;
+        if (n > end - off)
+            n = end - off;
+        st_fill(buf, n, me, d, m, off);
+        rc = fm_send_piece(s, buf, n);
+        off += n;
+    }
+    free(buf);
+    return rc;
+}
+
+int st_send_body(fm_stream *s, int me, int d, int m, size_t len, int odd)
+{
+    return st_send_range(s, me, d, m, 0, len, odd);
+}
+
+void st_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "rank %d: FAIL: ", st_rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    st_failures++;
+}
+
+fm_context *st_init(void)
+{
+    fm_context *ctx;
+    int rc = fm_init(&ctx);
+    if (rc) {
+        fprintf(stderr, "FAIL: fm_init: %s\n", fm_strerror(rc));
+        exit(1);
+    }
+    st_rank = fm_rank(ctx);
+    return ctx;
+}
+
+int st_finish(fm_context *ctx, const char *what)
+{
+    fm_stats st;
+    if (fm_get_stats(ctx, &st) == FM_OK && st.dropped)
+        st_fail("%llu packets dropped", (unsigned long long)st.dropped);
+    int rc = fm_finalize(ctx);
+    if (rc)
+        st_fail("fm_finalize: %s", fm_strerror(rc));
+    if (st_failures)
+        printf("rank %d: FAIL %s (%d failures)\n", st_rank, what, st_failures);
+    else
+        printf("rank %d: PASS %s\n", st_rank, what);
+    fflush(stdout);
+    return st_failures ? 1 : 0;
+}

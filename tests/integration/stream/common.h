@@ -1,0 +1,63 @@
+/* Shared by the stream tests: byte patterns, sizes, sending, and failure reporting.
+ *
+ * Byte 0 of every message is its index m (mod 256), so a receiver can tell messages apart
+ * whatever order they arrive in; every other byte depends on sender, receiver, index and
+ * offset. */
+#ifndef STREAM_COMMON_H
+#define STREAM_COMMON_H
+
+#include <fastmsg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The byte at offset off of message m from rank s to rank d. */
+static inline unsigned char st_pat(int s, int d, int m, size_t off)
+{
+    if (off == 0)
+        return (unsigned char)m;
+    uint64_t x = (uint64_t)off * 0x9E3779B97F4A7C15ull;
+    x ^= (uint64_t)s << 48 ^ (uint64_t)d << 32 ^ (uint64_t)m << 16;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 32;
+    return (unsigned char)x;
+}
+
+/* Fill buf with len bytes of message m (s -> d) starting at offset off. */
+void st_fill(unsigned char *buf, size_t len, int s, int d, int m, size_t off);
+
+/* Offset of the first byte of buf (len bytes at offset off of message m) that differs from
+ * the pattern, or (size_t)-1 when all match. */
+size_t st_mismatch(const unsigned char *buf, size_t len, int s, int d, int m, size_t off);
+
+/* Odd piece/chunk sizes, used in turn: st_odd_size(i) for i = 0, 1, 2, ... */
+size_t st_odd_size(unsigned i);
+
+/* FM_PACKET_SIZE as the runtime reads it (default 16K). */
+size_t st_packet_size(void);
+
+/* Parse a size: a number with optional K/M suffix, P (the packet size), and + or - terms,
+ * e.g. "P-1", "1M+7", "3P+5". Returns 0 and sets *ok = 0 on a bad token. */
+size_t st_parse_size(const char *tok, int *ok);
+
+/* Write bytes off..end-1 of message m (me -> d) to the open stream s, in odd pieces if odd,
+ * else in one. Returns FM_OK or the first error. */
+int st_send_range(fm_stream *s, int me, int d, int m, size_t off, size_t end, int odd);
+
+/* Write len bytes of message m to the open stream s (to d) in pieces: odd sizes if odd,
+ * else one piece. Returns FM_OK or the first error. */
+int st_send_body(fm_stream *s, int me, int d, int m, size_t len, int odd);
+
+/* Report a failure on stderr ("rank R: FAIL: ...") and count it. */
+void st_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern int st_failures;
+extern int st_rank;
+
+/* fm_init or exit(1) with a message. */
+fm_context *st_init(void);
+
+/* Print "rank R: PASS what" or "rank R: FAIL what (k failures)", finalize, and return the
+ * exit status. */
+int st_finish(fm_context *ctx, const char *what);
+
+#endif

@@ -1,0 +1,360 @@
+/* Credit accounting (runtime/credits.c and the sending half of runtime/send.c) against a
+ * fake transport that records every packet handed to it and can refuse sends. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+
+#define KEY      0x5eed5eed5eed5eedULL
+#define NPEERS   3
+#define MAX_SENT 64
+#define PAYLOAD  16
+
+typedef struct sent_pkt {
+    int dest;
+    size_t len;
+    void *ctx;
+    fm_wire_hdr h;
+} sent_pkt;
+
+typedef struct fake_tp {
+    fm_tp base;
+    int fail_next; /* refuse this many sends */
+    int nsent;
+    sent_pkt sent[MAX_SENT];
+} fake_tp;
+
+static int fake_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+{
+    (void)mr;
+    fake_tp *f = (fake_tp *)tp;
+    if (f->fail_next > 0) {
+        f->fail_next--;
+        return FM_ERR_NOMEM;
+    }
+    assert_true(f->nsent < MAX_SENT);
+    sent_pkt *s = &f->sent[f->nsent++];
+    s->dest = dest;
+    s->len = len;
+    s->ctx = ctx;
+    assert_int_equal(fm_wire_decode(buf, len, KEY, NPEERS, PAYLOAD, &s->h), FM_WIRE_OK);
+    return FM_OK;
+}
+
+static const struct fm_tp_ops fake_ops = {.name = "fake", .send = fake_send};
+
+typedef struct fixture {
+    fake_tp tp;
+    fm_context ctx;
+    fm_pkt pkts[8];
+    unsigned char bufs[8][FM_WIRE_HDR_LEN + PAYLOAD];
+} fixture;
+
+static fixture *make(int credits)
+{
+    fixture *f = calloc(1, sizeof *f);
+    f->tp.base.ops = &fake_ops;
+    f->ctx.tp = &f->tp.base;
+    f->ctx.size = NPEERS;
+    f->ctx.credits = credits;
+    f->ctx.job_key = KEY;
+    f->ctx.packet_size = PAYLOAD;
+    f->ctx.peers = calloc(NPEERS, sizeof *f->ctx.peers);
+    f->ctx.dirty = calloc(NPEERS, sizeof *f->ctx.dirty);
+    fm_credits_init(&f->ctx);
+    return f;
+}
+
+static int setup8(void **state)
+{
+    *state = make(8);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    free(f->ctx.peers);
+    free(f->ctx.dirty);
+    free(f);
+    return 0;
+}
+
+/* Data packet i of PAYLOAD bytes to peer, header written as packet_submit would. */
+static fm_pkt *data_pkt(fixture *f, int i, int peer)
+{
+    fm_pkt *p = &f->pkts[i];
+    memset(p, 0, sizeof *p);
+    p->buf = f->bufs[i];
+    p->kind = FM_PKT_SEND_BUF;
+    p->peer = peer;
+    p->len = PAYLOAD;
+    fm_wire_hdr h = {.version = FM_WIRE_VERSION,
+                     .type = FM_PKT_DATA,
+                     .job_key = KEY,
+                     .seq = (uint32_t)i,
+                     .payload_len = PAYLOAD,
+                     .msg_len = (uint64_t)PAYLOAD * 8};
+    fm_wire_encode(&h, p->buf);
+    return p;
+}
+
+/* Queue packets on a peer's pending list, as packet_submit does without credit. */
+static void queue(fixture *f, int peer, int first, int n)
+{
+    fm_pkt_queue *q = &f->ctx.peers[peer].pending;
+    for (int i = first; i < first + n; i++) {
+        fm_pkt *p = data_pkt(f, i, peer);
+        if (q->tail)
+            q->tail->next = p;
+        else
+            q->head = p;
+        q->tail = p;
+    }
+}
+
+static void owe(fixture *f, int peer, int n)
+{
+    for (int i = 0; i < n; i++)
+        fm_credits_owe(&f->ctx, peer);
+}
+
+static void window_and_threshold(void **state)
+{
+    (void)state;
+    int credits[] = {1, 2, 3, 8, 9, 4096};
+    for (size_t i = 0; i < sizeof credits / sizeof credits[0]; i++) {
+        fixture *f = make(credits[i]);
+        int t = f->ctx.credit_threshold;
+        assert_int_equal(t, (credits[i] + 1) / 2);
+        assert_true(t >= 1 && t <= credits[i]);
+        for (int r = 0; r < NPEERS; r++) {
+            assert_int_equal(f->ctx.peers[r].send_credits, credits[i]);
+            assert_int_equal(f->ctx.peers[r].owed, 0);
+        }
+        void *s = f;
+        teardown(&s);
+    }
+}
+
+static void below_threshold_is_quiet(void **state)
+{
+    fixture *f = *state;
+    owe(f, 1, 3); /* threshold 4 */
+    assert_int_equal(f->ctx.ndirty, 0);
+    assert_int_equal(fm_credits_settle(&f->ctx), FM_OK);
+    assert_int_equal(f->tp.nsent, 0);
+    assert_int_equal(f->ctx.peers[1].owed, 3);
+    owe(f, 1, 1);
+    assert_int_equal(f->ctx.ndirty, 1);
+    assert_int_equal(f->ctx.dirty[0], 1);
+    owe(f, 1, 3); /* listed once however much more is owed */
+    assert_int_equal(f->ctx.ndirty, 1);
+}
+
+static void settle_sends_one_credit_packet(void **state)
+{
+    fixture *f = *state;
+    owe(f, 2, 5);
+    assert_int_equal(fm_credits_settle(&f->ctx), FM_OK);
+    assert_int_equal(f->tp.nsent, 1);
+    sent_pkt *s = &f->tp.sent[0];
+    assert_int_equal(s->dest, 2);
+    assert_int_equal(s->len, FM_WIRE_HDR_LEN);
+    assert_ptr_equal(s->ctx, &f->ctx.peers[2].credit_pkt);
+    assert_int_equal(s->h.type, FM_PKT_CREDIT);
+    assert_int_equal(s->h.credits, 5);
+    assert_int_equal(s->h.src, 0);
+    assert_int_equal(f->ctx.peers[2].owed, 0);
+    assert_true(f->ctx.peers[2].credit_busy);
+    assert_int_equal(f->ctx.ndirty, 0);
+    assert_int_equal(f->ctx.stats.credit_packets_sent, 1);
+    assert_int_equal(f->ctx.peers[2].send_credits, 8); /* a credit packet costs no credit */
+}
+
+static void busy_credit_packet_defers(void **state)
+{
+    fixture *f = *state;
+    owe(f, 2, 4);
+    fm_credits_settle(&f->ctx);
+    owe(f, 2, 4);
+    assert_int_equal(fm_credits_settle(&f->ctx), FM_OK);
+    assert_int_equal(f->tp.nsent, 1); /* the first is still in flight */
+    assert_int_equal(f->ctx.ndirty, 1);
+    assert_int_equal(f->ctx.peers[2].owed, 4);
+    f->ctx.peers[2].credit_busy = 0; /* its send completed */
+    assert_int_equal(fm_credits_settle(&f->ctx), FM_OK);
+    assert_int_equal(f->tp.nsent, 2);
+    assert_int_equal(f->tp.sent[1].h.credits, 4);
+    assert_int_equal(f->ctx.ndirty, 0);
+}
+
+static void data_packets_spend_credits(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(fm_send_packet_now(&f->ctx, data_pkt(f, i, 1)), FM_OK);
+    assert_int_equal(f->ctx.peers[1].send_credits, 0);
+    assert_int_equal(f->ctx.sends_inflight, 8);
+    assert_int_equal(f->ctx.stats.packets_sent, 8);
+    assert_int_equal(f->ctx.stats.bytes_sent, 8 * PAYLOAD);
+    assert_int_equal(f->ctx.peers[0].send_credits, 8); /* other peers untouched */
+}
+
+static void gained_releases_pending_in_order(void **state)
+{
+    fixture *f = *state;
+    f->ctx.peers[1].send_credits = 0;
+    queue(f, 1, 0, 3);
+    fm_credits_gained(&f->ctx, 1, 0);
+    fm_credits_gained(&f->ctx, 1, -2);
+    assert_int_equal(f->tp.nsent, 0);
+    fm_credits_gained(&f->ctx, 1, 2);
+    assert_int_equal(f->tp.nsent, 2);
+    assert_int_equal(f->tp.sent[0].h.seq, 0);
+    assert_int_equal(f->tp.sent[1].h.seq, 1);
+    assert_ptr_equal(f->ctx.peers[1].pending.head, &f->pkts[2]);
+    assert_int_equal(f->ctx.peers[1].send_credits, 0);
+    fm_credits_gained(&f->ctx, 1, 5);
+    assert_int_equal(f->tp.nsent, 3);
+    assert_null(f->ctx.peers[1].pending.head);
+    assert_null(f->ctx.peers[1].pending.tail);
+    assert_int_equal(f->ctx.peers[1].send_credits, 4);
+}
+
+static void data_packets_carry_owed_credits(void **state)
+{
+    fixture *f = *state;
+    f->ctx.peers[1].send_credits = 0;
+    queue(f, 1, 0, 2);
+    owe(f, 1, 6);
+    fm_credits_gained(&f->ctx, 1, 1);
+    assert_int_equal(f->tp.nsent, 1);
+    assert_int_equal(f->tp.sent[0].h.type, FM_PKT_DATA);
+    assert_int_equal(f->tp.sent[0].h.credits, 6);
+    assert_int_equal(f->ctx.peers[1].owed, 0);
+    assert_int_equal(fm_credits_settle(&f->ctx), FM_OK);
+    assert_int_equal(f->tp.nsent, 1); /* nothing left to send a credit packet for */
+    assert_int_equal(f->ctx.ndirty, 0);
+    assert_false(f->ctx.peers[1].credit_dirty);
+}
+
+static void settle_flushes_before_credit_packet(void **state)
+{
+    fixture *f = *state;
+    f->ctx.peers[0].send_credits = 0;
+    queue(f, 0, 0, 1);
+    owe(f, 0, 4);
+    f->ctx.peers[0].send_credits = 1; /* as if gained without a flush */
+    assert_int_equal(fm_credits_settle(&f->ctx), FM_OK);
+    assert_int_equal(f->tp.nsent, 1);
+    assert_int_equal(f->tp.sent[0].h.type, FM_PKT_DATA);
+    assert_int_equal(f->tp.sent[0].h.credits, 4);
+}
+
+static void owed_is_capped_per_packet(void **state)
+{
+    fixture *f = *state;
+    f->ctx.peers[1].owed = 70000;
+    assert_int_equal(fm_credits_take_owed(&f->ctx, 1), 0xffff);
+    assert_int_equal(f->ctx.peers[1].owed, 70000 - 0xffff);
+    assert_int_equal(fm_credits_take_owed(&f->ctx, 1), 70000 - 0xffff);
+    assert_int_equal(fm_credits_take_owed(&f->ctx, 1), 0);
+}
+
+static void finalizing_sends_no_credit_packets(void **state)
+{
+    fixture *f = *state;
+    f->ctx.finalizing = 1;
+    owe(f, 1, 8);
+    assert_int_equal(fm_credits_settle(&f->ctx), FM_OK);
+    assert_int_equal(f->tp.nsent, 0);
+    assert_int_equal(f->ctx.ndirty, 0);
+}
+
+static void credits_one_returns_every_packet(void **state)
+{
+    (void)state;
+    fixture *f = make(1);
+    owe(f, 1, 1);
+    assert_int_equal(fm_credits_settle(&f->ctx), FM_OK);
+    assert_int_equal(f->tp.nsent, 1);
+    assert_int_equal(f->tp.sent[0].h.credits, 1);
+    void *s = f;
+    teardown(&s);
+}
+
+/* A refused data packet keeps its credit and the credits it was to carry. */
+static void refused_data_packet_keeps_credits(void **state)
+{
+    fixture *f = *state;
+    owe(f, 1, 2);
+    f->tp.fail_next = 1;
+    assert_int_not_equal(fm_send_packet_now(&f->ctx, data_pkt(f, 0, 1)), FM_OK);
+    assert_int_equal(f->ctx.peers[1].owed, 2);
+    assert_int_equal(f->ctx.peers[1].send_credits, 8);
+    assert_int_equal(f->ctx.sends_inflight, 0);
+}
+
+/* A refused credit packet: the credits stay owed and the next settle tries again. */
+static void refused_credit_packet_is_retried(void **state)
+{
+    fixture *f = *state;
+    owe(f, 1, 4);
+    f->tp.fail_next = 1;
+    assert_int_not_equal(fm_credits_settle(&f->ctx), FM_OK);
+    assert_int_equal(f->ctx.peers[1].owed, 4);
+    assert_false(f->ctx.peers[1].credit_busy);
+    /* progress settles only while a peer is listed dirty */
+    assert_int_equal(f->ctx.ndirty, 1);
+    assert_int_equal(fm_credits_settle(&f->ctx), FM_OK);
+    assert_int_equal(f->tp.nsent, 1);
+    assert_int_equal(f->tp.sent[0].h.credits, 4);
+}
+
+/* A pending packet the transport refuses stays queued, first in line. */
+static void refused_pending_packet_stays_queued(void **state)
+{
+    fixture *f = *state;
+    f->ctx.peers[1].send_credits = 0;
+    queue(f, 1, 0, 2);
+    f->tp.fail_next = 1;
+    fm_credits_gained(&f->ctx, 1, 2);
+    assert_int_equal(f->tp.nsent, 0);
+    assert_ptr_equal(f->ctx.peers[1].pending.head, &f->pkts[0]);
+    assert_int_equal(f->ctx.peers[1].send_credits, 2);
+    fm_credits_gained(&f->ctx, 1, 0);
+    assert_int_equal(fm_send_flush_peer(&f->ctx, 1), FM_OK);
+    assert_int_equal(f->tp.nsent, 2);
+    assert_int_equal(f->tp.sent[0].h.seq, 0);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup8, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(window_and_threshold),
+        T(below_threshold_is_quiet),
+        T(settle_sends_one_credit_packet),
+        T(busy_credit_packet_defers),
+        T(data_packets_spend_credits),
+        T(gained_releases_pending_in_order),
+        T(data_packets_carry_owed_credits),
+        T(settle_flushes_before_credit_packet),
+        T(owed_is_capped_per_packet),
+        T(finalizing_sends_no_credit_packets),
+        cmocka_unit_test(credits_one_returns_every_packet),
+        T(refused_data_packet_keeps_credits),
+        T(refused_credit_packet_is_retried),
+        T(refused_pending_packet_stays_queued),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
