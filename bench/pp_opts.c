@@ -1,0 +1,225 @@
+/* fm-pingpong's command line, the list of sizes and how many iterations each size gets. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pp.h"
+
+/* Below these sizes every size runs the full count; above, the count shrinks with the size
+ * so that each size moves about the same number of bytes. */
+#define PP_LAT_FULL 8192
+#define PP_BW_FULL  4096
+#define PP_LAT_MIN  20
+#define PP_BW_MIN   4
+
+static void usage(FILE *f, const char *prog)
+{
+    fprintf(f,
+            "usage: fastmsg-run -n 2 %s [options]\n"
+            "Latency, bandwidth and message rate between two fastmsg ranks.\n"
+            "  --min SIZE          smallest message (default 0); sizes are 0, then min, 2*min,\n"
+            "                      4*min, ... up to max\n"
+            "  --max SIZE          largest message (default 4M); SIZE takes K, M, G suffixes\n"
+            "  -r, --repeats N     timed runs per size, the median is reported (default 5)\n"
+            "  -i, --iterations N  round trips per latency run up to 8 KiB (default 10000;\n"
+            "                      fewer for larger sizes)\n"
+            "  -n, --windows N     windows per bandwidth run up to 4 KiB (default 500; fewer\n"
+            "                      for larger sizes)\n"
+            "  -w, --window N      messages sent back to back per window (default 64)\n"
+            "      --warmup N      untimed iterations before each run (default a tenth, >= 2)\n"
+            "      --latency-only  only the ping-pong latency\n"
+            "      --bw-only       only bandwidth and message rate\n"
+            "      --receive       handler reads with fm_receive (default fm_stream_deliver)\n"
+            "      --check         verify every byte received (slow)\n"
+            "      --timeout S     fail when a wait stalls this long (default 60)\n"
+            "      --csv           comma-separated output for machines\n"
+            "  -h, --help          this text\n",
+            prog);
+}
+
+/* A size with an optional K, M or G (binary) suffix. */
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return -1;
+    int shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    if (shift)
+        end++;
+    if (*end || v > (1ULL << 40) >> shift)
+        return -1;
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+static int parse_long(const char *s, long lo, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+enum {
+    OPT_MIN = 256,
+    OPT_MAX,
+    OPT_WARMUP,
+    OPT_LAT_ONLY,
+    OPT_BW_ONLY,
+    OPT_RECEIVE,
+    OPT_CHECK,
+    OPT_TIMEOUT,
+    OPT_CSV
+};
+
+static const struct option long_opts[] = {
+    {"min", required_argument, NULL, OPT_MIN},
+    {"max", required_argument, NULL, OPT_MAX},
+    {"repeats", required_argument, NULL, 'r'},
+    {"iterations", required_argument, NULL, 'i'},
+    {"windows", required_argument, NULL, 'n'},
+    {"window", required_argument, NULL, 'w'},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"latency-only", no_argument, NULL, OPT_LAT_ONLY},
+    {"bw-only", no_argument, NULL, OPT_BW_ONLY},
+    {"receive", no_argument, NULL, OPT_RECEIVE},
+    {"check", no_argument, NULL, OPT_CHECK},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"csv", no_argument, NULL, OPT_CSV},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option into o; 0, or -1 for a bad value. */
+static int apply(pp_opts *o, int c, const char *arg)
+{
+    long v = 0;
+    switch (c) {
+    case OPT_MIN:
+        return parse_size(arg, &o->min);
+    case OPT_MAX:
+        return parse_size(arg, &o->max);
+    case 'r':
+        if (parse_long(arg, 1, &v) || v > PP_MAX_REPEAT)
+            return -1;
+        o->repeats = (int)v;
+        return 0;
+    case 'i':
+        return parse_long(arg, 1, &o->lat_iters);
+    case 'n':
+        return parse_long(arg, 1, &o->bw_windows);
+    case 'w':
+        if (parse_long(arg, 1, &v) || v > 4096)
+            return -1;
+        o->window = (int)v;
+        return 0;
+    case OPT_WARMUP:
+        return parse_long(arg, 0, &o->warmup);
+    case OPT_LAT_ONLY:
+        o->do_bw = 0;
+        return 0;
+    case OPT_BW_ONLY:
+        o->do_lat = 0;
+        return 0;
+    case OPT_RECEIVE:
+        o->use_receive = 1;
+        return 0;
+    case OPT_CHECK:
+        o->check = 1;
+        return 0;
+    case OPT_TIMEOUT:
+        if (parse_long(arg, 1, &v))
+            return -1;
+        o->timeout_s = (double)v;
+        return 0;
+    case OPT_CSV:
+        o->csv = 1;
+        return 0;
+    }
+    return -1;
+}
+
+int pp_parse(int argc, char **argv, pp_opts *o)
+{
+    *o = (pp_opts){.min = 0,
+                   .max = PP_MAX_SIZE,
+                   .lat_iters = 10000,
+                   .bw_windows = 500,
+                   .window = 64,
+                   .repeats = 5,
+                   .warmup = -1,
+                   .do_lat = 1,
+                   .do_bw = 1,
+                   .timeout_s = 60};
+    const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    int c;
+    while ((c = getopt_long(argc, argv, "hr:i:n:w:", long_opts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout, prog);
+            return 1;
+        }
+        if (c == '?' || apply(o, c, optarg)) {
+            if (c != '?')
+                fprintf(stderr, "%s: bad value '%s' for an option\n", prog, optarg);
+            usage(stderr, prog);
+            return -1;
+        }
+    }
+    if (optind < argc || o->min > o->max || (!o->do_lat && !o->do_bw)) {
+        fprintf(stderr, "%s: %s\n", prog,
+                optind < argc     ? "unexpected argument"
+                : o->min > o->max ? "--min is larger than --max"
+                                  : "--latency-only and --bw-only exclude each other");
+        usage(stderr, prog);
+        return -1;
+    }
+    return 0;
+}
+
+int pp_sizes(const pp_opts *o, size_t *sizes)
+{
+    int n = 0;
+    if (o->min == 0)
+        sizes[n++] = 0;
+    for (size_t s = o->min ? o->min : 1; s <= o->max && n < PP_MAX_SIZES; s *= 2)
+        sizes[n++] = s;
+    return n;
+}
+
+static long scaled(long full, size_t size, size_t full_up_to, long floor)
+{
+    if (size <= full_up_to)
+        return full;
+    long v = (long)((double)full * (double)full_up_to / (double)size);
+    return v > floor ? v : (full < floor ? full : floor);
+}
+
+long pp_lat_iters(const pp_opts *o, size_t size)
+{
+    return scaled(o->lat_iters, size, PP_LAT_FULL, PP_LAT_MIN);
+}
+
+long pp_bw_windows(const pp_opts *o, size_t size)
+{
+    return scaled(o->bw_windows, size, PP_BW_FULL, PP_BW_MIN);
+}
+
+long pp_warmup(const pp_opts *o, long iters)
+{
+    if (o->warmup >= 0)
+        return o->warmup;
+    return iters / 10 > 2 ? iters / 10 : 2;
+}

@@ -1,0 +1,84 @@
+/* fm-pingpong's output: header lines naming what was measured and how, then one row per size,
+ * as an aligned table (OSU style) or as CSV. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pp.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double pp_median(double *v, int n)
+{
+    if (n <= 0)
+        return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The run's settings as fastmsg reads them; the defaults are runtime/config_table.h's, the
+ * same that fastmsg-info prints. */
+static const char *setting(const char *name, const char *dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : dflt;
+}
+
+void pp_print_header(const pp_opts *o, fm_context *ctx)
+{
+    const char *prov = setting("FM_PROVIDER", "shm");
+    const char *pkt = setting("FM_PACKET_SIZE", "16K");
+    const char *cred = setting("FM_CREDITS", "8");
+    if (o->csv) {
+        printf("provider,packet_size,credits,size,latency_us,bandwidth_MBps,rate_msgps,"
+               "lat_iters,bw_msgs\n");
+        return;
+    }
+    printf("# fm-pingpong (fastmsg %s): %d ranks, provider %s, FM_PACKET_SIZE %s, "
+           "FM_CREDITS %s\n",
+           fm_version(), fm_size(ctx), prov, pkt, cred);
+    printf("# median of %d repeats; progress by fm_extract polling; receive by %s\n", o->repeats,
+           o->use_receive ? "fm_receive in the handler" : "fm_stream_deliver");
+    printf("# latency: one-way, half the round trip; bandwidth: windows of %d messages + 1 ack, "
+           "MB/s = 10^6 B/s\n",
+           o->window);
+    printf("%-10s %12s %16s %14s %10s %10s\n", "# Size(B)", "Latency(us)", "Bandwidth(MB/s)",
+           "Rate(msg/s)", "Lat-iters", "BW-msgs");
+    fflush(stdout);
+}
+
+static void csv_row(const pp_opts *o, const pp_row *r)
+{
+    printf("%s,%s,%s,%zu,", setting("FM_PROVIDER", "shm"), setting("FM_PACKET_SIZE", "16K"),
+           setting("FM_CREDITS", "8"), r->size);
+    if (o->do_lat)
+        printf("%.3f", r->median.lat_us);
+    putchar(',');
+    if (o->do_bw)
+        printf("%.2f,%.0f", r->median.bw_mbs, r->median.rate_mps);
+    else
+        putchar(',');
+    printf(",%ld,%ld\n", o->do_lat ? r->lat_iters : 0, o->do_bw ? r->bw_msgs : 0);
+}
+
+void pp_print_row(const pp_opts *o, const pp_row *r)
+{
+    if (o->csv) {
+        csv_row(o, r);
+    } else {
+        printf("%-10zu ", r->size);
+        if (o->do_lat)
+            printf("%12.2f ", r->median.lat_us);
+        else
+            printf("%12s ", "-");
+        if (o->do_bw)
+            printf("%16.2f %14.0f ", r->median.bw_mbs, r->median.rate_mps);
+        else
+            printf("%16s %14s ", "-", "-");
+        printf("%10ld %10ld\n", o->do_lat ? r->lat_iters : 0, o->do_bw ? r->bw_msgs : 0);
+    }
+    fflush(stdout);
+}
