@@ -55,7 +55,7 @@ case $provider in
   shm) fi_prov=shm; export FM_PROVIDER=shm FI_PROVIDER=shm ;;
   tcp) fi_prov="tcp;ofi_rxm"; export FM_PROVIDER=tcp FI_PROVIDER=tcp,ofi_rxm FI_TCP_IFACE=lo ;;
 esac
-pkt=${FM_PACKET_SIZE:-16K} credits=${FM_CREDITS:-8}
+pkt=${FM_PACKET_SIZE:-default} credits=${FM_CREDITS:-default}
 
 # A size in bytes, with an optional K, M or G (binary) suffix.
 bytes() {

@@ -30,8 +30,8 @@ static const char *setting(const char *name, const char *dflt)
 void pp_print_header(const pp_opts *o, fm_context *ctx)
 {
     const char *prov = setting("FM_PROVIDER", "shm");
-    const char *pkt = setting("FM_PACKET_SIZE", "16K");
-    const char *cred = setting("FM_CREDITS", "8");
+    const char *pkt = setting("FM_PACKET_SIZE", "default");
+    const char *cred = setting("FM_CREDITS", "default");
     if (o->csv) {
         printf("provider,packet_size,credits,size,latency_us,bandwidth_MBps,rate_msgps,"
                "lat_iters,bw_msgs\n");
@@ -52,8 +52,8 @@ void pp_print_header(const pp_opts *o, fm_context *ctx)
 
 static void csv_row(const pp_opts *o, const pp_row *r)
 {
-    printf("%s,%s,%s,%zu,", setting("FM_PROVIDER", "shm"), setting("FM_PACKET_SIZE", "16K"),
-           setting("FM_CREDITS", "8"), r->size);
+    printf("%s,%s,%s,%zu,", setting("FM_PROVIDER", "shm"), setting("FM_PACKET_SIZE", "default"),
+           setting("FM_CREDITS", "default"), r->size);
     if (o->do_lat)
         printf("%.3f", r->median.lat_us);
     putchar(',');
