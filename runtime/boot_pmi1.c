@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "boot_socket.h"
 #include "bootstrap.h"
 #include "fastmsg.h"
 #include "log.h"
@@ -31,54 +31,15 @@ struct fm_pmi1 {
 
 /* ---- bounded I/O ---- */
 
-static long long fm_pmi1_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static long long fm_pmi1_deadline(const fm_boot *b)
-{
-    return fm_pmi1_now_ms() + 1000LL * (b->timeout_s > 0 ? b->timeout_s : 60);
-}
-
-/* Wait for events on fd until deadline: 1 ready, 0 timed out, -1 poll error. */
-static int fm_pmi1_wait(int fd, short events, long long deadline)
-{
-    for (;;) {
-        long long left = deadline - fm_pmi1_now_ms();
-        if (left <= 0)
-            return 0;
-        struct pollfd pfd = {.fd = fd, .events = events};
-        int n = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
-        if (n > 0)
-            return 1;
-        if (n < 0 && errno != EINTR)
-            return -1;
-    }
-}
-
 static int fm_pmi1_send(fm_boot *b, const char *buf, size_t n, long long deadline, const char *what)
 {
     struct fm_pmi1 *p = b->priv;
-    while (n > 0) {
-        int w = fm_pmi1_wait(p->fd, POLLOUT, deadline);
-        if (w == 0)
-            return fm_boot_fail(b, FM_ERR_TIMEOUT, "PMI-1: could not send %s within %d s", what,
-                                b->timeout_s);
-        /* MSG_NOSIGNAL: a dead launcher must give an error, not SIGPIPE. */
-        ssize_t s = w < 0 ? -1 : send(p->fd, buf, n, MSG_NOSIGNAL);
-        if (s < 0 && errno == ENOTSOCK)
-            s = write(p->fd, buf, n);
-        if (s < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (s < 0)
-            return fm_boot_fail(b, FM_ERR_BOOTSTRAP, "PMI-1: sending %s: %s", what,
-                                strerror(errno));
-        buf += s;
-        n -= (size_t)s;
-    }
+    int w = fm_sock_write_all(p->fd, buf, n, deadline);
+    if (w == 0)
+        return fm_boot_fail(b, FM_ERR_TIMEOUT, "PMI-1: could not send %s within %d s", what,
+                            b->timeout_s);
+    if (w < 0)
+        return fm_boot_fail(b, FM_ERR_BOOTSTRAP, "PMI-1: sending %s: %s", what, strerror(errno));
     return FM_OK;
 }
 
@@ -92,7 +53,7 @@ static int fm_pmi1_recv(fm_boot *b, long long deadline, const char *what, char *
         if (r < 0)
             return fm_boot_fail(b, FM_ERR_BOOTSTRAP, "PMI-1: reply to %s %s", what,
                                 r == FM_ERR_TOO_LONG ? "longer than 1024 bytes" : "holds a NUL");
-        int w = fm_pmi1_wait(p->fd, POLLIN, deadline);
+        int w = fm_sock_wait(p->fd, POLLIN, deadline);
         if (w == 0)
             return fm_boot_fail(b, FM_ERR_TIMEOUT, "PMI-1: no reply to %s within %d s", what,
                                 b->timeout_s);
@@ -121,7 +82,7 @@ static int fm_pmi1_call(fm_boot *b, const char *req, int n, const char *what, ch
             n == FM_ERR_TOO_LONG
                 ? "exceeds one 1024-byte line"
                 : "has an empty key or value, or one with a space, '=' or control byte");
-    long long deadline = fm_pmi1_deadline(b);
+    long long deadline = fm_sock_deadline(b->timeout_s);
     int rc = fm_pmi1_send(b, req, (size_t)n, deadline, what);
     return rc ? rc : fm_pmi1_recv(b, deadline, what, line);
 }
@@ -161,48 +122,20 @@ error:
     return rc;
 }
 
-/* Connect one address with a bounded wait; returns the fd or -1 with errno set. */
-static int fm_pmi1_connect_addr(const struct addrinfo *ai, long long deadline)
-{
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-    if (fd < 0)
-        return -1;
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-        return fd;
-    int err = errno;
-    if (err == EINPROGRESS) {
-        int w = fm_pmi1_wait(fd, POLLOUT, deadline);
-        socklen_t len = sizeof err;
-        if (w == 0)
-            err = ETIMEDOUT;
-        else if (w < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
-            err = errno;
-        if (err == 0)
-            return fd;
-    }
-    close(fd);
-    errno = err;
-    return -1;
-}
-
 static int fm_pmi1_connect(fm_boot *b, const char *hostport)
 {
     struct fm_pmi1 *p = b->priv;
-    char host[256];
-    const char *colon = strrchr(hostport, ':');
-    if (!colon || colon == hostport || !colon[1] || (size_t)(colon - hostport) >= sizeof host)
-        return fm_boot_fail(b, FM_ERR_BOOTSTRAP, "PMI-1: PMI_PORT=%s is not host:port", hostport);
-    memcpy(host, hostport, (size_t)(colon - hostport));
-    host[colon - hostport] = '\0';
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
-    int g = getaddrinfo(host, colon + 1, &hints, &res);
-    if (g)
-        return fm_boot_fail(b, FM_ERR_BOOTSTRAP, "PMI-1: PMI_PORT=%s: %s", hostport,
-                            gai_strerror(g));
-    long long deadline = fm_pmi1_deadline(b);
+    struct addrinfo *res;
+    int g;
+    if (fm_sock_resolve(hostport, 0, &res, &g))
+        return g ? fm_boot_fail(b, FM_ERR_BOOTSTRAP, "PMI-1: PMI_PORT=%s: %s", hostport,
+                                gai_strerror(g))
+                 : fm_boot_fail(b, FM_ERR_BOOTSTRAP, "PMI-1: PMI_PORT=%s is not host:port",
+                                hostport);
+    long long deadline = fm_sock_deadline(b->timeout_s);
     int err = 0;
     for (struct addrinfo *ai = res; ai && p->fd < 0; ai = ai->ai_next) {
-        p->fd = fm_pmi1_connect_addr(ai, deadline);
+        p->fd = fm_sock_connect_addr(ai, deadline);
         err = errno;
     }
     freeaddrinfo(res);
@@ -226,7 +159,7 @@ static int fm_pmi1_open_port(fm_boot *b)
     FM_CHECK_QUIET(rc == FM_OK, rc);
     rc = fm_pmi1_parse_initack(line, b->err, sizeof b->err);
     FM_CHECK_QUIET(rc == FM_OK, rc);
-    long long deadline = fm_pmi1_deadline(b);
+    long long deadline = fm_sock_deadline(b->timeout_s);
     for (int i = 0; i < 3; i++) {
         rc = fm_pmi1_recv(b, deadline, "initack", &line);
         FM_CHECK_QUIET(rc == FM_OK, rc);
@@ -382,11 +315,11 @@ static void fm_pmi1_abort(fm_boot *b, int code, const char *msg)
     fflush(stderr);
     if (p && p->fd >= 0) {
         char req[64];
-        long long deadline = fm_pmi1_now_ms() + FM_PMI1_ABORT_WAIT_MS;
+        long long deadline = fm_sock_now_ms() + FM_PMI1_ABORT_WAIT_MS;
         int n = fm_pmi1_fmt_abort(req, sizeof req, code);
         /* The launcher kills the job on abort; give it a moment before leaving alone. */
         if (n > 0 && fm_pmi1_send(b, req, (size_t)n, deadline, "abort") == FM_OK)
-            fm_pmi1_wait(p->fd, POLLIN, deadline);
+            fm_sock_wait(p->fd, POLLIN, deadline);
     }
     _exit(code ? code : 1);
 }

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "boot_kvstore.h"
+#include "boot_socket.h"
 #include "bootstrap.h"
 #include "fastmsg.h"
 #include "kvline.h"
@@ -38,53 +38,16 @@ struct fm_boot_run {
 
 /* ---- bounded I/O ---- */
 
-static long long fm_boot_run_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static long long fm_boot_run_deadline(const fm_boot *b)
-{
-    return fm_boot_run_now_ms() + 1000LL * (b->timeout_s > 0 ? b->timeout_s : 60);
-}
-
-/* Wait for events on fd until deadline: 1 ready, 0 timed out, -1 poll error. */
-static int fm_boot_run_wait(int fd, short events, long long deadline)
-{
-    for (;;) {
-        long long left = deadline - fm_boot_run_now_ms();
-        if (left <= 0)
-            return 0;
-        struct pollfd pfd = {.fd = fd, .events = events};
-        int n = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
-        if (n > 0)
-            return 1;
-        if (n < 0 && errno != EINTR)
-            return -1;
-    }
-}
-
 static int fm_boot_run_send(fm_boot *b, const char *buf, size_t n, const char *what)
 {
     struct fm_boot_run *p = b->priv;
-    long long deadline = fm_boot_run_deadline(b);
-    while (n > 0) {
-        int w = fm_boot_run_wait(p->fd, POLLOUT, deadline);
-        if (w == 0)
-            return fm_boot_fail(b, FM_ERR_TIMEOUT, "run bootstrap: could not send %s within %d s",
-                                what, b->timeout_s);
-        /* MSG_NOSIGNAL: a dead launcher must give an error, not SIGPIPE. */
-        ssize_t s = w < 0 ? -1 : send(p->fd, buf, n, MSG_NOSIGNAL);
-        if (s < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (s < 0)
-            return fm_boot_fail(b, FM_ERR_BOOTSTRAP, "run bootstrap: sending %s to fastmsg-run: %s",
-                                what, strerror(errno));
-        buf += s;
-        n -= (size_t)s;
-    }
+    int w = fm_sock_write_all(p->fd, buf, n, fm_sock_deadline(b->timeout_s));
+    if (w == 0)
+        return fm_boot_fail(b, FM_ERR_TIMEOUT, "run bootstrap: could not send %s within %d s", what,
+                            b->timeout_s);
+    if (w < 0)
+        return fm_boot_fail(b, FM_ERR_BOOTSTRAP, "run bootstrap: sending %s to fastmsg-run: %s",
+                            what, strerror(errno));
     return FM_OK;
 }
 
@@ -93,7 +56,7 @@ static int fm_boot_run_fill(fm_boot *b, const char *what)
 {
     struct fm_boot_run *p = b->priv;
     for (;;) {
-        int w = fm_boot_run_wait(p->fd, POLLIN, fm_boot_run_deadline(b));
+        int w = fm_sock_wait(p->fd, POLLIN, fm_sock_deadline(b->timeout_s));
         if (w == 0)
             return fm_boot_fail(b, FM_ERR_TIMEOUT,
                                 "run bootstrap: no word from fastmsg-run within %d s (in %s)",
@@ -185,67 +148,24 @@ error:
     return rc;
 }
 
-/* Connect one address with a bounded wait; returns the fd or -1 with errno set. */
-static int fm_boot_run_connect_addr(const struct addrinfo *ai, long long deadline)
-{
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-    if (fd < 0)
-        return -1;
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-        return fd;
-    int err = errno;
-    if (err == EINPROGRESS) {
-        int w = fm_boot_run_wait(fd, POLLOUT, deadline);
-        socklen_t len = sizeof err;
-        if (w == 0)
-            err = ETIMEDOUT;
-        else if (w < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
-            err = errno;
-        if (err == 0)
-            return fd;
-    }
-    close(fd);
-    errno = err;
-    return -1;
-}
-
-/* Try every address until one connects or the deadline passes; -1 with *err on failure. */
-static int fm_boot_run_connect_any(const struct addrinfo *res, long long deadline, int *err)
-{
-    for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        int fd = fm_boot_run_connect_addr(ai, deadline);
-        if (fd >= 0)
-            return fd;
-        /* A wait cut short by the deadline says less than a refusal seen before it. */
-        if (errno != ETIMEDOUT || *err == 0)
-            *err = errno;
-    }
-    return -1;
-}
-
 /* The launcher listens before it starts anyone, but a remote network may need a moment. */
 static int fm_boot_run_connect(fm_boot *b, const char *addr)
 {
     struct fm_boot_run *p = b->priv;
-    char host[256];
-    const char *colon = addr ? strrchr(addr, ':') : NULL;
-    if (!colon || colon == addr || !colon[1] || (size_t)(colon - addr) >= sizeof host)
-        return fm_boot_fail(b, FM_ERR_BOOTSTRAP, "run bootstrap: %s=%s is not host:port",
-                            FM_RUN_ENV_ADDR, addr ? addr : "(unset)");
-    memcpy(host, addr, (size_t)(colon - addr));
-    host[colon - addr] = '\0';
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res;
-    int g = getaddrinfo(host, colon + 1, &hints, &res);
-    if (g)
-        return fm_boot_fail(b, FM_ERR_BOOTSTRAP, "run bootstrap: %s=%s: %s", FM_RUN_ENV_ADDR, addr,
-                            gai_strerror(g));
+    struct addrinfo *res;
+    int g;
+    if (fm_sock_resolve(addr, AI_NUMERICSERV, &res, &g))
+        return g ? fm_boot_fail(b, FM_ERR_BOOTSTRAP, "run bootstrap: %s=%s: %s", FM_RUN_ENV_ADDR,
+                                addr, gai_strerror(g))
+                 : fm_boot_fail(b, FM_ERR_BOOTSTRAP, "run bootstrap: %s=%s is not host:port",
+                                FM_RUN_ENV_ADDR, addr ? addr : "(unset)");
     int limit_s = b->timeout_s > 0 && b->timeout_s < FM_BOOT_RUN_CONNECT_S ? b->timeout_s
                                                                            : FM_BOOT_RUN_CONNECT_S;
-    long long end = fm_boot_run_now_ms() + 1000LL * limit_s;
+    long long end = fm_sock_now_ms() + 1000LL * limit_s;
     int err = 0, delay_ms = 50;
     for (;;) {
-        p->fd = fm_boot_run_connect_any(res, end, &err);
-        long long left = end - fm_boot_run_now_ms();
+        p->fd = fm_sock_connect_any(res, end, &err);
+        long long left = end - fm_sock_now_ms();
         if (p->fd >= 0 || left <= 0)
             break;
         poll(NULL, 0, left < delay_ms ? (int)left : delay_ms);
@@ -382,9 +302,9 @@ static int fm_boot_run_tell_abort(fm_boot *b, int code, const char *msg)
 /* Wait until the launcher kills us, closes the connection, or the wait runs out. */
 static void fm_boot_run_await_kill(struct fm_boot_run *p)
 {
-    long long deadline = fm_boot_run_now_ms() + FM_BOOT_RUN_ABORT_WAIT_MS;
+    long long deadline = fm_sock_now_ms() + FM_BOOT_RUN_ABORT_WAIT_MS;
     char sink[256];
-    while (fm_boot_run_wait(p->fd, POLLIN, deadline) == 1) {
+    while (fm_sock_wait(p->fd, POLLIN, deadline) == 1) {
         ssize_t n = read(p->fd, sink, sizeof sink);
         if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
             return;
