@@ -36,10 +36,9 @@ static int arrived(fm_context *ctx, void *arg)
 static int signal_peer(fm_context *ctx, int dest, barrier_msg *m)
 {
     fm_stream *s;
-    int rc = fm_begin_message(ctx, dest, sizeof *m, 0, &s);
+    int rc = fm_send_open(ctx, dest, sizeof *m, FM_HANDLER_BARRIER, &s);
     if (rc)
         return rc;
-    s->handler = FM_HANDLER_BARRIER; /* an internal id, beyond what the API accepts */
     if ((rc = fm_send_piece(s, m, sizeof *m)))
         return rc;
     return fm_end_message(s);

@@ -138,6 +138,7 @@ int fm_credits_take_owed(fm_context *ctx, int peer);
 int fm_credits_settle(fm_context *ctx);
 
 /* send.c */
+int fm_send_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream);
 int fm_send_flush_peer(fm_context *ctx, int peer);
 int fm_send_packet_now(fm_context *ctx, fm_pkt *p);
 

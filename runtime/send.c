@@ -128,6 +128,12 @@ int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stre
         return FM_ERR_HANDLER;
     if ((unsigned long long)len > FM_MAX_MESSAGE)
         return FM_ERR_TOO_LONG;
+    return fm_send_open(ctx, dest, len, handler, stream);
+}
+
+/* Open a stream for any handler id, internal ones included; arguments already checked. */
+int fm_send_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream)
+{
     /* Never wait inside a handler: promise the message all its packet buffers now, or
      * refuse. (Packets without credit then wait in memory, not in the handler.) */
     size_t need = ctx->in_handler ? len / ctx->packet_size + 1 : 0;
