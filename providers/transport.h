@@ -13,9 +13,17 @@
 #include <stdint.h>
 
 typedef struct fm_tp fm_tp;
+
+/* send's "done already" return (> 0, so never an FM_* status). */
+#define FM_TP_SENT 1
 typedef struct fm_tp_mr fm_tp_mr; /* a registration, NULL where the provider needs none */
 
-typedef enum { FM_TP_SEND_DONE = 1, FM_TP_RECV_DONE = 2 } fm_tp_event_kind;
+typedef enum {
+    FM_TP_SEND_DONE = 1,
+    FM_TP_RECV_DONE = 2,
+    FM_TP_TSEND_DONE = 3, /* a tagged send (tsend) */
+    FM_TP_TRECV_DONE = 4  /* a tagged receive (trecv) */
+} fm_tp_event_kind;
 
 typedef struct fm_tp_event {
     fm_tp_event_kind kind;
@@ -39,6 +47,7 @@ typedef struct fm_tp_info {
     size_t max_msg_size;
     int needs_mr; /* buffers must be registered (mem_reg) */
     int ordered;  /* packets from one sender arrive in the order sent (FI_ORDER_SAS) */
+    int tagged;   /* tsend/trecv exist: the zero-copy path for large pieces */
 } fm_tp_info;
 
 struct fm_tp_ops {
@@ -50,13 +59,23 @@ struct fm_tp_ops {
     int (*connect)(fm_tp *tp, const void *addrs, size_t addrlen, int n);
     int (*mem_reg)(fm_tp *tp, void *buf, size_t len, fm_tp_mr **mr);
     void (*mem_dereg)(fm_tp *tp, fm_tp_mr *mr);
-    /* Send len bytes of buf to rank dest. FM_OK once accepted (maybe queued); exactly one
-     * SEND_DONE follows. On an error return no event follows and buf is the caller's again. */
+    /* Send len bytes of buf to rank dest. FM_OK once accepted (maybe queued): exactly one
+     * SEND_DONE follows. FM_TP_SENT when the provider took the bytes at once (inject): no
+     * event follows and buf is the caller's again, as it is after an error return. */
     int (*send)(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx);
     /* Give the transport a buffer to receive one packet (of at most len bytes) into. */
     int (*post_recv)(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+    /* Tagged messages (only where info.tagged): a send of len bytes straight from buf that
+     * lands in the one receive posted with the same tag, whatever its size. The provider
+     * moves the bytes with its own large-message mechanism (shm: a single copy across
+     * processes where the kernel allows it; tcp: straight into the posted buffer). Events
+     * TSEND_DONE / TRECV_DONE; buffer ownership as send and post_recv. */
+    int (*tsend)(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
+                 void *ctx);
+    int (*trecv)(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx);
     /* Retry queued sends, then read up to max completions into ev. Returns the count (>= 0)
-     * or an FM_ERR_* code for a failure of the whole transport. Never blocks. */
+     * or an FM_ERR_* code for a failure of the whole transport. Never blocks. A count below
+     * max means nothing more was there when poll looked (callers skip a second, empty poll). */
     int (*poll)(fm_tp *tp, fm_tp_event *ev, int max);
     /* A file descriptor that becomes readable when poll has something, or -1 if the
      * provider has none (shm): then the caller backs off politely. */
@@ -72,6 +91,7 @@ struct fm_tp_ops {
 struct fm_tp {
     const struct fm_tp_ops *ops;
     fm_tp_info info;
+    uint64_t refused; /* posts the network refused at first (queued and retried) */
 };
 
 /* Open the transport for cfg->provider. On failure returns an FM_ERR_* code and writes a

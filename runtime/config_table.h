@@ -24,6 +24,9 @@
       "payload bytes per packet (64K measured fastest on shm and tcp, bench/README.md)")           \
     X(FM_CREDITS, credits, INT, "8", 1, 4096,                                                      \
       "packets a sender may have in flight to one receiver (receive buffers reserved per peer)")   \
+    X(FM_ZCOPY, zcopy, SIZE, "32K", 0, 1L << 40,                                                   \
+      "pieces of at least this many bytes travel zero-copy, as one tagged message from the "       \
+      "sender's buffer into the receiver's, where the provider has tagged messages; 0 = never")    \
     X(FM_OVERFLOW, overflow, SIZE, "64M", 0, 1L << 40,                                             \
       "bytes of packets a handler may queue for peers that have no credit before "                 \
       "fm_begin_message returns FM_EAGAIN")                                                        \

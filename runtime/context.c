@@ -114,6 +114,20 @@ error:
     return rc;
 }
 
+/* Where the provider injects packets of a useful size (shm: 4 KiB), messages up to four such
+ * packets go as injects: on shm a 4 KiB + header send would otherwise take the slower
+ * large-message protocol (2.6 us against 0.45 us, bench/README.md). */
+static void small_packets(fm_context *ctx)
+{
+    size_t inject = ctx->tp->info.inject_size;
+    ctx->small_payload = ctx->packet_size;
+    ctx->small_max = 0;
+    if (inject >= FM_WIRE_HDR_LEN + 256 && inject - FM_WIRE_HDR_LEN < ctx->packet_size) {
+        ctx->small_payload = inject - FM_WIRE_HDR_LEN;
+        ctx->small_max = 4 * ctx->small_payload;
+    }
+}
+
 static int setup(fm_context *ctx)
 {
     char err[256];
@@ -122,6 +136,7 @@ static int setup(fm_context *ctx)
     fm_log_level = (int)ctx->cfg.verbose;
     ctx->packet_size = (size_t)ctx->cfg.packet_size;
     ctx->credits = (int)ctx->cfg.credits;
+    ctx->zcopy_min = (size_t)ctx->cfg.zcopy;
 
     rc = fm_boot_init(&ctx->boot, ctx->cfg.bootstrap, (int)ctx->cfg.timeout);
     FM_CHECK(rc == FM_OK, rc, "bootstrap: %s", ctx->boot.err);
@@ -136,6 +151,7 @@ static int setup(fm_context *ctx)
     FM_CHECK(ctx->peers && ctx->dirty, FM_ERR_NOMEM, "out of memory for %d peers", ctx->size);
     if ((rc = open_transport(ctx)))
         goto error;
+    small_packets(ctx);
     fm_credits_init(ctx);
     if ((rc = fm_pool_init(ctx)))
         goto error;
@@ -200,13 +216,16 @@ static void print_stats(const fm_context *ctx)
     const fm_stats *s = &ctx->stats;
     fprintf(stderr,
             "fastmsg[%d] stats: sent %llu pkts %llu B %llu msgs | received %llu pkts %llu B "
-            "%llu msgs | credit pkts %llu out %llu in | credit stalls %llu | dropped %llu\n",
+            "%llu msgs | zero-copy %llu out %llu in | credit pkts %llu out %llu in | credit stalls "
+            "%llu | dropped %llu (foreign %llu) | refused %llu\n",
             ctx->rank, (unsigned long long)s->packets_sent, (unsigned long long)s->bytes_sent,
             (unsigned long long)s->messages_sent, (unsigned long long)s->packets_received,
             (unsigned long long)s->bytes_received, (unsigned long long)s->messages_received,
+            (unsigned long long)s->zcopy_sent, (unsigned long long)s->zcopy_received,
             (unsigned long long)s->credit_packets_sent,
             (unsigned long long)s->credit_packets_received, (unsigned long long)s->credit_stalls,
-            (unsigned long long)s->dropped);
+            (unsigned long long)s->dropped, (unsigned long long)ctx->drops[FM_WIRE_KEY_BAD],
+            (unsigned long long)ctx->tp->refused);
 }
 
 int fm_finalize(fm_context *ctx)
@@ -255,6 +274,8 @@ int fm_get_stats(const fm_context *ctx, fm_stats *stats)
     if (!stats)
         return FM_ERR_INVALID;
     *stats = ctx->stats;
+    stats->dropped_foreign = ctx->drops[FM_WIRE_KEY_BAD];
+    stats->eagain_retries = ctx->tp->refused;
     return FM_OK;
 }
 

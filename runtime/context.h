@@ -15,6 +15,14 @@ enum { FM_HANDLER_BARRIER = FM_MAX_HANDLERS, FM_HANDLER_COUNT };
 
 typedef enum { FM_PKT_RECV_BUF = 1, FM_PKT_SEND_BUF, FM_PKT_CREDIT_BUF } fm_pkt_kind;
 
+/* Zero-copy state of a received FM_PKT_RNDV packet (zcopy.c). */
+typedef enum {
+    FM_ZC_NONE = 0,  /* an ordinary packet: its payload is in buf */
+    FM_ZC_ANNOUNCED, /* the piece is announced; no receive posted for it yet */
+    FM_ZC_POSTED,    /* a tagged receive is posted for it */
+    FM_ZC_ARRIVED    /* its bytes are in data (a bounce buffer) or already delivered */
+} fm_zc_state;
+
 /* A packet buffer: header + payload in registered memory, plus its bookkeeping. */
 typedef struct fm_pkt {
     struct fm_pkt *next; /* free list, pending queue or a stream's packet list */
@@ -26,6 +34,13 @@ typedef struct fm_pkt {
     uint32_t len;   /* payload bytes */
     uint32_t off;   /* payload bytes already read by the handler (receive) */
     uint16_t flags; /* FM_PKT_LAST */
+    /* An FM_PKT_RNDV packet (receive): len is the piece's length, its bytes arrive apart. */
+    uint8_t zc;          /* fm_zc_state */
+    uint64_t tag;        /* the piece's tag */
+    unsigned char *data; /* the piece's bounce buffer, NULL when it goes straight to the
+                          * delivery buffer */
+    fm_tp_mr *data_mr;   /* registration of the bounce or delivery range, if needed */
+    struct fm_stream *owner;
 } fm_pkt;
 
 typedef struct fm_pkt_queue {
@@ -48,8 +63,10 @@ struct fm_stream {
     uint16_t handler;
     uint32_t msg_id;
     uint64_t declared; /* fm_begin_message's len */
+    uint64_t counted;  /* receive: bytes announced so far, checked against declared */
     /* sending */
     uint64_t written; /* bytes appended so far */
+    size_t cap;       /* payload bytes per packet for this message */
     uint32_t seq;     /* next packet's sequence number */
     fm_pkt *cur;      /* packet being filled */
     size_t reserved;  /* send buffers promised to this stream (opened in a handler) */
@@ -61,6 +78,9 @@ struct fm_stream {
     uint64_t total;     /* message length, known once complete */
     int complete;       /* the last packet is in ready */
     int finished;       /* handler returned FM_DONE: drop the rest */
+    int started;        /* the handler has been called */
+    fm_pkt *blocked;    /* a zero-copy piece in ready whose bytes have not arrived: later
+                         * packets wait in early behind it */
     void *user;
     unsigned char *dbuf; /* fm_stream_deliver target */
     size_t dcap, dlen;
@@ -73,6 +93,7 @@ typedef struct fm_peer {
     int owed;         /* credits we owe it: its packets we have freed */
     int credit_dirty; /* on the context's list of peers owing credits */
     uint32_t next_msg_id;
+    uint64_t next_tag;    /* zero-copy pieces sent to this peer */
     fm_pkt_queue pending; /* data packets waiting for a credit */
     fm_pkt credit_pkt;    /* our one credit packet to it */
     int credit_busy;      /* that packet is in flight */
@@ -92,7 +113,11 @@ struct fm_context {
     int rank, size;
     uint64_t job_key;
     size_t packet_size; /* payload bytes per packet */
-    int credits;        /* window per peer */
+    size_t zcopy_min;   /* pieces this large go zero-copy; 0: never (FM_ZCOPY) */
+    /* Messages of at most small_max bytes travel in packets of small_payload bytes, which the
+     * provider injects (shm: 4 KiB): a few injects beat one larger send's slower protocol. */
+    size_t small_max, small_payload;
+    int credits; /* window per peer */
     int credit_threshold;
 
     fm_peer *peers;
@@ -101,6 +126,7 @@ struct fm_context {
     fm_handler_slot handlers[FM_HANDLER_COUNT];
 
     fm_pkt_slab *recv_slabs, *send_slabs;
+    fm_pkt *repost;        /* receive buffers handlers are done with, to post again */
     fm_pkt *send_free;     /* idle send packet buffers */
     size_t send_free_n;    /* how many */
     size_t send_reserved;  /* promised to streams opened inside handlers */
@@ -113,6 +139,12 @@ struct fm_context {
     int run_held;     /* a handler was registered inside a handler: run held messages */
     int finalizing;   /* no more credit packets */
     uint64_t handled; /* payload bytes given to handlers, for fm_extract */
+
+    /* The one zero-copy send in flight: its sender waits outside any handler. */
+    struct {
+        int busy, status;
+        fm_tp_mr *mr;
+    } zc_send;
 
     uint32_t barrier_epoch;
     uint32_t barrier_seen[2][32]; /* [epoch parity][round] arrivals */
@@ -139,6 +171,8 @@ int fm_credits_settle(fm_context *ctx);
 
 /* send.c */
 int fm_send_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream);
+void fm_send_submit(fm_stream *s, fm_pkt *p, int type, int last);
+int fm_send_next_packet(fm_stream *s);
 int fm_send_flush_peer(fm_context *ctx, int peer);
 int fm_send_packet_now(fm_context *ctx, fm_pkt *p);
 
@@ -146,6 +180,17 @@ int fm_send_packet_now(fm_context *ctx, fm_pkt *p);
 int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len);
 void fm_recv_fini(fm_context *ctx);
 void fm_recv_run_held(fm_context *ctx, int handler);
+void fm_recv_resume(fm_context *ctx, fm_stream *s);
+int fm_recv_repost(fm_context *ctx);
+
+/* zcopy.c: large pieces as tagged messages, straight between the two buffers */
+int fm_zcopy_wanted(const fm_stream *s, size_t len);
+int fm_zcopy_send(fm_stream *s, const void *buf, size_t len);
+void fm_zcopy_sent(fm_context *ctx, int status);
+int fm_zcopy_check(fm_context *ctx, fm_pkt *p, uint64_t room);
+void fm_zcopy_post(fm_context *ctx, fm_stream *s);
+void fm_zcopy_arrived(fm_context *ctx, fm_pkt *p, size_t len, int status);
+void fm_zcopy_release(fm_context *ctx, fm_pkt *p);
 
 /* progress.c */
 int fm_progress_once(fm_context *ctx);

@@ -57,11 +57,13 @@ static int send_credit_packet(fm_context *ctx, int peer)
     p->credit_busy = 1;
     int rc =
         ctx->tp->ops->send(ctx->tp, peer, p->credit_buf, FM_WIRE_HDR_LEN, NULL, &p->credit_pkt);
-    if (rc) {
+    if (rc < 0) {
         p->credit_busy = 0;
         p->owed += h.credits;
         return rc;
     }
+    if (rc == FM_TP_SENT)
+        p->credit_busy = 0;
     ctx->stats.credit_packets_sent++;
     return FM_OK;
 }

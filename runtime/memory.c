@@ -13,17 +13,22 @@ static void arena_create(void)
     arena_ok = mallctl("arenas.create", &arena, &sz, NULL, 0) == 0;
 }
 
-static int flags(void)
+static int flags(int zero)
 {
     pthread_once(&arena_once, arena_create);
     /* Without its own arena fastmsg still works, from jemalloc's default ones. */
-    return MALLOCX_ALIGN(64) | MALLOCX_ZERO |
+    return MALLOCX_ALIGN(64) | (zero ? MALLOCX_ZERO : 0) |
            (arena_ok ? MALLOCX_ARENA(arena) | MALLOCX_TCACHE_NONE : 0);
 }
 
 void *fm_mem_alloc(size_t size)
 {
-    return mallocx(size ? size : 1, flags());
+    return mallocx(size ? size : 1, flags(1));
+}
+
+void *fm_mem_alloc_raw(size_t size)
+{
+    return mallocx(size ? size : 1, flags(0));
 }
 
 void fm_mem_free(void *p)

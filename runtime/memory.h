@@ -6,5 +6,7 @@
 #include <stddef.h>
 
 void *fm_mem_alloc(size_t size); /* 64-byte aligned, zeroed; NULL when out of memory */
+/* Not zeroed: for buffers about to be overwritten whole (zero-copy bounce buffers). */
+void *fm_mem_alloc_raw(size_t size);
 void fm_mem_free(void *p);
 #endif

@@ -22,6 +22,39 @@ static void on_send_done(fm_context *ctx, fm_pkt *p)
     fm_pool_put_send(ctx, p);
 }
 
+/* A failed operation: the peer is gone or the network broke. After finalize's barrier the
+ * peers may already be gone, which is no error. */
+static int on_failure(fm_context *ctx, const fm_tp_event *e)
+{
+    static const char *what[] = {"?", "send", "receive", "zero-copy send", "zero-copy receive"};
+    int peer = e->kind == FM_TP_TSEND_DONE ? -1 : ((fm_pkt *)e->ctx)->peer;
+    fm_log(0, "%s to/from rank %d failed: %s", what[e->kind <= 4 ? e->kind : 0], peer,
+           fm_strerror(e->status));
+    return ctx->finalizing ? FM_OK : e->status;
+}
+
+static int on_event(fm_context *ctx, const fm_tp_event *e)
+{
+    int rc = e->status == FM_OK ? FM_OK : on_failure(ctx, e);
+    switch (e->kind) {
+    case FM_TP_SEND_DONE:
+        on_send_done(ctx, e->ctx);
+        break;
+    case FM_TP_RECV_DONE:
+        /* A failed receive's buffer is not reposted: its transport is broken. */
+        if (e->status == FM_OK && fm_recv_packet(ctx, e->ctx, e->len))
+            rc = FM_ERR_NOMEM;
+        break;
+    case FM_TP_TSEND_DONE:
+        fm_zcopy_sent(ctx, e->status);
+        break;
+    case FM_TP_TRECV_DONE:
+        fm_zcopy_arrived(ctx, e->ctx, e->len, e->status);
+        break;
+    }
+    return rc;
+}
+
 /* One round: returns the number of completions handled (>= 0) or an error. */
 int fm_progress_once(fm_context *ctx)
 {
@@ -30,27 +63,14 @@ int fm_progress_once(fm_context *ctx)
         ctx->run_held = 0;
         fm_recv_run_held(ctx, -1);
     }
+    int rc = ctx->repost ? fm_recv_repost(ctx) : FM_OK;
     int n = ctx->tp->ops->poll(ctx->tp, ev, FM_POLL_BATCH);
     if (n < 0)
         return n;
-    int rc = FM_OK;
     for (int i = 0; i < n; i++) {
-        fm_pkt *p = ev[i].ctx;
-        if (ev[i].status != FM_OK) {
-            /* A failed operation: the peer is gone or the network broke. */
-            fm_log(0, "%s to/from rank %d failed: %s",
-                   ev[i].kind == FM_TP_SEND_DONE ? "send" : "receive", p->peer,
-                   fm_strerror(ev[i].status));
-            if (ev[i].kind == FM_TP_SEND_DONE)
-                on_send_done(ctx, p);
-            if (!ctx->finalizing)
-                rc = ev[i].status;
-            continue;
-        }
-        if (ev[i].kind == FM_TP_SEND_DONE)
-            on_send_done(ctx, p);
-        else if (fm_recv_packet(ctx, p, ev[i].len) && !rc)
-            rc = FM_ERR_NOMEM;
+        int e = on_event(ctx, &ev[i]);
+        if (e && !rc)
+            rc = e;
     }
     if (ctx->ndirty) {
         int e = fm_credits_settle(ctx);
@@ -124,7 +144,9 @@ long fm_extract(fm_context *ctx, size_t maxbytes)
         int n = fm_progress_once(ctx);
         if (n < 0)
             return n;
-        if (n == 0 || (maxbytes && ctx->handled - start >= maxbytes))
+        /* A short round drained the transport: polling again at once would find it empty
+         * (and cost a ping-pong that empty poll on every message). */
+        if (n < FM_POLL_BATCH || (maxbytes && ctx->handled - start >= maxbytes))
             break;
     }
     return (long)(ctx->handled - start);
@@ -145,7 +167,8 @@ long fm_wait(fm_context *ctx, int timeout_ms)
         if (n < 0)
             return n;
         if (n > 0) {
-            long more = fm_extract(ctx, 0); /* take everything else that is ready too */
+            /* Take everything else that is ready too (a short round already did). */
+            long more = n < FM_POLL_BATCH ? 0 : fm_extract(ctx, 0);
             return more < 0 ? more : (long)(ctx->handled - start);
         }
         if (now_s() >= deadline)

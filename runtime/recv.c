@@ -41,18 +41,46 @@ static void stream_release(fm_context *ctx, fm_stream *s)
     ctx->stats.messages_received++;
 }
 
-/* A packet's buffer goes back to the network; the sender gets the credit back. */
+/* A packet's buffer goes back to the network and the sender gets the credit back, at the
+ * start of the next progress round: off the path from a message's arrival to whatever the
+ * application sends in answer. */
 static void packet_done(fm_context *ctx, fm_pkt *p)
 {
-    int peer = p->peer;
-    fm_pool_repost(ctx, p);
-    fm_credits_owe(ctx, peer);
+    if (p->zc)
+        fm_zcopy_release(ctx, p);
+    p->next = ctx->repost;
+    ctx->repost = p;
 }
 
-/* Move packets that are next in sequence from the early list to ready. */
+int fm_recv_repost(fm_context *ctx)
+{
+    int rc = FM_OK;
+    while (ctx->repost) {
+        fm_pkt *p = ctx->repost;
+        ctx->repost = p->next;
+        int peer = p->peer;
+        int e = fm_pool_repost(ctx, p);
+        if (e && !rc)
+            rc = e;
+        fm_credits_owe(ctx, peer);
+    }
+    return rc;
+}
+
+/* The bytes of a packet in ready that a handler may read now; NULL while a zero-copy piece
+ * is still on its way (or went straight to the delivery buffer: then off == len). */
+static const unsigned char *pkt_bytes(const fm_pkt *p)
+{
+    if (!p->zc)
+        return p->buf + FM_WIRE_HDR_LEN;
+    return p->zc == FM_ZC_ARRIVED ? p->data : NULL;
+}
+
+/* Move packets that are next in sequence from the early list to ready; a zero-copy piece
+ * stops the move until its bytes are here (zcopy.c). */
 static void stream_advance(fm_stream *s)
 {
-    while (s->early && s->early->seq == s->next_seq) {
+    while (!s->blocked && s->early && s->early->seq == s->next_seq) {
         fm_pkt *p = s->early;
         s->early = p->next;
         p->next = NULL;
@@ -61,12 +89,15 @@ static void stream_advance(fm_stream *s)
         else
             s->ready.head = p;
         s->ready.tail = p;
-        s->avail += p->len;
         s->next_seq++;
-        if (p->flags & FM_PKT_LAST) {
-            s->complete = 1;
-            s->total = (uint64_t)p->seq * s->ctx->packet_size + p->len;
+        if (p->zc) {
+            p->owner = s;
+            s->blocked = p;
+            break;
         }
+        s->avail += p->len;
+        if (p->flags & FM_PKT_LAST)
+            s->complete = 1;
     }
 }
 
@@ -80,13 +111,19 @@ static void stream_insert(fm_stream *s, fm_pkt *p)
     stream_advance(s);
 }
 
-/* Free every fully read packet at the head of ready. */
+/* Free every fully read packet at the head of ready (all: every packet, read or not, up to
+ * a zero-copy piece whose receive is posted: its buffer is the transport's until it lands). */
 static void stream_trim(fm_context *ctx, fm_stream *s, int all)
 {
     while (s->ready.head && (all || s->ready.head->off == s->ready.head->len)) {
         fm_pkt *p = s->ready.head;
+        if (p->zc == FM_ZC_POSTED)
+            break;
         s->ready.head = p->next;
-        s->avail -= p->len - p->off;
+        if (p == s->blocked)
+            s->blocked = NULL; /* its receive could not be posted: the piece is lost */
+        else
+            s->avail -= p->len - p->off;
         packet_done(ctx, p);
     }
     if (!s->ready.head)
@@ -103,9 +140,14 @@ ssize_t fm_receive(fm_stream *s, void *buf, size_t len)
     size_t got = 0;
     for (fm_pkt *p = s->ready.head; p && got < len; p = p->next) {
         size_t n = p->len - p->off;
+        if (!n)
+            continue;
+        const unsigned char *bytes = pkt_bytes(p);
+        if (!bytes)
+            break;
         if (n > len - got)
             n = len - got;
-        memcpy(dst + got, p->buf + FM_WIRE_HDR_LEN + p->off, n);
+        memcpy(dst + got, bytes + p->off, n);
         p->off += (uint32_t)n;
         got += n;
     }
@@ -119,6 +161,11 @@ static void stream_pour(fm_context *ctx, fm_stream *s)
 {
     for (fm_pkt *p = s->ready.head; p; p = p->next) {
         size_t n = p->len - p->off;
+        if (!n)
+            continue;
+        const unsigned char *bytes = pkt_bytes(p);
+        if (!bytes)
+            break;
         size_t room = s->dcap - s->dlen;
         if (n > room) {
             fm_log(0,
@@ -127,29 +174,22 @@ static void stream_pour(fm_context *ctx, fm_stream *s)
                    s->peer, s->dcap, n - room);
             n = room;
         }
-        memcpy(s->dbuf + s->dlen, p->buf + FM_WIRE_HDR_LEN + p->off, n);
+        memcpy(s->dbuf + s->dlen, bytes + p->off, n);
         s->dlen += n;
         ctx->handled += n;
+        s->avail -= p->len - p->off;
         p->off = p->len;
     }
-    s->avail = 0;
 }
 
-/* Run the handler (or the delivery) on what has arrived; release the stream when it is over. */
-static void stream_run(fm_context *ctx, fm_stream *s)
+/* Call the handler on what has arrived. A handler that asks for more of a message that has
+ * fully arrived, having read some of it, is called again at once: no packet is coming to call
+ * it later. It is not called again when nothing has changed since its last call. */
+static void stream_call(fm_context *ctx, fm_stream *s, fm_handler_slot *h)
 {
-    fm_handler_slot *h = &ctx->handlers[s->handler];
-    if (!h->fn) {
-        /* Not registered here yet: hold the message (its packets hold the sender's credits)
-         * until fm_register_handler runs it. */
-        fm_log(1, "holding a message from rank %d for unregistered handler %u", s->peer,
-               s->handler);
-        return;
-    }
-    /* A handler that asks for more of a message that has fully arrived, having read some
-     * of it, is called again at once: no packet is coming to call it later. */
-    while (!s->finished && !s->dfn && s->ready.head) {
+    while (!s->finished && !s->dfn && s->ready.head && (!s->started || s->avail || s->complete)) {
         uint64_t before = s->avail;
+        s->started = 1;
         ctx->in_handler++;
         int r = h->fn(s, s->peer, h->arg);
         ctx->in_handler--;
@@ -165,9 +205,29 @@ static void stream_run(fm_context *ctx, fm_stream *s)
             s->finished = 1;
         }
     }
+}
+
+/* Run the handler (or the delivery) on what has arrived; release the stream when it is over. */
+static void stream_run(fm_context *ctx, fm_stream *s)
+{
+    fm_handler_slot *h = &ctx->handlers[s->handler];
+    if (!h->fn) {
+        /* Not registered here yet: hold the message (its packets hold the sender's credits)
+         * until fm_register_handler runs it. A zero-copy piece lands in a bounce buffer
+         * meanwhile, so its sender is not kept waiting. */
+        fm_log(1, "holding a message from rank %d for unregistered handler %u", s->peer,
+               s->handler);
+        fm_zcopy_post(ctx, s);
+        return;
+    }
+    stream_call(ctx, s, h);
     if (s->dfn)
         stream_pour(ctx, s);
-    stream_trim(ctx, s, s->finished);
+    if (!s->finished)
+        stream_trim(ctx, s, 0);
+    fm_zcopy_post(ctx, s); /* after the trim: straight into the delivery buffer if it can */
+    if (s->finished)
+        stream_trim(ctx, s, 1);
     if (!s->complete)
         return;
     if (s->dfn)
@@ -176,6 +236,13 @@ static void stream_run(fm_context *ctx, fm_stream *s)
         stream_trim(ctx, s, 1);
         stream_release(ctx, s);
     }
+}
+
+/* A zero-copy piece has landed: packets behind it move up, and the handler runs. */
+void fm_recv_resume(fm_context *ctx, fm_stream *s)
+{
+    stream_advance(s);
+    stream_run(ctx, s);
 }
 
 int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
@@ -199,7 +266,6 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
     p->off = 0;
     p->flags = h.flags;
     ctx->stats.packets_received++;
-    ctx->stats.bytes_received += h.payload_len;
     if (h.handler >= FM_HANDLER_COUNT) {
         ctx->stats.dropped++;
         fm_log(0, "dropped a packet from rank %d for handler id %u (out of range)", p->peer,
@@ -212,6 +278,19 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
         packet_done(ctx, p);
         return FM_ERR_NOMEM;
     }
+    /* The message's bytes never exceed what its sender declared. */
+    uint64_t room = s->declared - s->counted;
+    if (h.type == FM_PKT_RNDV ? fm_zcopy_check(ctx, p, room) : h.payload_len > room) {
+        ctx->drops[FM_WIRE_LEN_BAD]++;
+        ctx->stats.dropped++;
+        packet_done(ctx, p);
+        return FM_OK;
+    }
+    s->counted += p->len;
+    if (!p->zc)
+        ctx->stats.bytes_received += p->len;
+    if (h.flags & FM_PKT_LAST)
+        s->total = h.msg_len;
     stream_insert(s, p);
     stream_run(ctx, s);
     return FM_OK;
@@ -271,12 +350,22 @@ void fm_recv_run_held(fm_context *ctx, int handler)
     }
 }
 
+static void pkts_release(fm_context *ctx, fm_pkt *p)
+{
+    for (; p; p = p->next)
+        if (p->zc)
+            fm_zcopy_release(ctx, p);
+}
+
+/* Messages still in progress at finalize: free them and their zero-copy buffers. */
 void fm_recv_fini(fm_context *ctx)
 {
     for (int r = 0; r < ctx->size; r++)
         while (ctx->peers[r].inbound) {
             fm_stream *s = ctx->peers[r].inbound;
             ctx->peers[r].inbound = s->next;
+            pkts_release(ctx, s->ready.head);
+            pkts_release(ctx, s->early);
             free(s);
         }
 }

@@ -1,7 +1,8 @@
 /* The sending side of a message: fm_begin_message, fm_send_piece, fm_end_message.
  *
  * Path of one packet: fm_send_piece copies the caller's bytes into the stream's current
- * packet buffer; a full packet gets its header (packet_submit) and joins its destination's
+ * packet buffer (a large piece outside handlers goes zero-copy instead: zcopy.c); a full
+ * packet gets its header (fm_send_submit) and joins its destination's
  * queue; fm_send_flush_peer hands queued packets to the transport while credits last,
  * writing the credits we owe that peer into each header on the way out. Outside handlers the
  * caller then waits (driving progress) until its packets have left; inside a handler it never
@@ -22,14 +23,17 @@ int fm_send_packet_now(fm_context *ctx, fm_pkt *p)
     p->buf[30] = (unsigned char)c;
     p->buf[31] = (unsigned char)(c >> 8);
     int rc = ctx->tp->ops->send(ctx->tp, p->peer, p->buf, FM_WIRE_HDR_LEN + p->len, p->mr, p);
-    if (rc) {
+    if (rc < 0) {
         peer->owed += c;
         return rc;
     }
     peer->send_credits--;
-    ctx->sends_inflight++;
     ctx->stats.packets_sent++;
     ctx->stats.bytes_sent += p->len;
+    if (rc == FM_TP_SENT)
+        fm_pool_put_send(ctx, p); /* injected: the buffer is free at once */
+    else
+        ctx->sends_inflight++;
     return FM_OK;
 }
 
@@ -38,22 +42,22 @@ int fm_send_flush_peer(fm_context *ctx, int r)
     fm_peer *peer = &ctx->peers[r];
     while (peer->pending.head && peer->send_credits > 0) {
         fm_pkt *p = peer->pending.head;
+        fm_pkt *next = p->next; /* p may be free again when the send returns */
         int rc = fm_send_packet_now(ctx, p);
         if (rc)
             return rc; /* stays queued for the next flush */
-        peer->pending.head = p->next;
-        if (!peer->pending.head)
+        peer->pending.head = next;
+        if (!next)
             peer->pending.tail = NULL;
-        p->next = NULL;
     }
     return FM_OK;
 }
 
-static void packet_submit(fm_stream *s, fm_pkt *p, int last)
+void fm_send_submit(fm_stream *s, fm_pkt *p, int type, int last)
 {
     fm_context *ctx = s->ctx;
     fm_wire_hdr h = {.version = FM_WIRE_VERSION,
-                     .type = FM_PKT_DATA,
+                     .type = (uint8_t)type,
                      .flags = last ? FM_PKT_LAST : 0,
                      .src = (uint32_t)ctx->rank,
                      .job_key = ctx->job_key,
@@ -94,7 +98,7 @@ static int wait_sent(fm_stream *s)
     return fm_progress_until(s->ctx, peer_drained, &s->peer, "credits");
 }
 
-static int next_packet(fm_stream *s)
+int fm_send_next_packet(fm_stream *s)
 {
     fm_context *ctx = s->ctx;
     if (s->reserved) {
@@ -136,7 +140,8 @@ int fm_send_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream *
 {
     /* Never wait inside a handler: promise the message all its packet buffers now, or
      * refuse. (Packets without credit then wait in memory, not in the handler.) */
-    size_t need = ctx->in_handler ? len / ctx->packet_size + 1 : 0;
+    size_t cap = len <= ctx->small_max ? ctx->small_payload : ctx->packet_size;
+    size_t need = ctx->in_handler ? len / cap + 1 : 0;
     if (need && fm_pool_reserve(ctx, need))
         return FM_EAGAIN;
     fm_stream *s = ctx->stream_free;
@@ -153,6 +158,7 @@ int fm_send_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream *
     s->peer = dest;
     s->handler = (uint16_t)handler;
     s->declared = len;
+    s->cap = cap;
     s->msg_id = ctx->peers[dest].next_msg_id++;
     ctx->stats.messages_sent++;
     *stream = s;
@@ -177,22 +183,23 @@ int fm_send_piece(fm_stream *s, const void *buf, size_t len)
         return FM_ERR_INVALID;
     if (len > s->declared - s->written)
         return FM_ERR_OVERFLOW;
-    fm_context *ctx = s->ctx;
+    if (fm_zcopy_wanted(s, len))
+        return fm_zcopy_send(s, buf, len);
     const unsigned char *src = buf;
     while (len > 0) {
-        if (!s->cur && (rc = next_packet(s)))
+        if (!s->cur && (rc = fm_send_next_packet(s)))
             return rc;
-        size_t room = ctx->packet_size - s->cur->len;
+        size_t room = s->cap - s->cur->len;
         size_t n = len < room ? len : room;
         memcpy(s->cur->buf + FM_WIRE_HDR_LEN + s->cur->len, src, n);
         s->cur->len += (uint32_t)n;
         s->written += n;
         src += n;
         len -= n;
-        if (s->cur->len == ctx->packet_size) {
+        if (s->cur->len == s->cap) {
             /* A full packet leaves now; it is the last if the declared length is reached. */
             int last = s->written == s->declared;
-            packet_submit(s, s->cur, last);
+            fm_send_submit(s, s->cur, FM_PKT_DATA, last);
             s->cur = NULL;
             if (last)
                 s->sending = 2;
@@ -210,9 +217,9 @@ int fm_end_message(fm_stream *s)
         rc = FM_OK; /* the last packet already left with the final piece */
     else if (rc == FM_OK) {
         if (!s->cur)
-            rc = next_packet(s); /* an empty last packet ends the message */
+            rc = fm_send_next_packet(s); /* an empty last packet ends the message */
         if (rc == FM_OK) {
-            packet_submit(s, s->cur, 1);
+            fm_send_submit(s, s->cur, FM_PKT_DATA, 1);
             s->cur = NULL;
         }
     }

@@ -73,7 +73,7 @@ fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_t job_key, int
         return FM_WIRE_VERSION_BAD;
     if (h->job_key != job_key)
         return FM_WIRE_KEY_BAD;
-    if ((h->type != FM_PKT_DATA && h->type != FM_PKT_CREDIT) || (h->flags & ~FM_PKT_LAST))
+    if (h->type < FM_PKT_DATA || h->type > FM_PKT_RNDV || (h->flags & ~FM_PKT_LAST))
         return FM_WIRE_TYPE_BAD;
     if (h->src >= (uint32_t)nranks)
         return FM_WIRE_SRC_BAD;
@@ -81,10 +81,23 @@ fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_t job_key, int
         return FM_WIRE_LEN_BAD;
     if (h->type == FM_PKT_CREDIT && h->payload_len != 0)
         return FM_WIRE_LEN_BAD;
-    /* Every packet but the last is full, so a message's bytes so far never exceed msg_len. */
-    if (h->type == FM_PKT_DATA && (uint64_t)h->seq * max_payload + h->payload_len > h->msg_len)
+    if (h->type == FM_PKT_DATA && h->payload_len > h->msg_len)
+        return FM_WIRE_LEN_BAD;
+    if (h->type == FM_PKT_RNDV && h->payload_len != FM_WIRE_RNDV_LEN)
         return FM_WIRE_LEN_BAD;
     return FM_WIRE_OK;
+}
+
+void fm_wire_rndv_encode(uint64_t piece_len, uint64_t tag, void *payload)
+{
+    put64(payload, piece_len);
+    put64((unsigned char *)payload + 8, tag);
+}
+
+void fm_wire_rndv_decode(const void *payload, uint64_t *piece_len, uint64_t *tag)
+{
+    *piece_len = get64(payload);
+    *tag = get64((const unsigned char *)payload + 8);
 }
 
 const char *fm_wire_status_str(fm_wire_status s)

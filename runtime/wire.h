@@ -2,7 +2,7 @@
  *
  *  off size field
  *    0   1  version       FM_WIRE_VERSION
- *    1   1  type          FM_PKT_DATA / FM_PKT_CREDIT
+ *    1   1  type          FM_PKT_DATA / FM_PKT_CREDIT / FM_PKT_RNDV
  *    2   2  flags         FM_PKT_LAST: last packet of its message
  *    4   4  src           sender's rank
  *    8   8  job_key       the job's random key; other jobs' packets are dropped
@@ -11,7 +11,13 @@
  *   24   4  payload_len   bytes after the header
  *   28   2  handler       receiver's handler id
  *   30   2  credits       credits returned to the receiver of this packet (piggybacked)
- *   32   8  msg_len       the message's declared length (an upper bound until FM_PKT_LAST)
+ *   32   8  msg_len       the message's declared length (an upper bound until FM_PKT_LAST,
+ *                          then the exact length)
+ *
+ * An FM_PKT_RNDV packet is a packet of its message's stream (it has a seq and takes a credit)
+ * whose 16-byte payload announces a piece that travels as a tagged message instead:
+ *    0   8  piece_len     bytes of the piece
+ *    8   8  tag           the tag it is sent with
  */
 #ifndef FM_WIRE_H
 #define FM_WIRE_H
@@ -19,10 +25,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FM_WIRE_VERSION 1
+#define FM_WIRE_VERSION 2
 #define FM_WIRE_HDR_LEN 40
 
-enum { FM_PKT_DATA = 1, FM_PKT_CREDIT = 2 };
+enum { FM_PKT_DATA = 1, FM_PKT_CREDIT = 2, FM_PKT_RNDV = 3 };
+#define FM_WIRE_RNDV_LEN 16
 enum { FM_PKT_LAST = 1 };
 
 typedef struct fm_wire_hdr {
@@ -51,6 +58,9 @@ void fm_wire_encode(const fm_wire_hdr *h, void *buf);
 /* Decode and validate the len bytes received in buf against this job. */
 fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_t job_key, int nranks,
                               size_t max_payload, fm_wire_hdr *h);
+/* The FM_PKT_RNDV payload. */
+void fm_wire_rndv_encode(uint64_t piece_len, uint64_t tag, void *payload);
+void fm_wire_rndv_decode(const void *payload, uint64_t *piece_len, uint64_t *tag);
 const char *fm_wire_status_str(fm_wire_status s);
 
 #endif

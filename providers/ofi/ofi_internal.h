@@ -14,6 +14,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
 
 /* The oldest API meson accepts; pinned so newer libraries keep the semantics we tested. */
 #define FM_OFI_API FI_VERSION(1, 14)
@@ -39,8 +40,9 @@ typedef struct fm_ofi_op {
     void *buf;
     size_t len;
     void *desc;
+    uint64_t tag; /* tagged ops */
     int dest;
-    int kind; /* FM_TP_SEND_DONE or FM_TP_RECV_DONE */
+    int kind; /* an fm_tp_event_kind: which call posted it */
     int status;
 } fm_ofi_op;
 
@@ -87,6 +89,12 @@ typedef struct fm_ofi_tp {
     struct fid_av *av;
     fm_ofi_stats stats;
 } fm_ofi_tp;
+
+/* Sends (untagged or tagged) as opposed to receives, for retries and error reports. */
+static inline int fm_ofi_is_send(const fm_ofi_op *op)
+{
+    return op->kind == FM_TP_SEND_DONE || op->kind == FM_TP_TSEND_DONE;
+}
 
 static inline fm_ofi_tp *fm_ofi_tp_of(fm_tp *tp)
 {
@@ -158,6 +166,9 @@ void fm_ofi_mem_dereg(fm_tp *tp, fm_tp_mr *mr);
 /* ofi_send.c */
 int fm_ofi_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx);
 int fm_ofi_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+int fm_ofi_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
+                 void *ctx);
+int fm_ofi_trecv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx);
 /* Re-post refused sends and receives in order; a send that fails for good becomes an error
  * completion in doneq. */
 void fm_ofi_retry(fm_ofi_tp *t);

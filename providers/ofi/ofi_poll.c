@@ -65,13 +65,13 @@ static int fm_ofi_cq_error(fm_ofi_tp *t, fm_tp_event *ev)
     op = e.op_context;
     FM_CHECK(op, FM_ERR_PROVIDER, "ofi %s: error completion without a context: %s (%d)%s%s", prov,
              fi_strerror(err), err, sep, detail);
-    if (op->kind == FM_TP_SEND_DONE)
+    if (fm_ofi_is_send(op))
         fm_log(0, "ofi %s: send of %zu bytes to rank %d failed: %s (%d)%s%s", prov, op->len,
                op->dest, fi_strerror(err), err, sep, detail);
     else
         fm_log(0, "ofi %s: receive into %zu bytes failed: %s (%d)%s%s", prov, op->len,
                fi_strerror(err), err, sep, detail);
-    fm_ofi_event(ev, op, fm_ofi_status_of(err), op->kind == FM_TP_RECV_DONE ? e.len : op->len);
+    fm_ofi_event(ev, op, fm_ofi_status_of(err), fm_ofi_is_send(op) ? op->len : e.len);
     fm_ofi_op_put(t, op);
     return 1;
 error:
@@ -89,7 +89,7 @@ static int fm_ofi_cq_drain(fm_ofi_tp *t, fm_tp_event *ev, int max)
     if (got > 0) {
         for (ssize_t i = 0; i < got; i++) {
             fm_ofi_op *op = ent[i].op_context;
-            fm_ofi_event(&ev[i], op, FM_OK, op->kind == FM_TP_RECV_DONE ? ent[i].len : op->len);
+            fm_ofi_event(&ev[i], op, FM_OK, fm_ofi_is_send(op) ? op->len : ent[i].len);
             fm_ofi_op_put(t, op);
         }
         return (int)got;
@@ -119,10 +119,17 @@ int fm_ofi_poll(fm_tp *tp, fm_tp_event *ev, int max)
     }
     if (n >= max)
         return n;
-    got = fm_ofi_cq_drain(t, ev + n, max - n);
-    if (fm_ofi_unlikely(got < 0))
-        return n > 0 ? n : got; /* hand out what we have; the failure repeats next poll */
-    return n + got;
+    /* Until max or a short read: fewer than max events then means the CQ was empty. */
+    while (n < max) {
+        int want = max - n < FM_OFI_CQ_BATCH ? max - n : FM_OFI_CQ_BATCH;
+        got = fm_ofi_cq_drain(t, ev + n, want);
+        if (fm_ofi_unlikely(got < 0))
+            return n > 0 ? n : got; /* hand out what we have; the failure repeats next poll */
+        n += got;
+        if (got < want)
+            break;
+    }
+    return n;
 }
 
 int fm_ofi_wait_fd(fm_tp *tp)

@@ -1,7 +1,8 @@
 /* Posting sends and receives. Small sends go by fi_inject (no CQ entry; we queue the
- * SEND_DONE ourselves so every send still gets exactly one); larger ones by fi_send. What the
- * provider refuses with -FI_EAGAIN waits in a FIFO and is retried from poll, so send never
- * spins and sends keep their order. */
+ * SEND_DONE ourselves so every send still gets exactly one); larger ones by fi_send; tagged
+ * ones (the zero-copy path for large pieces) by fi_tsend / fi_trecv. What the provider
+ * refuses with -FI_EAGAIN waits in a FIFO and is retried from poll, so a post never spins and
+ * sends keep their order. */
 #include "ofi_internal.h"
 
 #include "fastmsg.h"
@@ -15,6 +16,8 @@ static inline void *fm_ofi_desc(fm_tp_mr *mr)
 /* 0, -FI_EAGAIN, or another libfabric error. */
 static inline ssize_t fm_ofi_post_send(fm_ofi_tp *t, fm_ofi_op *op)
 {
+    if (op->kind == FM_TP_TSEND_DONE)
+        return fi_tsend(t->ep, op->buf, op->len, op->desc, (fi_addr_t)op->dest, op->tag, op);
     if (op->len < t->inject_end) {
         ssize_t ret = fi_inject(t->ep, op->buf, op->len, (fi_addr_t)op->dest);
         if (ret == 0) {
@@ -28,86 +31,139 @@ static inline ssize_t fm_ofi_post_send(fm_ofi_tp *t, fm_ofi_op *op)
 
 static inline ssize_t fm_ofi_post_recv_op(fm_ofi_tp *t, fm_ofi_op *op)
 {
+    if (op->kind == FM_TP_TRECV_DONE)
+        return fi_trecv(t->ep, op->buf, op->len, op->desc, FI_ADDR_UNSPEC, op->tag, 0, op);
     return fi_recv(t->ep, op->buf, op->len, op->desc, FI_ADDR_UNSPEC, op);
+}
+
+/* Checks shared by every send; FM_OK or an error code (logged). */
+static int fm_ofi_send_check(fm_ofi_tp *t, int dest, size_t len, fm_tp_mr *mr, size_t no_mr_below)
+{
+    const char *prov = t->base.info.provider;
+    int rc = FM_OK;
+
+    FM_CHECK((unsigned)dest < (unsigned)t->nranks, FM_ERR_RANK,
+             "ofi %s: send to rank %d of %d connected", prov, dest, t->nranks);
+    FM_CHECK(len <= t->base.info.max_msg_size, FM_ERR_TOO_LONG,
+             "ofi %s: send of %zu bytes, max_msg_size %zu", prov, len, t->base.info.max_msg_size);
+    FM_CHECK(mr || !t->needs_mr || len < no_mr_below, FM_ERR_INVALID,
+             "ofi %s: send of %zu bytes without a registration (provider needs FI_MR_LOCAL)", prov,
+             len);
+error:
+    return rc;
+}
+
+/* A fresh op for one send or receive, or NULL (logged). */
+static fm_ofi_op *fm_ofi_op_new(fm_ofi_tp *t, int kind, void *buf, size_t len, fm_tp_mr *mr,
+                                int dest, uint64_t tag, void *ctx)
+{
+    fm_ofi_op *op = fm_ofi_op_get(t);
+    if (!op) {
+        fm_log(0, "ofi %s: no memory for an operation descriptor", t->base.info.provider);
+        return NULL;
+    }
+    op->kind = kind;
+    op->ctx = ctx;
+    op->buf = buf;
+    op->len = len;
+    op->desc = fm_ofi_desc(mr);
+    op->dest = dest;
+    op->tag = tag;
+    return op;
+}
+
+/* Post op behind earlier refused sends (to keep the order), or queue it. */
+static int fm_ofi_start_send(fm_ofi_tp *t, fm_ofi_op *op)
+{
+    ssize_t ret = t->sendq.head ? -FI_EAGAIN : fm_ofi_post_send(t, op);
+    int rc = FM_OK;
+
+    if (fm_ofi_unlikely(ret == -FI_EAGAIN)) {
+        fm_ofi_q_push(&t->sendq, op);
+        t->stats.send_queued++;
+        t->base.refused++;
+        return FM_OK;
+    }
+    FM_CHECK(ret == 0, FM_ERR_PROVIDER, "ofi %s: send of %zu bytes to rank %d: %s (%zd)",
+             t->base.info.provider, op->len, op->dest, fi_strerror((int)-ret), ret);
+    return FM_OK;
+error:
+    fm_ofi_op_put(t, op);
+    return rc;
+}
+
+static int fm_ofi_start_recv(fm_ofi_tp *t, fm_ofi_op *op)
+{
+    ssize_t ret = t->recvq.head ? -FI_EAGAIN : fm_ofi_post_recv_op(t, op);
+    int rc = FM_OK;
+
+    if (fm_ofi_unlikely(ret == -FI_EAGAIN)) {
+        fm_ofi_q_push(&t->recvq, op);
+        t->stats.recv_queued++;
+        t->base.refused++;
+        return FM_OK;
+    }
+    FM_CHECK(ret == 0, FM_ERR_PROVIDER, "ofi %s: posting a %zu-byte receive: %s (%zd)",
+             t->base.info.provider, op->len, fi_strerror((int)-ret), ret);
+    return FM_OK;
+error:
+    fm_ofi_op_put(t, op);
+    return rc;
 }
 
 int fm_ofi_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx)
 {
     fm_ofi_tp *t = fm_ofi_tp_of(tp);
-    fm_ofi_op *op = NULL;
-    int rc = FM_OK;
-    ssize_t ret;
+    int rc = fm_ofi_send_check(t, dest, len, mr, t->inject_end);
+    if (rc)
+        return rc;
+    /* The common small packet: injected at once, no op and no completion to hand back. */
+    if (len < t->inject_end && !t->sendq.head && fi_inject(t->ep, buf, len, (fi_addr_t)dest) == 0)
+        return FM_TP_SENT;
+    fm_ofi_op *op = fm_ofi_op_new(t, FM_TP_SEND_DONE, (void *)buf, len, mr, dest, 0, ctx);
+    return op ? fm_ofi_start_send(t, op) : FM_ERR_NOMEM;
+}
 
-    FM_CHECK((unsigned)dest < (unsigned)t->nranks, FM_ERR_RANK,
-             "ofi %s: send to rank %d of %d connected", tp->info.provider, dest, t->nranks);
-    FM_CHECK(len <= tp->info.max_msg_size, FM_ERR_TOO_LONG,
-             "ofi %s: send of %zu bytes, max_msg_size %zu", tp->info.provider, len,
-             tp->info.max_msg_size);
-    FM_CHECK(mr || !t->needs_mr || len < t->inject_end, FM_ERR_INVALID,
-             "ofi %s: send of %zu bytes without a registration (provider needs FI_MR_LOCAL)",
-             tp->info.provider, len);
-    op = fm_ofi_op_get(t);
-    FM_CHECK(op, FM_ERR_NOMEM, "ofi %s: no memory for a send descriptor", tp->info.provider);
-    op->kind = FM_TP_SEND_DONE;
-    op->ctx = ctx;
-    op->buf = (void *)buf;
-    op->len = len;
-    op->desc = fm_ofi_desc(mr);
-    op->dest = dest;
-    /* Behind earlier refused sends, to keep the order. */
-    ret = t->sendq.head ? -FI_EAGAIN : fm_ofi_post_send(t, op);
-    if (fm_ofi_unlikely(ret == -FI_EAGAIN)) {
-        fm_ofi_q_push(&t->sendq, op);
-        t->stats.send_queued++;
-        return FM_OK;
-    }
-    FM_CHECK(ret == 0, FM_ERR_PROVIDER, "ofi %s: send of %zu bytes to rank %d: %s (%zd)",
-             tp->info.provider, len, dest, fi_strerror((int)-ret), ret);
-    return FM_OK;
-error:
-    if (op)
-        fm_ofi_op_put(t, op);
-    return rc;
+int fm_ofi_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
+                 void *ctx)
+{
+    fm_ofi_tp *t = fm_ofi_tp_of(tp);
+    int rc = fm_ofi_send_check(t, dest, len, mr, 0);
+    if (rc)
+        return rc;
+    fm_ofi_op *op = fm_ofi_op_new(t, FM_TP_TSEND_DONE, (void *)buf, len, mr, dest, tag, ctx);
+    return op ? fm_ofi_start_send(t, op) : FM_ERR_NOMEM;
 }
 
 int fm_ofi_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
 {
     fm_ofi_tp *t = fm_ofi_tp_of(tp);
-    fm_ofi_op *op = NULL;
-    int rc = FM_OK;
-    ssize_t ret;
-
-    FM_CHECK(mr || !t->needs_mr, FM_ERR_INVALID,
-             "ofi %s: receive buffer without a registration (provider needs FI_MR_LOCAL)",
-             tp->info.provider);
-    op = fm_ofi_op_get(t);
-    FM_CHECK(op, FM_ERR_NOMEM, "ofi %s: no memory for a receive descriptor", tp->info.provider);
-    op->kind = FM_TP_RECV_DONE;
-    op->ctx = ctx;
-    op->buf = buf;
-    op->len = len;
-    op->desc = fm_ofi_desc(mr);
-    op->dest = -1;
-    ret = t->recvq.head ? -FI_EAGAIN : fm_ofi_post_recv_op(t, op);
-    if (fm_ofi_unlikely(ret == -FI_EAGAIN)) {
-        fm_ofi_q_push(&t->recvq, op);
-        t->stats.recv_queued++;
-        return FM_OK;
+    if (!mr && t->needs_mr) {
+        fm_log(0, "ofi %s: receive buffer without a registration (provider needs FI_MR_LOCAL)",
+               tp->info.provider);
+        return FM_ERR_INVALID;
     }
-    FM_CHECK(ret == 0, FM_ERR_PROVIDER, "ofi %s: posting a %zu-byte receive: %s (%zd)",
-             tp->info.provider, len, fi_strerror((int)-ret), ret);
-    return FM_OK;
-error:
-    if (op)
-        fm_ofi_op_put(t, op);
-    return rc;
+    fm_ofi_op *op = fm_ofi_op_new(t, FM_TP_RECV_DONE, buf, len, mr, -1, 0, ctx);
+    return op ? fm_ofi_start_recv(t, op) : FM_ERR_NOMEM;
+}
+
+int fm_ofi_trecv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx)
+{
+    fm_ofi_tp *t = fm_ofi_tp_of(tp);
+    if (!mr && t->needs_mr) {
+        fm_log(0, "ofi %s: receive buffer without a registration (provider needs FI_MR_LOCAL)",
+               tp->info.provider);
+        return FM_ERR_INVALID;
+    }
+    fm_ofi_op *op = fm_ofi_op_new(t, FM_TP_TRECV_DONE, buf, len, mr, -1, tag, ctx);
+    return op ? fm_ofi_start_recv(t, op) : FM_ERR_NOMEM;
 }
 
 /* A queued op the provider rejected for good: complete it with an error so the caller gets
  * its buffer back. */
 static void fm_ofi_fail(fm_ofi_tp *t, fm_ofi_op *op, ssize_t ret)
 {
-    if (op->kind == FM_TP_SEND_DONE)
+    if (fm_ofi_is_send(op))
         fm_log(0, "ofi %s: retried send of %zu bytes to rank %d: %s (%zd)", t->base.info.provider,
                op->len, op->dest, fi_strerror((int)-ret), ret);
     else

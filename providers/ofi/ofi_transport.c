@@ -20,6 +20,8 @@ static const struct fm_tp_ops fm_ofi_ops = {
     .mem_dereg = fm_ofi_mem_dereg,
     .send = fm_ofi_send,
     .post_recv = fm_ofi_post_recv,
+    .tsend = fm_ofi_tsend,
+    .trecv = fm_ofi_trecv,
     .poll = fm_ofi_poll,
     .wait_fd = fm_ofi_wait_fd,
     .trywait = fm_ofi_trywait,
@@ -39,6 +41,7 @@ static void fm_ofi_describe(fm_ofi_tp *t)
     in->max_msg_size = fi->ep_attr->max_msg_size;
     in->needs_mr = (fi->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
     in->ordered = (fi->tx_attr->msg_order & sas) && (fi->rx_attr->msg_order & sas);
+    in->tagged = (fi->caps & FI_TAGGED) != 0;
     t->inject_end = in->inject_size ? in->inject_size + 1 : 0;
     t->needs_mr = in->needs_mr;
     t->chunk_ops = fi->tx_attr->size + fi->rx_attr->size;

@@ -73,7 +73,7 @@ size_t st_packet_size(void)
 {
     const char *e = getenv("FM_PACKET_SIZE");
     if (!e || !*e)
-        return 16 * 1024;
+        return 64 * 1024; /* FM_PACKET_SIZE's default (runtime/config_table.h) */
     char *end;
     size_t v = strtoull(e, &end, 10);
     if (*end == 'K' || *end == 'k')

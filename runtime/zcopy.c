@@ -1,0 +1,216 @@
+/* The zero-copy path for large pieces. Copying a large piece through packets costs three
+ * copies per byte (into the packet, across processes, out to the handler's buffer); here the
+ * piece travels as one tagged message from the sender's buffer into the buffer the receiving
+ * handler named with fm_stream_deliver, with whatever single-copy mechanism the provider has.
+ *
+ * Sender (outside handlers only, since it waits): an FM_PKT_RNDV packet takes the piece's
+ * place in the stream (it has a sequence number and takes a credit, so credits still bound
+ * what is in flight) and announces the piece's length and tag; the tagged send goes at once
+ * and fm_send_piece returns when it has completed, i.e. when the caller's buffer is free.
+ *
+ * Receiver: when the announcement reaches the head of its stream, later packets wait behind
+ * it (the stream is "blocked"). After the handler has run, the piece's receive is posted
+ * straight into the delivery buffer if the handler asked for one and the piece fits,
+ * otherwise into a bounce buffer that fm_receive then reads like a packet. Posting never
+ * waits for the handler, so a sender never waits on a receiver that is itself sending. */
+#include "context.h"
+#include "log.h"
+#include "memory.h"
+
+/* Per piece: larger pieces go as several (fm_pkt.len is 32 bits). */
+#define FM_ZC_MAX_PIECE ((size_t)1 << 30)
+/* Tag: the sender's rank above a 40-bit per-peer counter, so tags never repeat in a job. */
+#define FM_ZC_TAG_BITS 40
+
+int fm_zcopy_wanted(const fm_stream *s, size_t len)
+{
+    const fm_context *ctx = s->ctx;
+    return ctx->zcopy_min && len >= ctx->zcopy_min && ctx->tp->info.tagged && !ctx->in_handler &&
+           !s->reserved && !ctx->zc_send.busy;
+}
+
+static int zc_send_done(fm_context *ctx, void *arg)
+{
+    (void)arg;
+    return !ctx->zc_send.busy;
+}
+
+void fm_zcopy_sent(fm_context *ctx, int status)
+{
+    ctx->zc_send.busy = 0;
+    ctx->zc_send.status = status;
+    if (ctx->zc_send.mr)
+        ctx->tp->ops->mem_dereg(ctx->tp, ctx->zc_send.mr);
+    ctx->zc_send.mr = NULL;
+}
+
+/* Start the tagged send of one piece; the announcement is p. */
+static int zc_start(fm_stream *s, fm_pkt *p, const void *buf, size_t len)
+{
+    fm_context *ctx = s->ctx;
+    fm_tp *tp = ctx->tp;
+    uint64_t n = ctx->peers[s->peer].next_tag++ & (((uint64_t)1 << FM_ZC_TAG_BITS) - 1);
+    uint64_t tag = (uint64_t)ctx->rank << FM_ZC_TAG_BITS | n;
+    int rc = FM_OK;
+
+    ctx->zc_send.mr = NULL;
+    if (tp->info.needs_mr) {
+        rc = tp->ops->mem_reg(tp, (void *)buf, len, &ctx->zc_send.mr);
+        FM_CHECK_QUIET(rc == FM_OK, rc);
+    }
+    ctx->zc_send.busy = 1;
+    ctx->zc_send.status = FM_OK;
+    rc = tp->ops->tsend(tp, s->peer, buf, len, ctx->zc_send.mr, tag, &ctx->zc_send);
+    if (rc) {
+        fm_zcopy_sent(ctx, rc);
+        return rc;
+    }
+    fm_wire_rndv_encode(len, tag, p->buf + FM_WIRE_HDR_LEN);
+    p->len = FM_WIRE_RNDV_LEN;
+error:
+    return rc;
+}
+
+static int zc_piece(fm_stream *s, const unsigned char *buf, size_t len)
+{
+    fm_context *ctx = s->ctx;
+    int rc;
+
+    /* Bytes already in the current packet go first, in a packet of their own. */
+    if (s->cur && s->cur->len) {
+        fm_send_submit(s, s->cur, FM_PKT_DATA, 0);
+        s->cur = NULL;
+    }
+    if (!s->cur && (rc = fm_send_next_packet(s)))
+        return rc;
+    fm_pkt *p = s->cur;
+    s->cur = NULL;
+    if ((rc = zc_start(s, p, buf, len))) {
+        fm_pool_put_send(ctx, p);
+        return rc;
+    }
+    s->written += len;
+    int last = s->written == s->declared;
+    fm_send_submit(s, p, FM_PKT_RNDV, last);
+    if (last)
+        s->sending = 2;
+    ctx->stats.zcopy_sent++;
+    ctx->stats.bytes_sent += len;
+    rc = fm_progress_until(ctx, zc_send_done, NULL, "a zero-copy send to complete");
+    return rc ? rc : ctx->zc_send.status;
+}
+
+int fm_zcopy_send(fm_stream *s, const void *buf, size_t len)
+{
+    const unsigned char *src = buf;
+    size_t max = s->ctx->tp->info.max_msg_size;
+    if (max == 0 || max > FM_ZC_MAX_PIECE)
+        max = FM_ZC_MAX_PIECE;
+    while (len > 0) {
+        size_t n = len < max ? len : max;
+        int rc = zc_piece(s, src, n);
+        if (rc)
+            return rc;
+        src += n;
+        len -= n;
+    }
+    return FM_OK;
+}
+
+int fm_zcopy_check(fm_context *ctx, fm_pkt *p, uint64_t room)
+{
+    uint64_t len, tag;
+    fm_wire_rndv_decode(p->buf + FM_WIRE_HDR_LEN, &len, &tag);
+    if (len == 0 || len > room || len > FM_ZC_MAX_PIECE ||
+        (tag >> FM_ZC_TAG_BITS) != (uint64_t)p->peer) {
+        fm_log(1, "dropped a zero-copy announcement from rank %d: %llu bytes, tag %#llx", p->peer,
+               (unsigned long long)len, (unsigned long long)tag);
+        return FM_ERR_INVALID;
+    }
+    (void)ctx;
+    p->len = (uint32_t)len;
+    p->tag = tag;
+    p->zc = FM_ZC_ANNOUNCED;
+    p->data = NULL;
+    p->data_mr = NULL;
+    return FM_OK;
+}
+
+/* Where the piece goes: the delivery buffer when everything before it has been delivered and
+ * it fits; a bounce buffer otherwise. NULL only when out of memory. */
+static unsigned char *zc_target(fm_stream *s, fm_pkt *p)
+{
+    if (s->dfn && !s->finished && s->ready.head == p && s->dcap - s->dlen >= p->len) {
+        p->data = NULL;
+        return s->dbuf + s->dlen;
+    }
+    p->data = fm_mem_alloc_raw(p->len);
+    return p->data;
+}
+
+void fm_zcopy_post(fm_context *ctx, fm_stream *s)
+{
+    fm_pkt *p = s->blocked;
+    fm_tp *tp = ctx->tp;
+    int rc = FM_OK;
+
+    if (!p || p->zc != FM_ZC_ANNOUNCED)
+        return;
+    unsigned char *dst = zc_target(s, p);
+    FM_CHECK(dst, FM_ERR_NOMEM, "no memory for a %u-byte zero-copy piece from rank %d", p->len,
+             p->peer);
+    if (tp->info.needs_mr) {
+        rc = tp->ops->mem_reg(tp, dst, p->len, &p->data_mr);
+        FM_CHECK(rc == FM_OK, rc, "cannot register a %u-byte zero-copy buffer", p->len);
+    }
+    rc = tp->ops->trecv(tp, dst, p->len, p->data_mr, p->tag, p);
+    FM_CHECK(rc == FM_OK, rc, "cannot post the receive of a zero-copy piece from rank %d", p->peer);
+    p->zc = FM_ZC_POSTED;
+    return;
+error:
+    /* The message is dropped here (logged above); the sender's wait ends in its FM_TIMEOUT. */
+    fm_zcopy_release(ctx, p);
+    p->zc = FM_ZC_ANNOUNCED;
+    s->finished = 1;
+}
+
+void fm_zcopy_arrived(fm_context *ctx, fm_pkt *p, size_t len, int status)
+{
+    fm_stream *s = p->owner;
+    if (p->data_mr)
+        ctx->tp->ops->mem_dereg(ctx->tp, p->data_mr);
+    p->data_mr = NULL;
+    if (status != FM_OK) {
+        fm_log(0, "zero-copy piece from rank %d failed: %s; the rest of its message is dropped",
+               p->peer, fm_strerror(status));
+        len = 0;
+        s->finished = 1;
+    } else if (len != p->len) {
+        fm_log(0, "zero-copy piece from rank %d: %zu bytes announced as %u", p->peer, len, p->len);
+    }
+    p->len = (uint32_t)len;
+    p->zc = FM_ZC_ARRIVED;
+    ctx->stats.zcopy_received++;
+    ctx->stats.bytes_received += len;
+    if (p->data) {
+        s->avail += len;
+    } else { /* already where the handler wanted it */
+        s->dlen += len;
+        ctx->handled += len;
+        p->off = p->len;
+    }
+    s->blocked = NULL;
+    if (p->flags & FM_PKT_LAST)
+        s->complete = 1;
+    fm_recv_resume(ctx, s);
+}
+
+void fm_zcopy_release(fm_context *ctx, fm_pkt *p)
+{
+    if (p->data_mr)
+        ctx->tp->ops->mem_dereg(ctx->tp, p->data_mr);
+    fm_mem_free(p->data);
+    p->data = NULL;
+    p->data_mr = NULL;
+    p->zc = FM_ZC_NONE;
+}
