@@ -4,7 +4,9 @@
 set -eu
 info=$1 readme=$2
 want=$("$info" --markdown)
-if ! grep -qF -- "$want" "$readme"; then
+# The whole block, in order (grep -F would accept any single line of it).
+if ! python3 -c 'import sys; sys.exit(0 if sys.argv[1] in open(sys.argv[2]).read() else 1)' \
+    "$want" "$readme"; then
   echo "FAIL: README.md's variable table is out of date; replace it with:"
   echo "$want"
   exit 1
