@@ -1,0 +1,24 @@
+/* Chain: each member sends to the next one in list order (the 1-binomial tree). */
+#include "trees/tree.h"
+
+static int chain_children(const struct fm_tree_desc *d, int r, int *out, int cap, void *scratch)
+{
+    (void)scratch;
+    if (r + 1 >= d->n)
+        return 0;
+    if (cap > 0)
+        out[0] = r + 1;
+    return 1;
+}
+
+static int chain_parent(const struct fm_tree_desc *d, int r, void *scratch)
+{
+    (void)d, (void)scratch;
+    return r - 1;
+}
+
+const struct fm_tree_builder fm_tree_chain = {
+    .name = "chain",
+    .children = chain_children,
+    .parent = chain_parent,
+};

@@ -1,0 +1,608 @@
+/* Tree builders: every builder spans every member exactly once, from every root; degree bounds;
+ * largest subtree first; the exact k-binomial construction and greedy postal tree against
+ * reference versions written straight from DESIGN.md; pipelined and one-packet optima; the
+ * "name[:param]" parser. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fastmsg.h"
+#include "model.h"
+#include "trees/tree.h"
+
+#define NMAX 200
+
+static struct fm_tree_desc desc(const char *name, int param, int n, int root)
+{
+    int id = fm_tree_lookup(name);
+    assert_true(id >= 0);
+    return (struct fm_tree_desc){
+        .builder = id, .param = param, .n = n, .root = root, .m = 1, .lambda = 1.0};
+}
+
+/* The tree as every member would see it, one fm_tree_children call per member. */
+struct tree {
+    int n, root;
+    int deg[NMAX], kids[NMAX][NMAX], parent[NMAX], size[NMAX];
+};
+
+static void *scratch_for(const struct fm_tree_desc *d)
+{
+    size_t bytes = fm_tree_scratch_size(d);
+    return bytes ? malloc(bytes) : NULL;
+}
+
+static void collect(const struct fm_tree_desc *d, struct tree *t)
+{
+    void *scratch = scratch_for(d);
+    t->n = d->n;
+    t->root = d->root;
+    for (int p = 0; p < d->n; p++)
+        t->parent[p] = -2;
+    for (int p = 0; p < d->n; p++) {
+        t->deg[p] = fm_tree_children(d, p, t->kids[p], NMAX, scratch);
+        assert_in_range(t->deg[p], 0, d->n - 1);
+        for (int i = 0; i < t->deg[p]; i++) {
+            int c = t->kids[p][i];
+            assert_in_range(c, 0, d->n - 1);
+            assert_int_not_equal(c, d->root);
+            assert_int_equal(t->parent[c], -2); /* exactly one parent */
+            t->parent[c] = p;
+        }
+    }
+    for (int p = 0; p < d->n; p++) { /* fm_tree_parent agrees with the children lists */
+        int parent = -3;
+        assert_int_equal(fm_tree_parent(d, p, scratch, &parent), FM_OK);
+        assert_int_equal(parent, p == d->root ? -1 : t->parent[p]);
+    }
+    free(scratch);
+}
+
+/* Subtree sizes by a walk from the root; fails unless the root reaches all n (no cycles). */
+static void sizes_from_root(struct tree *t)
+{
+    int order[NMAX], len = 0;
+    order[len++] = t->root;
+    for (int i = 0; i < len; i++)
+        for (int j = 0; j < t->deg[order[i]]; j++) {
+            assert_true(len < t->n);
+            order[len++] = t->kids[order[i]][j];
+        }
+    assert_int_equal(len, t->n);
+    for (int i = len - 1; i >= 0; i--) {
+        int p = order[i];
+        t->size[p] = 1;
+        for (int j = 0; j < t->deg[p]; j++)
+            t->size[p] += t->size[t->kids[p][j]];
+    }
+}
+
+/* fm_tree_layout gives the same tree as the per-member calls. */
+static void layout_matches(const struct fm_tree_desc *d, const struct tree *t)
+{
+    int first[NMAX + 1], kids[NMAX];
+    assert_int_equal(fm_tree_layout(d, first, kids), FM_OK);
+    for (int p = 0; p < d->n; p++) {
+        assert_int_equal(first[p + 1] - first[p], t->deg[p]);
+        assert_memory_equal(kids + first[p], t->kids[p], t->deg[p] * sizeof(int));
+    }
+}
+
+/* A spanning tree of every member, rooted where asked, within the degree bound, largest
+ * subtree first, and the root-0 tree rotated by the root. */
+static void check_tree(const struct fm_tree_desc *d, int max_deg)
+{
+    static struct tree t, t0;
+    collect(d, &t);
+    sizes_from_root(&t);
+    layout_matches(d, &t);
+    for (int p = 0; p < d->n; p++) {
+        assert_true(t.deg[p] <= max_deg);
+        for (int i = 1; i < t.deg[p]; i++)
+            assert_true(t.size[t.kids[p][i - 1]] >= t.size[t.kids[p][i]]);
+    }
+    struct fm_tree_desc d0 = *d;
+    d0.root = 0;
+    collect(&d0, &t0);
+    for (int r = 0; r < d->n; r++) {
+        int p = (r + d->root) % d->n;
+        assert_int_equal(t.deg[p], t0.deg[r]);
+        for (int i = 0; i < t0.deg[r]; i++)
+            assert_int_equal(t.kids[p][i], (t0.kids[r][i] + d->root) % d->n);
+    }
+}
+
+/* Calls fn(n, root) for n in 1..NMAX and roots 0, 1, n-1 and n/2. */
+static void every_n_and_root(void (*fn)(int n, int root))
+{
+    for (int n = 1; n <= NMAX; n++) {
+        int roots[] = {0, 1 % n, n - 1, n / 2};
+        for (int i = 0; i < 4; i++)
+            fn(n, roots[i]);
+    }
+}
+
+static void flat_one(int n, int root)
+{
+    struct fm_tree_desc d = desc("flat", 0, n, root);
+    check_tree(&d, n - 1);
+    assert_int_equal(fm_tree_children(&d, root, NULL, 0, NULL), n - 1);
+}
+
+static void chain_one(int n, int root)
+{
+    struct fm_tree_desc d = desc("chain", 0, n, root);
+    check_tree(&d, 1);
+}
+
+static void binomial_one(int n, int root)
+{
+    struct fm_tree_desc d = desc("binomial", 0, n, root);
+    check_tree(&d, fm_tree_ceil_log2(n));
+}
+
+static void kbinomial_one(int n, int root)
+{
+    for (int k = 1; k <= 9; k++) {
+        struct fm_tree_desc d = desc("kbinomial", k, n, root);
+        check_tree(&d, k);
+    }
+    struct fm_tree_desc d = desc("kbinomial", 0, n, root); /* automatic k */
+    d.m = 5;
+    check_tree(&d, fm_tree_kbin_optimal_k(n, 5));
+}
+
+static void postal_one(int n, int root)
+{
+    for (int lambda = 1; lambda <= 4; lambda++) {
+        struct fm_tree_desc d = desc("postal", lambda, n, root);
+        check_tree(&d, n - 1);
+    }
+    double lambdas[] = {1.5, 2.25, 3.7};
+    for (int i = 0; i < 3; i++) {
+        struct fm_tree_desc d = desc("postal", 0, n, root);
+        d.lambda = lambdas[i];
+        check_tree(&d, n - 1);
+    }
+}
+
+static void flat_spans(void **state)
+{
+    (void)state;
+    every_n_and_root(flat_one);
+}
+
+static void chain_spans(void **state)
+{
+    (void)state;
+    every_n_and_root(chain_one);
+}
+
+static void binomial_spans(void **state)
+{
+    (void)state;
+    every_n_and_root(binomial_one);
+}
+
+static void kbinomial_spans(void **state)
+{
+    (void)state;
+    every_n_and_root(kbinomial_one);
+}
+
+static void postal_spans(void **state)
+{
+    (void)state;
+    every_n_and_root(postal_one);
+}
+
+/* n = 1: the root alone. */
+static void single_member(void **state)
+{
+    (void)state;
+    for (int b = 0; b < fm_tree_count(); b++) {
+        struct fm_tree_desc d = {.builder = b, .n = 1, .root = 0, .m = 1, .lambda = 1};
+        void *scratch = scratch_for(&d);
+        int out[1] = {-7}, parent = 0;
+        assert_int_equal(fm_tree_children(&d, 0, out, 1, scratch), 0);
+        assert_int_equal(out[0], -7);
+        assert_int_equal(fm_tree_parent(&d, 0, scratch, &parent), FM_OK);
+        assert_int_equal(parent, -1);
+        free(scratch);
+    }
+}
+
+/* The worked binomial tree of DESIGN.md's 8-member example, and chain/flat by hand. */
+static void exact_small_trees(void **state)
+{
+    (void)state;
+    struct tree t;
+    struct fm_tree_desc d = desc("binomial", 0, 8, 0);
+    collect(&d, &t);
+    int deg[8] = {3, 0, 1, 0, 2, 0, 1, 0};
+    int kids[8][3] = {{4, 2, 1}, {0}, {3}, {0}, {6, 5}, {0}, {7}, {0}};
+    for (int p = 0; p < 8; p++) {
+        assert_int_equal(t.deg[p], deg[p]);
+        assert_memory_equal(t.kids[p], kids[p], deg[p] * sizeof(int));
+    }
+    d = desc("binomial", 0, 8, 5); /* rotated: 5 -> 1 7 6, 1 -> 3 2, 7 -> 0, 3 -> 4 */
+    collect(&d, &t);
+    int r5[3] = {1, 7, 6}, r1[2] = {3, 2};
+    assert_int_equal(t.deg[5], 3);
+    assert_memory_equal(t.kids[5], r5, sizeof r5);
+    assert_memory_equal(t.kids[1], r1, sizeof r1);
+    assert_int_equal(t.kids[7][0], 0);
+    d = desc("chain", 0, 5, 3);
+    collect(&d, &t);
+    assert_int_equal(t.kids[3][0], 4);
+    assert_int_equal(t.kids[4][0], 0);
+    assert_int_equal(t.deg[2], 0);
+    d = desc("flat", 0, 4, 2);
+    collect(&d, &t);
+    int flat[3] = {3, 0, 1};
+    assert_memory_equal(t.kids[2], flat, sizeof flat);
+}
+
+/* Reference k-binomial, straight from DESIGN.md: the vertex at lo covers [lo, hi) in s
+ * steps; its i-th child takes the next block of at most N(s-i,k) members from the right. */
+static void ref_kbin(int lo, int hi, int s, int k, int *deg, int kids[][NMAX])
+{
+    int right = hi;
+    for (int i = 1; i <= k && right > lo + 1; i++) {
+        long long cap = fm_tree_kbin_cover(s - i, k);
+        int size = right - (lo + 1) < cap ? right - (lo + 1) : (int)cap;
+        if (size <= 0)
+            break;
+        kids[lo][deg[lo]++] = right - size;
+        ref_kbin(right - size, right, s - i, k, deg, kids);
+        right -= size;
+    }
+}
+
+static void kbinomial_construction(void **state)
+{
+    (void)state;
+    static struct tree t;
+    static int deg[NMAX], kids[NMAX][NMAX];
+    for (int k = 1; k <= 8; k++)
+        for (int n = 1; n <= NMAX; n++) {
+            memset(deg, 0, sizeof deg);
+            ref_kbin(0, n, fm_tree_kbin_steps(n, k), k, deg, kids);
+            struct fm_tree_desc d = desc("kbinomial", k, n, 0);
+            collect(&d, &t);
+            for (int p = 0; p < n; p++) {
+                assert_int_equal(t.deg[p], deg[p]);
+                assert_memory_equal(t.kids[p], kids[p], deg[p] * sizeof(int));
+            }
+        }
+}
+
+/* N(s,k), t_1(n,k) and the optimal k. */
+static void kbinomial_arithmetic(void **state)
+{
+    (void)state;
+    assert_int_equal(fm_tree_kbin_cover(-1, 3), 0);
+    assert_int_equal(fm_tree_kbin_cover(0, 3), 1);
+    assert_int_equal(fm_tree_kbin_cover(3, 3), 8);
+    assert_int_equal(fm_tree_kbin_cover(4, 3), 15); /* 1 + 8 + 4 + 2 */
+    assert_int_equal(fm_tree_kbin_cover(4, 2), 12);
+    assert_int_equal(fm_tree_kbin_cover(8, 2), 88);
+    assert_int_equal(fm_tree_kbin_cover(9, 1), 10);
+    assert_int_equal(fm_tree_kbin_cover(5, 9), 32);
+    assert_true(fm_tree_kbin_cover(200, 2) == FM_TREE_COVER_MAX);
+    assert_true(fm_tree_kbin_cover(70, 70) == FM_TREE_COVER_MAX);
+    for (int k = 1; k <= 6; k++) /* the recurrence itself */
+        for (int s = k + 1; s < 30; s++) {
+            long long sum = 1;
+            for (int i = 1; i <= k; i++)
+                sum += fm_tree_kbin_cover(s - i, k);
+            assert_true(fm_tree_kbin_cover(s, k) == sum);
+        }
+    assert_int_equal(fm_tree_kbin_steps(64, 6), 6);
+    assert_int_equal(fm_tree_kbin_steps(64, 5), 7);
+    assert_int_equal(fm_tree_kbin_steps(64, 1), 63);
+    assert_int_equal(fm_tree_kbin_steps(1, 4), 0);
+    assert_int_equal(fm_tree_kbin_steps(13, 2), 5);
+    assert_int_equal(fm_tree_kbin_steps(12, 2), 4);
+    assert_int_equal(fm_tree_ceil_log2(1), 0);
+    assert_int_equal(fm_tree_ceil_log2(2), 1);
+    assert_int_equal(fm_tree_ceil_log2(64), 6);
+    assert_int_equal(fm_tree_ceil_log2(65), 7);
+    assert_int_equal(fm_tree_kbin_optimal_k(64, 64), 1);  /* 63 + 63 beats 8 + 126 */
+    assert_int_equal(fm_tree_kbin_optimal_k(64, 1), 6);   /* one packet: the binomial tree */
+    assert_int_equal(fm_tree_kbin_optimal_k(4, 3), 1);    /* chain 5 < binomial 6 */
+    assert_int_equal(fm_tree_kbin_optimal_k(8, 3), 2);    /* 4 + 4 beats 3 + 6 and 7 + 2 */
+    assert_int_equal(fm_tree_kbin_optimal_k(1000, 4), 2); /* 14 + 6, tied with 11 + 9 */
+    assert_int_equal(fm_tree_kbin_optimal_k(1, 9), 1);
+    assert_int_equal(fm_tree_kbin_optimal_k(0, 1), FM_ERR_INVALID);
+}
+
+/* On full k-binomial trees (n = N(s,k)) FPFS with lambda = 1 takes t_1 + (m-1) d_root steps,
+ * where the root has d_root = min(k, s) children (fewer than k when s < k). */
+static void kbinomial_pipelined_steps(void **state)
+{
+    (void)state;
+    int ms[] = {1, 2, 3, 7, 16};
+    for (int k = 1; k <= 5; k++)
+        for (int s = 0; fm_tree_kbin_cover(s, k) <= 1000; s++) {
+            int n = (int)fm_tree_kbin_cover(s, k), d_root = s < k ? s : k;
+            struct fm_tree_desc d = desc("kbinomial", k, n, n / 3);
+            assert_int_equal(fm_tree_children(&d, n / 3, NULL, 0, NULL), d_root);
+            assert_int_equal(fm_tree_kbin_steps(n, k), s);
+            for (int i = 0; i < 5; i++) {
+                double T;
+                assert_int_equal(fm_model_steps(&d, ms[i], 1.0, FM_MODEL_FPFS, &T, NULL), FM_OK);
+                assert_true(T == s + (ms[i] - 1) * d_root);
+            }
+        }
+}
+
+/* One packet down the binomial tree: ceil(log2 n) steps; down a k-binomial tree: t_1. */
+static void one_packet_steps(void **state)
+{
+    (void)state;
+    for (int n = 1; n <= NMAX; n++) {
+        double T;
+        struct fm_tree_desc d = desc("binomial", 0, n, n - 1);
+        assert_int_equal(fm_model_steps(&d, 1, 1.0, FM_MODEL_FPFS, &T, NULL), FM_OK);
+        assert_true(T == fm_tree_ceil_log2(n));
+        for (int k = 1; k <= 4; k++) {
+            d = desc("kbinomial", k, n, 0);
+            assert_int_equal(fm_model_steps(&d, 1, 1.0, FM_MODEL_FPFS, &T, NULL), FM_OK);
+            assert_true(T == fm_tree_kbin_steps(n, k));
+        }
+    }
+}
+
+/* The greedy postal tree for one packet meets the postal optimum: the least t with
+ * F(t) >= n, F(t) = 1 for t < lambda, F(t) = F(t-1) + F(t-lambda) otherwise. */
+static void postal_one_packet_optimum(void **state)
+{
+    (void)state;
+    for (int lambda = 1; lambda <= 4; lambda++) {
+        long long F[NMAX + 1]; /* capped past NMAX: only F(t) >= n matters */
+        for (int t = 0; t <= NMAX; t++) {
+            F[t] = t < lambda ? 1 : F[t - 1] + F[t - lambda];
+            F[t] = F[t] > NMAX ? NMAX + 1 : F[t];
+        }
+        for (int n = 1; n <= NMAX; n++) {
+            int best = 0;
+            while (F[best] < n)
+                best++;
+            struct fm_tree_desc d = desc("postal", lambda, n, n / 2);
+            double T;
+            assert_int_equal(fm_model_steps(&d, 1, lambda, FM_MODEL_FPFS, &T, NULL), FM_OK);
+            assert_true(T == best);
+            d.param = 0; /* the same tree from the descriptor's lambda */
+            d.lambda = lambda;
+            assert_int_equal(fm_model_steps(&d, 1, lambda, FM_MODEL_FPFS, &T, NULL), FM_OK);
+            assert_true(T == best);
+        }
+    }
+}
+
+/* Reference greedy postal with explicit queues of (member, time), straight from DESIGN.md. */
+static void ref_postal(int n, double lambda, int *parent)
+{
+    int qn[NMAX], qo[NMAX], hn = 0, tn = 0, ho = 0, to = 0;
+    double tnew[NMAX], told[NMAX];
+    qn[tn] = 0;
+    tnew[tn++] = 0;
+    for (int p = 1; p < n; p++) {
+        int q;
+        double t;
+        if (ho < to && (hn == tn || told[ho] <= tnew[hn] + 1e-9)) {
+            q = qo[ho];
+            t = told[ho++];
+        } else {
+            q = qn[hn];
+            t = tnew[hn++];
+        }
+        parent[p] = q;
+        qn[tn] = p;
+        tnew[tn++] = t + lambda;
+        qo[to] = q;
+        told[to++] = t + 1;
+    }
+}
+
+static void postal_construction(void **state)
+{
+    (void)state;
+    static struct tree t;
+    double lambdas[] = {1, 2, 3, 4, 1.5, 2.5};
+    for (int i = 0; i < 6; i++)
+        for (int n = 1; n <= NMAX; n++) {
+            int parent[NMAX];
+            ref_postal(n, lambdas[i], parent);
+            struct fm_tree_desc d = desc("postal", 0, n, 0);
+            d.lambda = lambdas[i];
+            collect(&d, &t);
+            for (int p = 1; p < n; p++)
+                assert_int_equal(t.parent[p], parent[p]);
+        }
+    /* postal:2 on 10 members, worked by hand */
+    struct fm_tree_desc d = desc("postal", 2, 10, 0);
+    collect(&d, &t);
+    int root[5] = {1, 2, 3, 5, 8}, one[3] = {4, 6, 9};
+    assert_int_equal(t.deg[0], 5);
+    assert_memory_equal(t.kids[0], root, sizeof root);
+    assert_int_equal(t.deg[1], 3);
+    assert_memory_equal(t.kids[1], one, sizeof one);
+    assert_int_equal(t.deg[2], 1);
+    assert_int_equal(t.kids[2][0], 7);
+}
+
+/* Resolving fixes kbinomial's automatic k and changes nothing else, nor the tree. */
+static void resolve(void **state)
+{
+    (void)state;
+    struct fm_tree_desc d = desc("kbinomial", 0, 64, 5), r;
+    static struct tree t, tr;
+    d.m = 64;
+    assert_int_equal(fm_tree_resolve(&d, &r), FM_OK);
+    assert_int_equal(r.param, 1);
+    assert_int_equal(r.root, 5);
+    assert_int_equal(r.m, 64);
+    collect(&d, &t);
+    collect(&r, &tr);
+    assert_memory_equal(t.kids, tr.kids, sizeof t.kids);
+    d.m = 1;
+    assert_int_equal(fm_tree_resolve(&d, &r), FM_OK);
+    assert_int_equal(r.param, 6);
+    d.param = 4;
+    assert_int_equal(fm_tree_resolve(&d, &r), FM_OK);
+    assert_int_equal(r.param, 4);
+    d = desc("postal", 0, 10, 0);
+    d.lambda = 2.5;
+    assert_int_equal(fm_tree_resolve(&d, &r), FM_OK);
+    assert_int_equal(r.param, 0);
+    assert_true(r.lambda == 2.5);
+    d = desc("binomial", 0, 10, 0);
+    assert_int_equal(fm_tree_resolve(&d, &r), FM_OK);
+    assert_int_equal(r.param, 0);
+    d.n = 0;
+    assert_int_equal(fm_tree_resolve(&d, &r), FM_ERR_INVALID);
+}
+
+/* Children are counted like snprintf: never more than cap written. */
+static void children_cap(void **state)
+{
+    (void)state;
+    struct fm_tree_desc d = desc("flat", 0, 10, 0);
+    int out[4] = {-1, -1, -1, -1};
+    assert_int_equal(fm_tree_children(&d, 0, out, 2, NULL), 9);
+    assert_int_equal(out[0], 1);
+    assert_int_equal(out[1], 2);
+    assert_int_equal(out[2], -1);
+    d = desc("binomial", 0, 64, 0);
+    out[1] = out[2] = -1;
+    assert_int_equal(fm_tree_children(&d, 0, out, 3, NULL), 6);
+    assert_int_equal(out[3], -1);
+    d = desc("postal", 1, 64, 0);
+    void *scratch = scratch_for(&d);
+    out[1] = -1;
+    assert_int_equal(fm_tree_children(&d, 0, out, 1, scratch), 6);
+    assert_int_equal(out[1], -1);
+    free(scratch);
+}
+
+static void bad_descriptors(void **state)
+{
+    (void)state;
+    int out[8], parent, first[9], kids[8];
+    struct fm_tree_desc good = desc("kbinomial", 2, 8, 0), d;
+    assert_int_equal(fm_tree_check(&good), FM_OK);
+    assert_int_equal(fm_tree_check(NULL), FM_ERR_INVALID);
+#define BAD(change)                                                                                \
+    do {                                                                                           \
+        d = good;                                                                                  \
+        change;                                                                                    \
+        assert_int_equal(fm_tree_check(&d), FM_ERR_INVALID);                                       \
+        assert_int_equal(fm_tree_children(&d, 0, out, 8, NULL), FM_ERR_INVALID);                   \
+        assert_int_equal(fm_tree_parent(&d, 0, NULL, &parent), FM_ERR_INVALID);                    \
+        assert_int_equal(fm_tree_layout(&d, first, kids), FM_ERR_INVALID);                         \
+    } while (0)
+    BAD(d.n = 0);
+    BAD(d.root = 8);
+    BAD(d.root = -1);
+    BAD(d.builder = -1);
+    BAD(d.builder = fm_tree_count());
+    BAD(d.param = -1);
+    BAD((d.param = 0, d.m = 0)); /* automatic k, no m */
+    BAD((d.builder = fm_tree_lookup("postal"), d.param = 0, d.lambda = 0.5)); /* lambda < 1 */
+    BAD((d.builder = fm_tree_lookup("postal"), d.param = -2));
+    /* bad positions, arguments and missing scratch */
+    assert_int_equal(fm_tree_children(&good, 8, out, 8, NULL), FM_ERR_INVALID);
+    assert_int_equal(fm_tree_children(&good, -1, out, 8, NULL), FM_ERR_INVALID);
+    assert_int_equal(fm_tree_children(&good, 0, NULL, 8, NULL), FM_ERR_INVALID);
+    assert_int_equal(fm_tree_children(&good, 0, out, -1, NULL), FM_ERR_INVALID);
+    assert_int_equal(fm_tree_parent(&good, 0, NULL, NULL), FM_ERR_INVALID);
+    d = desc("postal", 2, 8, 0);
+    assert_true(fm_tree_scratch_size(&d) >= 8 * (sizeof(double) + sizeof(int)));
+    assert_int_equal(fm_tree_scratch_size(&good), 0);
+    assert_int_equal(fm_tree_children(&d, 0, out, 8, NULL), FM_ERR_INVALID);
+    assert_int_equal(fm_tree_parent(&d, 1, NULL, &parent), FM_ERR_INVALID);
+}
+
+static void parse_ok(const char *spec, const char *name, int param)
+{
+    int b = -1, p = -1;
+    char err[200] = "";
+    assert_int_equal(fm_tree_parse(spec, &b, &p, err, sizeof err), FM_OK);
+    assert_string_equal(fm_tree_name(b), name);
+    assert_int_equal(p, param);
+}
+
+static void parse_bad(const char *spec, const char *says)
+{
+    int b = -1, p = -1;
+    char err[200] = "";
+    assert_int_equal(fm_tree_parse(spec, &b, &p, err, sizeof err), FM_ERR_INVALID);
+    assert_int_equal(b, -1); /* nothing set on error */
+    assert_int_equal(p, -1);
+    if (!strstr(err, says))
+        fail_msg("'%s' gave message '%s', expected it to mention '%s'", spec, err, says);
+}
+
+static void parser(void **state)
+{
+    (void)state;
+    parse_ok("binomial", "binomial", 0);
+    parse_ok("flat", "flat", 0);
+    parse_ok("chain", "chain", 0);
+    parse_ok("kbinomial", "kbinomial", 0);
+    parse_ok("kbinomial:3", "kbinomial", 3);
+    parse_ok("kbinomial:017", "kbinomial", 17);
+    parse_ok("postal:2", "postal", 2);
+    parse_ok("postal", "postal", 0);
+    parse_bad("", "unknown tree ''");
+    parse_bad("star", "unknown tree 'star' (known: flat, chain, binomial, kbinomial, postal)");
+    parse_bad("Binomial", "unknown");
+    parse_bad("binomia", "unknown");
+    parse_bad("binomial:3", "takes no parameter");
+    parse_bad("flat:1", "takes no parameter");
+    parse_bad("kbinomial:", "not ''");
+    parse_bad("kbinomial:0", "not '0'");
+    parse_bad("kbinomial:-1", "not '-1'");
+    parse_bad("kbinomial:+3", "not '+3'");
+    parse_bad("kbinomial: 3", "not ' 3'");
+    parse_bad("kbinomial:3x", "not '3x'");
+    parse_bad("kbinomial:x", "k must be");
+    parse_bad("kbinomial:3:4", "not '3:4'");
+    parse_bad("kbinomial:1.5", "not '1.5'");
+    parse_bad("kbinomial:99999999999", "not '99999999999'");
+    parse_bad("postal:0", "lambda must be");
+    assert_int_equal(fm_tree_parse(NULL, &(int){0}, &(int){0}, NULL, 0), FM_ERR_INVALID);
+    assert_int_equal(fm_tree_parse("star", &(int){0}, &(int){0}, NULL, 0), FM_ERR_INVALID);
+    assert_int_equal(fm_tree_lookup("postal"), 4);
+    assert_int_equal(fm_tree_lookup("nope"), FM_ERR_INVALID);
+    assert_null(fm_tree_name(fm_tree_count()));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(flat_spans),
+        cmocka_unit_test(chain_spans),
+        cmocka_unit_test(binomial_spans),
+        cmocka_unit_test(kbinomial_spans),
+        cmocka_unit_test(postal_spans),
+        cmocka_unit_test(single_member),
+        cmocka_unit_test(exact_small_trees),
+        cmocka_unit_test(kbinomial_construction),
+        cmocka_unit_test(kbinomial_arithmetic),
+        cmocka_unit_test(kbinomial_pipelined_steps),
+        cmocka_unit_test(one_packet_steps),
+        cmocka_unit_test(postal_one_packet_optimum),
+        cmocka_unit_test(postal_construction),
+        cmocka_unit_test(resolve),
+        cmocka_unit_test(children_cap),
+        cmocka_unit_test(bad_descriptors),
+        cmocka_unit_test(parser),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
