@@ -31,6 +31,17 @@
  *   without credit are queued in memory (at most FM_OVERFLOW bytes) and leave as credits
  *   come back; fm_begin_message returns FM_EAGAIN when that budget is used up.
  *
+ * Large pieces
+ *   A piece of at least FM_ZCOPY bytes (default 32 KiB) given to fm_send_piece outside a
+ *   handler is not cut into packets: a small announcement packet takes its place in the stream
+ *   (and one credit); once the receiver has posted the buffer the piece goes into (it
+ *   answers with a clear-to-send), the bytes travel as one tagged message straight from the
+ *   sender's buffer into the buffer the receiver named with fm_stream_deliver, moved by the
+ *   provider's own large-message mechanism (shm: one copy across processes where the kernel
+ *   allows it).
+ *   A handler that reads with fm_receive gets them through a bounce buffer instead. Pieces
+ *   sent inside handlers are always copied through packets, since zero-copy means waiting.
+ *
  * Progress from an event loop
  *   fastmsg_ev.h (library fastmsg_ev, pkg-config fastmsg-ev) attaches a context's progress
  *   to an application's libev loop; fm_wait_fd and fm_trywait serve any other loop.
@@ -48,6 +59,11 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* Only these calls are exported; the library builds with hidden visibility. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
 #endif
 
 #define FM_VERSION_MAJOR 0
@@ -143,11 +159,15 @@ int fm_add_handler(fm_context *ctx, fm_handler_fn fn, void *arg);
  * FM_ERR_TOO_LONG (len over 2^48), FM_EAGAIN. */
 int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream);
 
-/* Append len bytes of buf to the message. buf is the caller's again when the call returns.
- * Outside handlers it may block while driving progress until credits let the full packets
- * leave (bounded by FM_TIMEOUT). Errors: FM_ERR_INVALID, FM_ERR_STATE, FM_ERR_OVERFLOW (more
- * bytes than fm_begin_message declared; nothing of this piece is sent), FM_ERR_TIMEOUT,
- * FM_ERR_PEER. */
+/* Append len bytes of buf to the message. buf is the caller's again when the call returns,
+ * whatever it returns. Outside handlers it may block while driving progress until credits
+ * let the full packets leave (bounded by FM_TIMEOUT). A piece of at least FM_ZCOPY bytes
+ * outside handlers goes zero-copy (see "Large pieces" above): the call then returns once the
+ * receiver has taken the bytes, which needs the receiver to drive progress (any fastmsg call
+ * that does). If the receiver does not ask for the piece within FM_TIMEOUT, the call fails
+ * with FM_ERR_TIMEOUT and the piece is withdrawn: the receiver's message ends before it.
+ * Errors: FM_ERR_INVALID, FM_ERR_STATE, FM_ERR_OVERFLOW (more bytes than fm_begin_message
+ * declared; nothing of this piece is sent), FM_ERR_TIMEOUT, FM_ERR_PEER. */
 int fm_send_piece(fm_stream *stream, const void *buf, size_t len);
 
 /* Send what is left of the message and release the stream (invalid afterwards). May block
@@ -220,6 +240,10 @@ int fm_get_stats(const fm_context *ctx, fm_stats *stats);
 /* End the whole job now: every process exits with a non-zero status. Prints msg (may be NULL)
  * naming this rank. Does not return. */
 void fm_abort(fm_context *ctx, int code, const char *msg);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,11 @@
 extern "C" {
 #endif
 
+/* Only these calls are exported; the library builds with hidden visibility. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 typedef struct fm_ev fm_ev;
 
 /* Interval of the fallback poll timer when the provider has no wait fd. */
@@ -35,6 +40,10 @@ void fm_ev_stop(fm_ev *w);
 /* The last error an ev callback's fm_extract returned (0 if none): the callbacks cannot
  * return one, so check this after ev_run returns or from your own watchers. */
 int fm_ev_error(const fm_ev *w);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -100,6 +100,7 @@ static int open_transport(fm_context *ctx)
     if (rc)
         return rc;
     fm_tp_config tc = {.provider = ctx->cfg.provider,
+                       .no_wait_fd = !ctx->cfg.wait_fd,
                        .iface = ctx->cfg.iface,
                        .all_local = all_local,
                        .verbose = (int)ctx->cfg.verbose};
@@ -176,6 +177,8 @@ static void teardown(fm_context *ctx)
         ctx->tp->ops->close(ctx->tp);
     }
     fm_boot_fini(&ctx->boot);
+    for (int r = 0; ctx->peers && r < ctx->size; r++)
+        free(ctx->peers[r].cts);
     free(ctx->peers);
     free(ctx->dirty);
     free(ctx);

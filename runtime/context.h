@@ -99,6 +99,10 @@ typedef struct fm_peer {
     int credit_busy;      /* that packet is in flight */
     unsigned char credit_buf[FM_WIRE_HDR_LEN];
     fm_stream *inbound; /* its messages in progress here */
+    /* Zero-copy pieces of its whose receive we have posted: clear-to-send tags that go out
+     * on our credit packets to it, one per packet (zcopy.c). */
+    uint64_t *cts;
+    int cts_n, cts_cap;
 } fm_peer;
 
 typedef struct fm_handler_slot {
@@ -140,11 +144,14 @@ struct fm_context {
     int finalizing;   /* no more credit packets */
     uint64_t handled; /* payload bytes given to handlers, for fm_extract */
 
-    /* The one zero-copy send in flight: its sender waits outside any handler. */
+    /* The one zero-copy send in progress: its sender waits outside any handler, first for
+     * the receiver's clear-to-send (waiting, cleared), then for the tagged send (busy). */
     struct {
-        int busy, status;
+        int waiting, cleared, busy, status;
+        uint64_t tag;
         fm_tp_mr *mr;
     } zc_send;
+    unsigned char zc_withdraw; /* context of the empty sends that withdraw a piece */
 
     uint32_t barrier_epoch;
     uint32_t barrier_seen[2][32]; /* [epoch parity][round] arrivals */
@@ -168,6 +175,8 @@ void fm_credits_gained(fm_context *ctx, int peer, int n);
 void fm_credits_owe(fm_context *ctx, int peer);
 int fm_credits_take_owed(fm_context *ctx, int peer);
 int fm_credits_settle(fm_context *ctx);
+int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t tag);
+void fm_credits_packet_done(fm_context *ctx, int peer);
 
 /* send.c */
 int fm_send_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream);
@@ -186,7 +195,8 @@ int fm_recv_repost(fm_context *ctx);
 /* zcopy.c: large pieces as tagged messages, straight between the two buffers */
 int fm_zcopy_wanted(const fm_stream *s, size_t len);
 int fm_zcopy_send(fm_stream *s, const void *buf, size_t len);
-void fm_zcopy_sent(fm_context *ctx, int status);
+void fm_zcopy_sent(fm_context *ctx, void *op, int status);
+void fm_zcopy_cleared(fm_context *ctx, int peer, uint64_t tag);
 int fm_zcopy_check(fm_context *ctx, fm_pkt *p, uint64_t room);
 void fm_zcopy_post(fm_context *ctx, fm_stream *s);
 void fm_zcopy_arrived(fm_context *ctx, fm_pkt *p, size_t len, int status);

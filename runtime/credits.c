@@ -2,7 +2,12 @@
  * credits from the piggyback field of any packet a peer sends us; we owe a peer one credit
  * per packet of its that we have finished with. Owed credits ride on our next data packet to
  * that peer, or, once half the window is owed and no data packet can carry them, go in a
- * credit packet (which needs no credit: every peer has one spare posted buffer for it). */
+ * credit packet (which needs no credit: every peer has one spare posted buffer for it, and
+ * we have at most one credit packet in flight to each peer). A credit packet also carries a
+ * zero-copy piece's clear-to-send (zcopy.c), so that too needs no credit. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "context.h"
 #include "log.h"
 
@@ -26,14 +31,45 @@ void fm_credits_gained(fm_context *ctx, int peer, int n)
     fm_send_flush_peer(ctx, peer);
 }
 
+static void mark_dirty(fm_context *ctx, int peer)
+{
+    fm_peer *p = &ctx->peers[peer];
+    if (!p->credit_dirty) {
+        p->credit_dirty = 1;
+        ctx->dirty[ctx->ndirty++] = peer;
+    }
+}
+
 void fm_credits_owe(fm_context *ctx, int peer)
 {
     fm_peer *p = &ctx->peers[peer];
     p->owed++;
-    if (p->owed >= ctx->credit_threshold && !p->credit_dirty) {
-        p->credit_dirty = 1;
-        ctx->dirty[ctx->ndirty++] = peer;
+    if (p->owed >= ctx->credit_threshold)
+        mark_dirty(ctx, peer);
+}
+
+int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t tag)
+{
+    fm_peer *p = &ctx->peers[peer];
+    if (p->cts_n == p->cts_cap) {
+        int cap = p->cts_cap ? 2 * p->cts_cap : 4;
+        uint64_t *t = realloc(p->cts, (size_t)cap * sizeof *t);
+        if (!t)
+            return FM_ERR_NOMEM;
+        p->cts = t;
+        p->cts_cap = cap;
     }
+    p->cts[p->cts_n++] = tag;
+    mark_dirty(ctx, peer); /* sent when this progress round settles */
+    return FM_OK;
+}
+
+void fm_credits_packet_done(fm_context *ctx, int peer)
+{
+    fm_peer *p = &ctx->peers[peer];
+    p->credit_busy = 0;
+    if (p->cts_n)
+        mark_dirty(ctx, peer);
 }
 
 /* The credits to piggyback on a packet to peer now (and no longer owed). */
@@ -53,6 +89,10 @@ static int send_credit_packet(fm_context *ctx, int peer)
                      .src = (uint32_t)ctx->rank,
                      .job_key = ctx->job_key,
                      .credits = (uint16_t)fm_credits_take_owed(ctx, peer)};
+    if (p->cts_n) {
+        h.flags = FM_PKT_CTS;
+        h.msg_len = p->cts[0];
+    }
     fm_wire_encode(&h, p->credit_buf);
     p->credit_busy = 1;
     int rc =
@@ -61,6 +101,10 @@ static int send_credit_packet(fm_context *ctx, int peer)
         p->credit_busy = 0;
         p->owed += h.credits;
         return rc;
+    }
+    if (h.flags & FM_PKT_CTS) {
+        p->cts_n--;
+        memmove(p->cts, p->cts + 1, (size_t)p->cts_n * sizeof *p->cts);
     }
     if (rc == FM_TP_SENT)
         p->credit_busy = 0;
@@ -77,7 +121,7 @@ int fm_credits_settle(fm_context *ctx)
         int r = ctx->dirty[i];
         fm_peer *p = &ctx->peers[r];
         fm_send_flush_peer(ctx, r);
-        if (p->owed < ctx->credit_threshold || ctx->finalizing) {
+        if (!p->cts_n && (p->owed < ctx->credit_threshold || ctx->finalizing)) {
             p->credit_dirty = 0;
             continue;
         }
@@ -92,7 +136,10 @@ int fm_credits_settle(fm_context *ctx)
                 rc = e;
             continue;
         }
-        p->credit_dirty = 0;
+        if (p->cts_n) /* more clear-to-sends: the next credit packet takes one */
+            ctx->dirty[keep++] = r;
+        else
+            p->credit_dirty = 0;
     }
     ctx->ndirty = keep;
     return rc;

@@ -15,7 +15,7 @@
 static void on_send_done(fm_context *ctx, fm_pkt *p)
 {
     if (p->kind == FM_PKT_CREDIT_BUF) {
-        ctx->peers[p->peer].credit_busy = 0;
+        fm_credits_packet_done(ctx, p->peer);
         return;
     }
     ctx->sends_inflight--;
@@ -46,7 +46,7 @@ static int on_event(fm_context *ctx, const fm_tp_event *e)
             rc = FM_ERR_NOMEM;
         break;
     case FM_TP_TSEND_DONE:
-        fm_zcopy_sent(ctx, e->status);
+        fm_zcopy_sent(ctx, e->ctx, e->status);
         break;
     case FM_TP_TRECV_DONE:
         fm_zcopy_arrived(ctx, e->ctx, e->len, e->status);

@@ -258,6 +258,8 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
     fm_credits_gained(ctx, (int)h.src, h.credits);
     if (h.type == FM_PKT_CREDIT) {
         ctx->stats.credit_packets_received++;
+        if (h.flags & FM_PKT_CTS)
+            fm_zcopy_cleared(ctx, (int)h.src, h.msg_len);
         return fm_pool_repost(ctx, p); /* credit packets hold no credit */
     }
     p->peer = (int)h.src;

@@ -29,7 +29,8 @@ int fm_send_packet_now(fm_context *ctx, fm_pkt *p)
     }
     peer->send_credits--;
     ctx->stats.packets_sent++;
-    ctx->stats.bytes_sent += p->len;
+    if (p->buf[1] != FM_PKT_RNDV) /* (a piece's bytes count once it is sent: zcopy.c) */
+        ctx->stats.bytes_sent += p->len;
     if (rc == FM_TP_SENT)
         fm_pool_put_send(ctx, p); /* injected: the buffer is free at once */
     else

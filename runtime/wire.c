@@ -73,7 +73,8 @@ fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_t job_key, int
         return FM_WIRE_VERSION_BAD;
     if (h->job_key != job_key)
         return FM_WIRE_KEY_BAD;
-    if (h->type < FM_PKT_DATA || h->type > FM_PKT_RNDV || (h->flags & ~FM_PKT_LAST))
+    if (h->type < FM_PKT_DATA || h->type > FM_PKT_RNDV ||
+        (h->flags & ~(h->type == FM_PKT_CREDIT ? FM_PKT_CTS : FM_PKT_LAST)))
         return FM_WIRE_TYPE_BAD;
     if (h->src >= (uint32_t)nranks)
         return FM_WIRE_SRC_BAD;

@@ -12,7 +12,8 @@
  *   28   2  handler       receiver's handler id
  *   30   2  credits       credits returned to the receiver of this packet (piggybacked)
  *   32   8  msg_len       the message's declared length (an upper bound until FM_PKT_LAST,
- *                          then the exact length)
+ *                          then the exact length); in a credit packet flagged FM_PKT_CTS,
+ *                          the tag of the zero-copy piece the sender may now send
  *
  * An FM_PKT_RNDV packet is a packet of its message's stream (it has a seq and takes a credit)
  * whose 16-byte payload announces a piece that travels as a tagged message instead:
@@ -30,7 +31,7 @@
 
 enum { FM_PKT_DATA = 1, FM_PKT_CREDIT = 2, FM_PKT_RNDV = 3 };
 #define FM_WIRE_RNDV_LEN 16
-enum { FM_PKT_LAST = 1 };
+enum { FM_PKT_LAST = 1, FM_PKT_CTS = 2 }; /* CTS: on credit packets only */
 
 typedef struct fm_wire_hdr {
     uint8_t version, type;

@@ -3,16 +3,24 @@
  * piece travels as one tagged message from the sender's buffer into the buffer the receiving
  * handler named with fm_stream_deliver, with whatever single-copy mechanism the provider has.
  *
- * Sender (outside handlers only, since it waits): an FM_PKT_RNDV packet takes the piece's
- * place in the stream (it has a sequence number and takes a credit, so credits still bound
- * what is in flight) and announces the piece's length and tag; the tagged send goes at once
- * and fm_send_piece returns when it has completed, i.e. when the caller's buffer is free.
- *
- * Receiver: when the announcement reaches the head of its stream, later packets wait behind
- * it (the stream is "blocked"). After the handler has run, the piece's receive is posted
- * straight into the delivery buffer if the handler asked for one and the piece fits,
- * otherwise into a bounce buffer that fm_receive then reads like a packet. Posting never
- * waits for the handler, so a sender never waits on a receiver that is itself sending. */
+ * A rendezvous in three steps, all driven by progress:
+ *   1. Sender (outside handlers only, since it waits): an FM_PKT_RNDV packet takes the piece's
+ *      place in the stream (it has a sequence number and takes a credit, so credits still
+ *      bound what is in flight) and announces the piece's length and tag.
+ *   2. Receiver: when the announcement reaches the head of its stream, later packets wait
+ *      behind it (the stream is "blocked"). After the handler has run, the piece's receive is
+ *      posted straight into the delivery buffer if the handler asked for one and the piece
+ *      fits, otherwise into a bounce buffer that fm_receive then reads like a packet; then a
+ *      clear-to-send with the tag goes back on a credit packet (which needs no credit).
+ *      Posting never waits for the handler, so a sender never waits on a receiver that is
+ *      itself sending.
+ *   3. Sender: on the clear-to-send, the tagged send starts; fm_send_piece returns when it has
+ *      completed, i.e. when the caller's buffer is free.
+ * The transport sees the caller's buffer only after step 2, so the tagged message always
+ * finds its receive posted (no unexpected-message copies or queues at the receiver), and a
+ * sender that gives up waiting for the clear-to-send (FM_TIMEOUT) leaves nothing behind that
+ * reads its buffer: a clear-to-send that comes later for that tag is answered with an empty
+ * tagged send, which tells the receiver the piece was withdrawn. */
 #include "context.h"
 #include "log.h"
 #include "memory.h"
@@ -25,8 +33,16 @@
 int fm_zcopy_wanted(const fm_stream *s, size_t len)
 {
     const fm_context *ctx = s->ctx;
+    /* Internal messages (the barrier's) are read whole at their first packet: never here. */
     return ctx->zcopy_min && len >= ctx->zcopy_min && ctx->tp->info.tagged && !ctx->in_handler &&
-           !s->reserved && !ctx->zc_send.busy;
+           !s->reserved && !ctx->zc_send.waiting && !ctx->zc_send.busy &&
+           s->handler < FM_MAX_HANDLERS;
+}
+
+static int zc_cleared(fm_context *ctx, void *arg)
+{
+    (void)arg;
+    return ctx->zc_send.cleared;
 }
 
 static int zc_send_done(fm_context *ctx, void *arg)
@@ -35,8 +51,10 @@ static int zc_send_done(fm_context *ctx, void *arg)
     return !ctx->zc_send.busy;
 }
 
-void fm_zcopy_sent(fm_context *ctx, int status)
+void fm_zcopy_sent(fm_context *ctx, void *op, int status)
 {
+    if (op == &ctx->zc_withdraw)
+        return; /* an empty send that withdrew a piece */
     ctx->zc_send.busy = 0;
     ctx->zc_send.status = status;
     if (ctx->zc_send.mr)
@@ -44,13 +62,24 @@ void fm_zcopy_sent(fm_context *ctx, int status)
     ctx->zc_send.mr = NULL;
 }
 
-/* Start the tagged send of one piece; the announcement is p. */
-static int zc_start(fm_stream *s, fm_pkt *p, const void *buf, size_t len)
+void fm_zcopy_cleared(fm_context *ctx, int peer, uint64_t tag)
+{
+    if (ctx->zc_send.waiting && ctx->zc_send.tag == tag) {
+        ctx->zc_send.cleared = 1;
+        return;
+    }
+    /* A piece its sender gave up on: end the posted receive with an empty message. */
+    static const unsigned char none;
+    int rc = ctx->tp->ops->tsend(ctx->tp, peer, &none, 0, NULL, tag, &ctx->zc_withdraw);
+    if (rc)
+        fm_log(0, "cannot withdraw a zero-copy piece from rank %d: %s", peer, fm_strerror(rc));
+}
+
+/* The tagged send of a cleared piece; returns once it has completed. */
+static int zc_transfer(fm_stream *s, const void *buf, size_t len)
 {
     fm_context *ctx = s->ctx;
     fm_tp *tp = ctx->tp;
-    uint64_t n = ctx->peers[s->peer].next_tag++ & (((uint64_t)1 << FM_ZC_TAG_BITS) - 1);
-    uint64_t tag = (uint64_t)ctx->rank << FM_ZC_TAG_BITS | n;
     int rc = FM_OK;
 
     ctx->zc_send.mr = NULL;
@@ -60,13 +89,15 @@ static int zc_start(fm_stream *s, fm_pkt *p, const void *buf, size_t len)
     }
     ctx->zc_send.busy = 1;
     ctx->zc_send.status = FM_OK;
-    rc = tp->ops->tsend(tp, s->peer, buf, len, ctx->zc_send.mr, tag, &ctx->zc_send);
+    rc = tp->ops->tsend(tp, s->peer, buf, len, ctx->zc_send.mr, ctx->zc_send.tag, &ctx->zc_send);
     if (rc) {
-        fm_zcopy_sent(ctx, rc);
+        fm_zcopy_sent(ctx, &ctx->zc_send, rc);
         return rc;
     }
-    fm_wire_rndv_encode(len, tag, p->buf + FM_WIRE_HDR_LEN);
-    p->len = FM_WIRE_RNDV_LEN;
+    /* The receiver has posted its buffer and is driving progress: this is short. A receiver
+     * that stops right here leaves the tagged send holding buf (README, known problems). */
+    rc = fm_progress_until(ctx, zc_send_done, NULL, "a zero-copy send to complete");
+    return rc ? rc : ctx->zc_send.status;
 error:
     return rc;
 }
@@ -85,19 +116,26 @@ static int zc_piece(fm_stream *s, const unsigned char *buf, size_t len)
         return rc;
     fm_pkt *p = s->cur;
     s->cur = NULL;
-    if ((rc = zc_start(s, p, buf, len))) {
-        fm_pool_put_send(ctx, p);
-        return rc;
-    }
+    uint64_t n = ctx->peers[s->peer].next_tag++ & (((uint64_t)1 << FM_ZC_TAG_BITS) - 1);
+    ctx->zc_send.tag = (uint64_t)ctx->rank << FM_ZC_TAG_BITS | n;
+    ctx->zc_send.waiting = 1;
+    ctx->zc_send.cleared = 0;
+    fm_wire_rndv_encode(len, ctx->zc_send.tag, p->buf + FM_WIRE_HDR_LEN);
+    p->len = FM_WIRE_RNDV_LEN;
     s->written += len;
     int last = s->written == s->declared;
     fm_send_submit(s, p, FM_PKT_RNDV, last);
     if (last)
         s->sending = 2;
-    ctx->stats.zcopy_sent++;
-    ctx->stats.bytes_sent += len;
-    rc = fm_progress_until(ctx, zc_send_done, NULL, "a zero-copy send to complete");
-    return rc ? rc : ctx->zc_send.status;
+    rc = fm_progress_until(ctx, zc_cleared, NULL, "a receiver to take a zero-copy piece");
+    ctx->zc_send.waiting = 0;
+    if (rc == FM_OK)
+        rc = zc_transfer(s, buf, len);
+    if (rc == FM_OK) {
+        ctx->stats.zcopy_sent++;
+        ctx->stats.bytes_sent += len;
+    }
+    return rc;
 }
 
 int fm_zcopy_send(fm_stream *s, const void *buf, size_t len)
@@ -166,6 +204,11 @@ void fm_zcopy_post(fm_context *ctx, fm_stream *s)
     rc = tp->ops->trecv(tp, dst, p->len, p->data_mr, p->tag, p);
     FM_CHECK(rc == FM_OK, rc, "cannot post the receive of a zero-copy piece from rank %d", p->peer);
     p->zc = FM_ZC_POSTED;
+    if (fm_credits_queue_cts(ctx, p->peer, p->tag) == FM_OK)
+        return;
+    /* Without its clear-to-send the piece never comes: its sender times out and withdraws
+     * it. The posted receive stays until then (or until finalize closes the endpoint). */
+    fm_log(0, "out of memory: zero-copy piece from rank %d not requested", p->peer);
     return;
 error:
     /* The message is dropped here (logged above); the sender's wait ends in its FM_TIMEOUT. */
@@ -180,9 +223,10 @@ void fm_zcopy_arrived(fm_context *ctx, fm_pkt *p, size_t len, int status)
     if (p->data_mr)
         ctx->tp->ops->mem_dereg(ctx->tp, p->data_mr);
     p->data_mr = NULL;
-    if (status != FM_OK) {
-        fm_log(0, "zero-copy piece from rank %d failed: %s; the rest of its message is dropped",
-               p->peer, fm_strerror(status));
+    if (status != FM_OK || len == 0) {
+        /* (Empty: the sender gave up waiting and withdrew the piece.) */
+        fm_log(0, "zero-copy piece from rank %d %s; the rest of its message is dropped", p->peer,
+               status != FM_OK ? fm_strerror(status) : "was withdrawn by its sender");
         len = 0;
         s->finished = 1;
     } else if (len != p->len) {
@@ -190,7 +234,7 @@ void fm_zcopy_arrived(fm_context *ctx, fm_pkt *p, size_t len, int status)
     }
     p->len = (uint32_t)len;
     p->zc = FM_ZC_ARRIVED;
-    ctx->stats.zcopy_received++;
+    ctx->stats.zcopy_received += len > 0;
     ctx->stats.bytes_received += len;
     if (p->data) {
         s->avail += len;

@@ -36,6 +36,25 @@ static void round_trip(void **state)
     assert_memory_equal(&h, &d, sizeof h);
 }
 
+/* A credit packet may carry a clear-to-send: its tag rides in msg_len. */
+static void clear_to_send(void **state)
+{
+    (void)state;
+    unsigned char buf[FM_WIRE_HDR_LEN];
+    fm_wire_hdr h = sample(), d;
+    h.type = FM_PKT_CREDIT;
+    h.flags = FM_PKT_CTS;
+    h.payload_len = 0;
+    h.msg_len = (3ULL << 40) | 12345;
+    fm_wire_encode(&h, buf);
+    assert_int_equal(fm_wire_decode(buf, sizeof buf, KEY, 4, 1024, &d), FM_WIRE_OK);
+    assert_int_equal(d.flags, FM_PKT_CTS);
+    assert_true(d.msg_len == h.msg_len);
+    h.flags = FM_PKT_LAST; /* "last" means nothing on a credit packet */
+    fm_wire_encode(&h, buf);
+    assert_int_equal(fm_wire_decode(buf, sizeof buf, KEY, 4, 1024, &d), FM_WIRE_TYPE_BAD);
+}
+
 static fm_wire_status decode_changed(void (*change)(fm_wire_hdr *), size_t len, int nranks)
 {
     unsigned char buf[FM_WIRE_HDR_LEN + 2048];
@@ -65,6 +84,10 @@ static void bad_flags(fm_wire_hdr *h)
 {
     h->flags = 0x80;
 }
+static void cts_on_data(fm_wire_hdr *h)
+{
+    h->flags = FM_PKT_CTS;
+}
 static void too_long_for_msg(fm_wire_hdr *h)
 {
     h->msg_len = 10;
@@ -72,6 +95,7 @@ static void too_long_for_msg(fm_wire_hdr *h)
 static void credit_with_payload(fm_wire_hdr *h)
 {
     h->type = FM_PKT_CREDIT;
+    h->flags = 0;
 }
 
 static void rejects_each_fault(void **state)
@@ -83,6 +107,7 @@ static void rejects_each_fault(void **state)
     assert_int_equal(decode_changed(bad_key, full, 4), FM_WIRE_KEY_BAD);
     assert_int_equal(decode_changed(bad_type, full, 4), FM_WIRE_TYPE_BAD);
     assert_int_equal(decode_changed(bad_flags, full, 4), FM_WIRE_TYPE_BAD);
+    assert_int_equal(decode_changed(cts_on_data, full, 4), FM_WIRE_TYPE_BAD);
     assert_int_equal(decode_changed(no_change, full, 3), FM_WIRE_SRC_BAD);
     assert_int_equal(decode_changed(no_change, full + 1, 4), FM_WIRE_LEN_BAD);
     assert_int_equal(decode_changed(too_long_for_msg, full, 4), FM_WIRE_LEN_BAD);
@@ -109,6 +134,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip),
+        cmocka_unit_test(clear_to_send),
         cmocka_unit_test(rejects_each_fault),
         cmocka_unit_test(random_bytes_never_crash),
     };

@@ -83,6 +83,48 @@ size_t st_packet_size(void)
     return v;
 }
 
+size_t st_zcopy_min(void)
+{
+    const char *e = getenv("FM_ZCOPY");
+    if (!e || !*e)
+        return 32 * 1024; /* FM_ZCOPY's default (runtime/config_table.h) */
+    char *end;
+    size_t v = strtoull(e, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        v <<= 10;
+    else if (*end == 'M' || *end == 'm')
+        v <<= 20;
+    else if (*end == 'G' || *end == 'g')
+        v <<= 30;
+    return v;
+}
+
+int st_is_zcopy(size_t len)
+{
+    size_t min = st_zcopy_min();
+    return min && len >= min;
+}
+
+void st_check_zcopy(fm_context *ctx, uint64_t want_in, uint64_t want_out, int exact)
+{
+    fm_stats st;
+    if (fm_get_stats(ctx, &st) != FM_OK) {
+        st_fail("fm_get_stats");
+        return;
+    }
+    printf("rank %d: zero-copy pieces: %llu in (want %s%llu), %llu out (want %s%llu)\n", st_rank,
+           (unsigned long long)st.zcopy_received,
+           exact || !want_in ? "" : ">= ", (unsigned long long)want_in,
+           (unsigned long long)st.zcopy_sent,
+           exact || !want_out ? "" : ">= ", (unsigned long long)want_out);
+    int bad_in = exact || !want_in ? st.zcopy_received != want_in : st.zcopy_received < want_in;
+    int bad_out = exact || !want_out ? st.zcopy_sent != want_out : st.zcopy_sent < want_out;
+    if (bad_in || bad_out)
+        st_fail("zero-copy pieces: %llu received, %llu sent; want %llu and %llu (FM_ZCOPY %zu)",
+                (unsigned long long)st.zcopy_received, (unsigned long long)st.zcopy_sent,
+                (unsigned long long)want_in, (unsigned long long)want_out, st_zcopy_min());
+}
+
 int st_send_range(fm_stream *s, int me, int d, int m, size_t off, size_t end, int odd)
 {
     size_t cap = odd ? 16411 : (end > off ? end - off : 1);

@@ -48,6 +48,18 @@ int st_send_range(fm_stream *s, int me, int d, int m, size_t off, size_t end, in
  * else one piece. Returns FM_OK or the first error. */
 int st_send_body(fm_stream *s, int me, int d, int m, size_t len, int odd);
 
+/* FM_ZCOPY as the runtime reads it: pieces of at least this many bytes sent outside handlers
+ * go zero-copy (default 32K; 0 = never). */
+size_t st_zcopy_min(void);
+
+/* Whether a piece of len bytes sent outside handlers goes zero-copy. */
+int st_is_zcopy(size_t len);
+
+/* Check fm_stats' zero-copy counters against the pieces this rank received and sent
+ * zero-copy by the test's own count: equal when exact, else at least that many (and 0 when
+ * none are expected). Failures are counted with st_fail; the counts are printed. */
+void st_check_zcopy(fm_context *ctx, uint64_t want_in, uint64_t want_out, int exact);
+
 /* Report a failure on stderr ("rank R: FAIL: ...") and count it. */
 void st_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern int st_failures;

@@ -1,6 +1,6 @@
 /* held: messages that arrive before their handler is registered wait for it.
  *
- *   fastmsg-run -n 3 held main|in-handler [--strict-order]
+ *   fastmsg-run -n 3 held main|in-handler [--strict-order] [--zcopy]
  *
  * Every rank but 0 sends rank 0, right after fm_init, K = FM_CREDITS-1 one-packet messages
  * and then (main only) one message of (FM_CREDITS+3) packets, all for a handler rank 0 has
@@ -11,7 +11,11 @@
  *   in-handler  rank 0 registers it from inside another handler (a message to itself): the
  *               held messages must then run from a later progress round.
  * Every byte is checked. Held messages that begin out of send order are noted; with
- * --strict-order that fails the test. */
+ * --strict-order that fails the test.
+ * --zcopy (main): the large message is sent as one piece, which goes zero-copy (FM_ZCOPY):
+ * its announcement is the last packet the window lets in, and the piece must land in a
+ * bounce buffer while the message is held (rank 0 checks fm_stats.zcopy_received before it
+ * registers the handler), to be read through fm_receive once the handler runs. */
 #include "common.h"
 
 #include <stdio.h>
@@ -22,7 +26,7 @@
 enum { H_LATE = 5, H_TRIGGER = 6 };
 
 static fm_context *ctx;
-static int me, nranks, credits, in_handler_mode, strict_order;
+static int me, nranks, credits, in_handler_mode, strict_order, zcopy_mode;
 static int done_count, first_calls;
 static int *order; /* [sender * (credits + 1) + k]: m of the k-th message begun */
 static int *begun; /* per sender */
@@ -123,7 +127,7 @@ static void send_all(void)
         fm_stream *s;
         int rc = fm_begin_message(ctx, 0, msg_len(m), H_LATE, &s);
         if (rc == FM_OK)
-            rc = st_send_body(s, me, 0, m, msg_len(m), m % 2);
+            rc = st_send_body(s, me, 0, m, msg_len(m), zcopy_mode ? 0 : m % 2);
         if (rc == FM_OK)
             rc = fm_end_message(s);
         if (rc)
@@ -150,7 +154,18 @@ static int wait_for(int (*pred)(void), int seconds)
     return pred() ? 0 : -1;
 }
 
+static uint64_t zcopy_in(void)
+{
+    fm_stats st;
+    fm_get_stats(ctx, &st);
+    return st.zcopy_received;
+}
+
 static uint64_t held_target;
+static int zcopy_all_in(void)
+{
+    return zcopy_in() >= (uint64_t)(nranks - 1);
+}
 static int all_held(void)
 {
     return packets_in() >= held_target;
@@ -212,22 +227,35 @@ static void receive_all(void)
     if ((!in_handler_mode && packets_in() != held_target) || first_calls)
         st_fail("while held: %llu packets in (want %llu), %d handler calls (want 0)",
                 (unsigned long long)packets_in(), (unsigned long long)held_target, first_calls);
+    if (zcopy_mode && wait_for(zcopy_all_in, 5))
+        st_fail("while held: %llu of %d zero-copy pieces arrived in 5 s",
+                (unsigned long long)zcopy_in(), nranks - 1);
     register_now();
     if (wait_for(all_done, 5))
         st_fail("%d of %d held messages delivered 5 s after fm_register_handler%s", done_count,
                 (nranks - 1) * per_sender(), in_handler_mode ? " ran inside a handler" : "");
     report_order();
+    if (zcopy_mode && zcopy_in() != (uint64_t)(nranks - 1))
+        st_fail("%llu zero-copy pieces received, want %d", (unsigned long long)zcopy_in(),
+                nranks - 1);
 }
 
 int main(int argc, char **argv)
 {
-    strict_order = argc == 3 && !strcmp(argv[2], "--strict-order");
-    if (argc < 2 || argc > 2 + strict_order ||
-        (strcmp(argv[1], "main") && strcmp(argv[1], "in-handler"))) {
-        fprintf(stderr, "usage: held main|in-handler [--strict-order]\n");
+    int bad = argc < 2 || (strcmp(argv[1], "main") && strcmp(argv[1], "in-handler"));
+    for (int i = 2; i < argc && !bad; i++) {
+        if (!strcmp(argv[i], "--strict-order"))
+            strict_order = 1;
+        else if (!strcmp(argv[i], "--zcopy"))
+            zcopy_mode = 1;
+        else
+            bad = 1;
+    }
+    in_handler_mode = !bad && !strcmp(argv[1], "in-handler");
+    if (bad || (zcopy_mode && in_handler_mode)) {
+        fprintf(stderr, "usage: held main|in-handler [--strict-order] [--zcopy] (--zcopy: main)\n");
         return 2;
     }
-    in_handler_mode = !strcmp(argv[1], "in-handler");
     credits = env_credits();
     if (credits < 2 || credits > 50) {
         fprintf(stderr, "held: needs 2 <= FM_CREDITS <= 50\n");

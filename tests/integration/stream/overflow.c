@@ -16,15 +16,28 @@
  *   short     declared 1000, 300 written: the receiver sees 300 bytes
  *   short-pkt declared 2P, P written: the last packet is empty
  *   cap       3P+1 bytes delivered into a 2P-byte buffer: the first 2P arrive
+ * Zero-copy (pieces of at least FM_ZCOPY bytes, default 32K):
+ *   multizc   declared 100005: 5, 100001 (overflow), 100000, 1 (overflow)
+ *   exactzc   declared 100000: 100000 (the announcement is the last packet), 1 (overflow)
+ *   capzc     one 100000-byte piece delivered into a 40000-byte buffer
+ *   capzc2    3, 100000, 7 into a 50000-byte buffer (the piece does not fit what is left)
+ *   capzc3    3, 100000, 7 into a 100003-byte buffer (the piece fits exactly; 7 dropped)
+ *   capzc4    3, 100000 into a 2-byte buffer
+ *   capzc5    3, 100000 into a 100001-byte buffer (the piece fits the buffer, not what is left)
+ * Delivered ("cap") cases get the first min(written, cap) bytes, checked, and the bytes
+ * just past the cap in the buffer must be untouched. Every rank also checks fm_stats'
+ * zero-copy counters against the pieces of at least FM_ZCOPY bytes it sent and received.
  */
 #include "common.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_STEPS 6
-enum { H_READ, H_CAP };
+#define GUARD     64
+enum { H_READ, H_CAP }; /* H_CAP + m: case m's capped delivery */
 
 typedef struct step {
     const char *len; /* piece size as st_parse_size reads it; NULL ends the list */
@@ -35,25 +48,33 @@ typedef struct ocase {
     const char *name;
     const char *declared;
     step steps[MAX_STEPS];
-    size_t written, declared_len; /* filled in at start */
+    const char *cap; /* delivered into a buffer of this many bytes; NULL: read in chunks */
+    size_t written, declared_len, cap_len; /* filled in at start */
 } ocase;
 
 #define OV FM_ERR_OVERFLOW
 static ocase all_cases[] = {
-    {"sub", "100", {{"60", 0}, {"41", OV}, {"40", 0}, {"1", OV}}, 0, 0},
-    {"multi", "2P+5", {{"P+3", 0}, {"P+3", OV}, {"P+2", 0}, {"1", OV}, {"0", 0}}, 0, 0},
-    {"zero", "0", {{"1", OV}, {"0", 0}}, 0, 0},
-    {"exact", "P", {{"P-10", 0}, {"11", OV}, {"10", 0}, {"1", OV}}, 0, 0},
-    {"exact2", "2P", {{"2P", 0}, {"1", OV}}, 0, 0},
-    {"short", "1000", {{"300", 0}}, 0, 0},
-    {"short-pkt", "2P", {{"P", 0}}, 0, 0},
-    {"cap", "3P+1", {{"3P+1", 0}}, 0, 0},
-    {"after", "2P+7", {{"2P+7", 0}}, 0, 0},
+    {"sub", "100", {{"60", 0}, {"41", OV}, {"40", 0}, {"1", OV}}, NULL, 0, 0, 0},
+    {"multi", "2P+5", {{"P+3", 0}, {"P+3", OV}, {"P+2", 0}, {"1", OV}, {"0", 0}}, NULL, 0, 0, 0},
+    {"zero", "0", {{"1", OV}, {"0", 0}}, NULL, 0, 0, 0},
+    {"exact", "P", {{"P-10", 0}, {"11", OV}, {"10", 0}, {"1", OV}}, NULL, 0, 0, 0},
+    {"exact2", "2P", {{"2P", 0}, {"1", OV}}, NULL, 0, 0, 0},
+    {"short", "1000", {{"300", 0}}, NULL, 0, 0, 0},
+    {"short-pkt", "2P", {{"P", 0}}, NULL, 0, 0, 0},
+    {"cap", "3P+1", {{"3P+1", 0}}, "2P", 0, 0, 0},
+    {"multizc", "100005", {{"5", 0}, {"100001", OV}, {"100000", 0}, {"1", OV}}, NULL, 0, 0, 0},
+    {"exactzc", "100000", {{"100000", 0}, {"1", OV}}, NULL, 0, 0, 0},
+    {"capzc", "100000", {{"100000", 0}}, "40000", 0, 0, 0},
+    {"capzc2", "100010", {{"3", 0}, {"100000", 0}, {"7", 0}}, "50000", 0, 0, 0},
+    {"capzc3", "100010", {{"3", 0}, {"100000", 0}, {"7", 0}}, "100003", 0, 0, 0},
+    {"capzc4", "100003", {{"3", 0}, {"100000", 0}}, "2", 0, 0, 0},
+    {"capzc5", "100003", {{"3", 0}, {"100000", 0}}, "100001", 0, 0, 0},
+    {"after", "2P+7", {{"2P+7", 0}}, NULL, 0, 0, 0},
 };
 #define NCASES (int)(sizeof all_cases / sizeof all_cases[0])
 
 static ocase *cases[NCASES + 1];
-static int ncases, cap_m = -1;
+static int ncases;
 static fm_context *ctx;
 static int me, peer, done_count;
 
@@ -69,7 +90,7 @@ static void send_case(int m)
 {
     ocase *c = cases[m];
     fm_stream *s;
-    int rc = fm_begin_message(ctx, peer, c->declared_len, m == cap_m ? H_CAP : H_READ, &s);
+    int rc = fm_begin_message(ctx, peer, c->declared_len, c->cap ? H_CAP + m : H_READ, &s);
     if (rc)
         fm_abort(ctx, 1, "FAIL: fm_begin_message");
     size_t off = 0;
@@ -105,7 +126,7 @@ typedef struct rstate {
 static int identify(size_t first_len, int byte0)
 {
     for (int m = 0; m < ncases; m++)
-        if (cases[m]->written == 0 ? first_len == 0 : byte0 == m)
+        if (!cases[m]->cap && (cases[m]->written == 0 ? first_len == 0 : byte0 == m))
             return m;
     return -1;
 }
@@ -177,15 +198,24 @@ static int on_read(fm_stream *s, int sender, void *arg)
     return FM_DONE;
 }
 
+/* arg: the case's index m. The buffer holds cap bytes and GUARD bytes of 0x5A after them. */
 static void capped(void *buf, size_t len, int sender, void *arg)
 {
-    (void)arg;
-    int m = cap_m;
-    size_t cap = 2 * st_packet_size();
-    if (len != cap)
-        st_fail("case cap: delivered %zu bytes, want %zu", len, cap);
-    else if (st_mismatch(buf, len, sender, me, m, 0) != (size_t)-1)
-        st_fail("case cap: wrong bytes");
+    int m = (int)(intptr_t)arg;
+    ocase *c = cases[m];
+    unsigned char *b = buf;
+    size_t want = c->written < c->cap_len ? c->written : c->cap_len;
+    size_t bad;
+    if (len != want)
+        st_fail("case %s: delivered %zu bytes, want %zu", c->name, len, want);
+    else if ((bad = st_mismatch(b, len, sender, me, m, 0)) != (size_t)-1)
+        st_fail("case %s: wrong byte at offset %zu: %u", c->name, bad, b[bad]);
+    for (size_t i = 0; i < GUARD; i++)
+        if (b[c->cap_len + i] != 0x5A) {
+            st_fail("case %s: byte %zu past the %zu-byte delivery buffer was overwritten", c->name,
+                    i, c->cap_len);
+            break;
+        }
     free(buf);
     done_count++;
 }
@@ -193,10 +223,27 @@ static void capped(void *buf, size_t len, int sender, void *arg)
 static int on_cap(fm_stream *s, int sender, void *arg)
 {
     (void)sender;
-    (void)arg;
-    size_t cap = 2 * st_packet_size();
-    fm_stream_deliver(s, malloc(cap), cap, capped, NULL);
+    ocase *c = cases[(int)(intptr_t)arg];
+    unsigned char *buf = malloc(c->cap_len + GUARD);
+    memset(buf + c->cap_len, 0x5A, GUARD);
+    int rc = fm_stream_deliver(s, buf, c->cap_len, capped, arg);
+    if (rc) {
+        st_fail("case %s: fm_stream_deliver: %s", c->name, fm_strerror(rc));
+        free(buf);
+        done_count++;
+        return FM_DONE;
+    }
     return FM_CONTINUE;
+}
+
+/* Zero-copy pieces of the cases (each sent to and from the peer): pieces that were sent. */
+static uint64_t zcopy_pieces(void)
+{
+    uint64_t k = 0;
+    for (int m = 0; m < ncases; m++)
+        for (const step *t = cases[m]->steps; t->len; t++)
+            k += t->want == FM_OK && st_is_zcopy(step_len(t->len));
+    return k;
 }
 
 /* ---- main ---- */
@@ -211,8 +258,6 @@ static int pick_cases(int argc, char **argv)
             fprintf(stderr, "overflow: unknown case %s\n", argv[i]);
             return -1;
         }
-        if (!strcmp(argv[i], "cap"))
-            cap_m = ncases;
         cases[ncases++] = &all_cases[k];
     }
     cases[ncases++] = &all_cases[NCASES - 1]; /* "after" */
@@ -220,6 +265,7 @@ static int pick_cases(int argc, char **argv)
         int ok;
         ocase *c = cases[m];
         c->declared_len = st_parse_size(c->declared, &ok);
+        c->cap_len = c->cap ? st_parse_size(c->cap, &ok) : 0;
         c->written = 0;
         for (const step *t = c->steps; t->len; t++)
             c->written += t->want == FM_OK ? step_len(t->len) : 0;
@@ -236,8 +282,11 @@ int main(int argc, char **argv)
     if (fm_size(ctx) != 2)
         fm_abort(ctx, 2, "overflow: run with -n 2");
     peer = 1 - me;
-    if (fm_register_handler(ctx, H_READ, on_read, NULL) ||
-        fm_register_handler(ctx, H_CAP, on_cap, NULL) || fm_barrier(ctx))
+    int rc = fm_register_handler(ctx, H_READ, on_read, NULL);
+    for (int m = 0; m < ncases && !rc; m++)
+        if (cases[m]->cap)
+            rc = fm_register_handler(ctx, H_CAP + m, on_cap, (void *)(intptr_t)m);
+    if (rc || fm_barrier(ctx))
         fm_abort(ctx, 1, "FAIL: setup");
     for (int m = 0; m < ncases; m++)
         send_case(m);
@@ -248,5 +297,7 @@ int main(int argc, char **argv)
             break;
         }
     }
+    uint64_t zc = zcopy_pieces();
+    st_check_zcopy(ctx, zc, zc, st_zcopy_min() == 0 || st_zcopy_min() > 8);
     return st_finish(ctx, "overflow");
 }
