@@ -90,6 +90,11 @@ extern "C" {
 #define FM_ERR_INTERNAL     (-16) /* a bug: please report it */
 #define FM_ERR_IN_HANDLER   (-17) /* call not allowed inside a handler */
 #define FM_ERR_STATE        (-18) /* stream used in the wrong state (e.g. after end) */
+#define FM_ERR_EMPTY        (-19) /* an empty destination or member list */
+#define FM_ERR_SELF         (-20) /* the calling rank among a message's destinations */
+#define FM_ERR_DUPLICATE    (-21) /* a rank listed twice */
+#define FM_ERR_TREE         (-22) /* unknown tree name or bad tree parameter */
+#define FM_ERR_NOT_MEMBER   (-23) /* the calling rank is not a member of the multicast */
 
 /* Handler return values. */
 #define FM_DONE     0 /* finished with this message; unread bytes are discarded */
@@ -158,6 +163,81 @@ int fm_add_handler(fm_context *ctx, fm_handler_fn fn, void *arg);
  * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_RANK, FM_ERR_HANDLER (id out of range),
  * FM_ERR_TOO_LONG (len over 2^48), FM_EAGAIN. */
 int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream);
+
+/* Open a message of at most len bytes to each of the n ranks in dests, for handler id on
+ * each of them. Every packet is written once and sent to every destination from that one
+ * buffer, each copy as soon as its destination has a credit; outside handlers the writer
+ * waits until every destination's copy of a full packet has left. Each destination receives
+ * an ordinary message from this rank. dests is read during the call only.
+ * Errors: as fm_begin_message, and FM_ERR_EMPTY (n = 0), FM_ERR_INVALID (dests NULL or
+ * n < 0), FM_ERR_RANK (a rank out of range), FM_ERR_SELF (this rank listed),
+ * FM_ERR_DUPLICATE (a rank listed twice). Large pieces are copied through packets: a
+ * multi-destination stream never goes zero-copy. */
+int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len, int handler,
+                           fm_stream **stream);
+
+/* Multicast down a tree
+ *   A multicast goes from a root to an ordered list of members (the root among them), down
+ *   a tree whose shape is named by a builder: "flat" (the root sends to all), "chain",
+ *   "binomial", "kbinomial[:k]" (k = 0 or absent: the best k for this message), "postal[:L]"
+ *   (L = lambda in steps; absent: from the job's costs), or "auto": the tree the FPFS model
+ *   (Kesavan & Panda) predicts fastest for this member count and message size, from the
+ *   costs fm_mcast_calibrate measured (or FM_MCAST_COSTS, or an estimate). NULL = FM_TREE.
+ *   Every member computes its own children from a small descriptor in the message's first
+ *   packet; no rank holds the whole tree. An inner member sends each packet on to its
+ *   children as soon as it arrives, straight from its receive buffer, while its own handler
+ *   reads the same packets: each member's handler gets an ordinary message whose sender is
+ *   the root. Members must register the handler (or the message waits, like any message
+ *   for an unregistered handler, while forwarding goes on).
+ *   Members are named either by a group (fm_group_create: every member creates it with the
+ *   same list; messages then carry only its id) or by a list carried in the first packet
+ *   (fm_mcast_begin_list: at most 4096 members, and 32 + 4 x n bytes must fit in
+ *   FM_PACKET_SIZE). */
+typedef struct fm_group fm_group;
+
+/* Send every packet on only once the whole message has arrived (store-and-forward), instead
+ * of packet by packet: for comparisons. */
+#define FM_MCAST_STORE_FORWARD 1u
+
+/* Create a group of the n ranks in members (in that order; this rank need not be one).
+ * Local: no communication; every member must create the group before a multicast on it
+ * reaches it (before an fm_barrier, say), or that multicast is dropped there (logged and
+ * counted in fm_stats.dropped). members is copied.
+ * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_EMPTY, FM_ERR_RANK, FM_ERR_DUPLICATE,
+ * FM_ERR_NOMEM. */
+int fm_group_create(fm_context *ctx, const int *members, int n, fm_group **group);
+/* Free a group (multicasts on it that arrive later are dropped). FM_ERR_INVALID if unknown. */
+int fm_group_destroy(fm_group *group);
+/* Members, and this rank's position among them (-1: not a member). */
+int fm_group_size(const fm_group *group);
+int fm_group_position(const fm_group *group);
+
+/* Open a multicast of at most len bytes from this rank (which must be a member) to every
+ * other member of group, for handler id, down tree (see above) with flags (0 or
+ * FM_MCAST_STORE_FORWARD). Write it with fm_send_piece and fm_end_message; they wait as for
+ * fm_begin_message_multi to this rank's children. Inside a handler it never blocks
+ * (FM_EAGAIN as fm_begin_message). Errors: FM_ERR_INVALID, FM_ERR_NOT_MEMBER, FM_ERR_TREE
+ * (unknown tree or bad parameter), FM_ERR_HANDLER, FM_ERR_TOO_LONG, FM_EAGAIN, FM_ERR_NOMEM. */
+int fm_mcast_begin(fm_group *group, const char *tree, unsigned flags, size_t len, int handler,
+                   fm_stream **stream);
+/* The same to the n ranks of members (this rank among them), the list carried in the
+ * message. Errors: as fm_mcast_begin and fm_group_create; FM_ERR_TOO_LONG when the list is
+ * longer than 4096 or does not fit in a packet. */
+int fm_mcast_begin_list(fm_context *ctx, const int *members, int n, const char *tree,
+                        unsigned flags, size_t len, int handler, fm_stream **stream);
+
+/* Collective over all ranks: measure the costs the model needs for FM_TREE=auto (per-packet
+ * overhead, bandwidth of one sender, latency) between ranks 0 and 1 with FM_PACKET_SIZE
+ * packets, and give every rank the same figures. Blocks (at most FM_TIMEOUT). FM_MCAST_COSTS,
+ * when set, wins. Errors: FM_ERR_NOT_INIT, FM_ERR_IN_HANDLER, FM_ERR_TIMEOUT, FM_ERR_PEER. */
+int fm_mcast_calibrate(fm_context *ctx);
+
+/* The model's predicted completion time, in seconds, of a multicast of len bytes from root
+ * position root to n members down tree (as fm_mcast_begin resolves it, "auto" included),
+ * from the costs in use; *chosen (if not NULL, 64 bytes) gets the tree's resolved name, e.g.
+ * "kbinomial:3". Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_TREE. */
+int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, unsigned flags,
+                          size_t len, double *seconds, char *chosen);
 
 /* Append len bytes of buf to the message. buf is the caller's again when the call returns,
  * whatever it returns. Outside handlers it may block while driving progress until credits

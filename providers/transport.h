@@ -48,6 +48,7 @@ typedef struct fm_tp_info {
     int needs_mr; /* buffers must be registered (mem_reg) */
     int ordered;  /* packets from one sender arrive in the order sent (FI_ORDER_SAS) */
     int tagged;   /* tsend/trecv exist: the zero-copy path for large pieces */
+    int sendv;    /* sendv gathers its two parts (else it copies them when they are large) */
 } fm_tp_info;
 
 struct fm_tp_ops {
@@ -63,6 +64,11 @@ struct fm_tp_ops {
      * SEND_DONE follows. FM_TP_SENT when the provider took the bytes at once (inject): no
      * event follows and buf is the caller's again, as it is after an error return. */
     int (*send)(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+    /* Send hdr (hlen bytes) followed by payload (plen bytes) as one message, without joining
+     * them in memory first: one payload, a header per destination (multicast). Completion
+     * and ownership as send (both buffers); small ones may be injected (FM_TP_SENT). */
+    int (*sendv)(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
+                 const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx);
     /* Give the transport a buffer to receive one packet (of at most len bytes) into. */
     int (*post_recv)(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
     /* Tagged messages (only where info.tagged): a send of len bytes straight from buf that

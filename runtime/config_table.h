@@ -33,6 +33,13 @@
     X(FM_WAIT_FD, wait_fd, BOOL, "1", 0, 0,                                                        \
       "sleep on the provider's wait fd where it has one (tcp); 0 = no wait fd: about 1 us less "   \
       "per tcp packet, and idle waits back off with sched_yield and short sleeps instead")         \
+    X(FM_TREE, tree, STR, "auto", 0, 0,                                                            \
+      "multicast tree when the caller names none: auto (the model's fastest for each message), "   \
+      "flat, chain, binomial, kbinomial[:k], postal[:lambda]")                                     \
+    X(FM_MCAST_COSTS, mcast_costs, STR, "", 0, 0,                                                  \
+      "the model's costs for FM_TREE=auto, OVERHEAD_NS:NS_PER_KIB:LATENCY_NS (a packet copy "      \
+      "keeps its sender busy OVERHEAD + size x NS_PER_KIB; it can be forwarded LATENCY later); "   \
+      "empty = measured by fm_mcast_calibrate, else estimated for the provider")                   \
     X(FM_VERBOSE, verbose, INT, "0", 0, 3,                                                         \
       "diagnostics on stderr: 0 errors only, 1 setup, 2-3 more")                                   \
     X(FM_STATS, stats, BOOL, "0", 0, 0, "print per-context counters at fm_finalize")

@@ -12,6 +12,7 @@
 #include "context.h"
 #include "fm_build_config.h"
 #include "log.h"
+#include "mcast.h"
 #include "memory.h"
 
 static int fm_initialised;
@@ -129,12 +130,34 @@ static void small_packets(fm_context *ctx)
     }
 }
 
+/* The values the table cannot check by type alone. */
+static int check_mcast_config(const fm_config *cfg, char *err, int errlen)
+{
+    int builder, param;
+    double o, k, l;
+    char why[150];
+    if (strcmp(cfg->tree, "auto") && fm_tree_parse(cfg->tree, &builder, &param, why, sizeof why)) {
+        snprintf(err, (size_t)errlen, "FM_TREE=\"%.60s\": %.150s", cfg->tree, why);
+        return FM_ERR_CONFIG;
+    }
+    if (cfg->mcast_costs[0] && fm_mcast_costs_parse(cfg->mcast_costs, &o, &k, &l)) {
+        snprintf(
+            err, (size_t)errlen,
+            "FM_MCAST_COSTS=\"%.60s\": want OVERHEAD_NS:NS_PER_KIB:LATENCY_NS, e.g. 1000:200:500",
+            cfg->mcast_costs);
+        return FM_ERR_CONFIG;
+    }
+    return FM_OK;
+}
+
 static int setup(fm_context *ctx)
 {
     char err[256];
     int rc = fm_config_load(&ctx->cfg, NULL, err, sizeof err);
     FM_CHECK(rc == FM_OK, rc, "%s", err);
     fm_log_level = (int)ctx->cfg.verbose;
+    rc = check_mcast_config(&ctx->cfg, err, (int)sizeof err);
+    FM_CHECK(rc == FM_OK, rc, "%s", err);
     ctx->packet_size = (size_t)ctx->cfg.packet_size;
     ctx->credits = (int)ctx->cfg.credits;
     ctx->zcopy_min = (size_t)ctx->cfg.zcopy;
@@ -157,6 +180,7 @@ static int setup(fm_context *ctx)
     if ((rc = fm_pool_init(ctx)))
         goto error;
     ctx->handlers[FM_HANDLER_BARRIER] = (fm_handler_slot){fm_barrier_handler, ctx};
+    fm_calibrate_init(ctx);
     return FM_OK;
 error:
     return rc;
@@ -166,6 +190,8 @@ static void teardown(fm_context *ctx)
 {
     if (ctx->tp)
         fm_recv_fini(ctx);
+    fm_mcast_fini(ctx);
+    fm_mcast_costs_free(ctx);
     while (ctx->stream_free) {
         fm_stream *s = ctx->stream_free;
         ctx->stream_free = s->next;

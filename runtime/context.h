@@ -10,10 +10,25 @@
 #include "transport.h"
 #include "wire.h"
 
-/* Internal handler ids live above the user's. */
-enum { FM_HANDLER_BARRIER = FM_MAX_HANDLERS, FM_HANDLER_COUNT };
+#define FM_MAX_MESSAGE (1ULL << 48) /* longest message fm_begin_message* accept */
 
-typedef enum { FM_PKT_RECV_BUF = 1, FM_PKT_SEND_BUF, FM_PKT_CREDIT_BUF } fm_pkt_kind;
+/* Internal handler ids live above the user's. */
+enum {
+    FM_HANDLER_BARRIER = FM_MAX_HANDLERS,
+    FM_HANDLER_CALIB_COUNT, /* calibrate.c: messages counted once complete */
+    FM_HANDLER_CALIB_RESULT,
+    FM_HANDLER_COUNT
+};
+
+/* COPY: one destination's copy of a packet whose payload lives in another buffer (a send
+ * buffer of a multi-destination stream, or a received packet being forwarded): buf holds only
+ * its header, payload the packet it carries (multi.c). */
+typedef enum {
+    FM_PKT_RECV_BUF = 1,
+    FM_PKT_SEND_BUF,
+    FM_PKT_CREDIT_BUF,
+    FM_PKT_COPY_BUF
+} fm_pkt_kind;
 
 /* Zero-copy state of a received FM_PKT_RNDV packet (zcopy.c). */
 typedef enum {
@@ -41,6 +56,11 @@ typedef struct fm_pkt {
                           * delivery buffer */
     fm_tp_mr *data_mr;   /* registration of the bounce or delivery range, if needed */
     struct fm_stream *owner;
+    /* Multi-destination and forwarded packets: holds on this buffer (copies in flight, and
+     * for a received packet its stream's hold until the handler is done with it); the buffer
+     * is free when the count drops to 0. */
+    int refs;
+    struct fm_pkt *payload; /* FM_PKT_COPY_BUF: the packet whose payload it sends */
 } fm_pkt;
 
 typedef struct fm_pkt_queue {
@@ -70,6 +90,16 @@ struct fm_stream {
     uint32_t seq;     /* next packet's sequence number */
     fm_pkt *cur;      /* packet being filled */
     size_t reserved;  /* send buffers promised to this stream (opened in a handler) */
+    /* Multi-destination sending (multi.c): every packet is written once and sent to each
+     * of ndest ranks with a header of its own; ndest = 0 for a one-destination stream. */
+    int ndest, multi;
+    int *dests;
+    uint32_t *dest_msg_ids;
+    uint8_t ptype;       /* FM_PKT_DATA, or FM_PKT_MCAST for a tree multicast */
+    uint32_t desc_len;   /* multicast: descriptor bytes at the head of packet 0 */
+    unsigned char *desc; /* multicast: the descriptor to put there */
+    int origin;          /* receive: the rank handlers see as sender (a multicast's root) */
+    struct fm_fwd *fwd;  /* receive: forwarding state of a multicast (forward.c) */
     /* receiving */
     uint32_t next_seq;  /* next sequence number to move to ready */
     fm_pkt_queue ready; /* in-order packets not yet fully read */
@@ -129,14 +159,18 @@ struct fm_context {
     int ndirty;
     fm_handler_slot handlers[FM_HANDLER_COUNT];
 
-    fm_pkt_slab *recv_slabs, *send_slabs;
-    fm_pkt *repost;        /* receive buffers handlers are done with, to post again */
-    fm_pkt *send_free;     /* idle send packet buffers */
-    size_t send_free_n;    /* how many */
-    size_t send_reserved;  /* promised to streams opened inside handlers */
-    size_t send_pkts;      /* send buffers in existence */
-    size_t send_pkts_max;  /* the FM_OVERFLOW budget, in packets */
-    size_t sends_inflight; /* handed to the transport, completion not seen */
+    fm_pkt_slab *recv_slabs, *send_slabs, *copy_slabs;
+    fm_pkt *copy_free;            /* idle per-destination copy headers */
+    struct fm_group *groups;      /* groups created here, by id (mcast.c) */
+    unsigned char *seen;          /* size bytes of scratch: duplicate checks of member lists */
+    struct fm_mcast_costs *costs; /* the model's measured costs (calibrate.c) */
+    fm_pkt *repost;               /* receive buffers handlers are done with, to post again */
+    fm_pkt *send_free;            /* idle send packet buffers */
+    size_t send_free_n;           /* how many */
+    size_t send_reserved;         /* promised to streams opened inside handlers */
+    size_t send_pkts;             /* send buffers in existence */
+    size_t send_pkts_max;         /* the FM_OVERFLOW budget, in packets */
+    size_t sends_inflight;        /* handed to the transport, completion not seen */
     fm_stream *stream_free;
 
     int in_handler;   /* depth of handler calls */
@@ -153,6 +187,9 @@ struct fm_context {
     } zc_send;
     unsigned char zc_withdraw; /* context of the empty sends that withdraw a piece */
 
+    uint64_t calib_count; /* calibrate.c */
+    int calib_have;
+
     uint32_t barrier_epoch;
     uint32_t barrier_seen[2][32]; /* [epoch parity][round] arrivals */
 
@@ -164,6 +201,9 @@ struct fm_context {
 int fm_pool_init(fm_context *ctx);
 void fm_pool_fini(fm_context *ctx);
 fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved);
+fm_pkt *fm_pool_get_send_any(fm_context *ctx);
+fm_pkt *fm_pool_get_copy(fm_context *ctx);
+void fm_pool_put_copy(fm_context *ctx, fm_pkt *c);
 int fm_pool_reserve(fm_context *ctx, size_t n);
 void fm_pool_unreserve(fm_context *ctx, size_t n);
 void fm_pool_put_send(fm_context *ctx, fm_pkt *p);
@@ -179,13 +219,31 @@ int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t tag);
 void fm_credits_packet_done(fm_context *ctx, int peer);
 
 /* send.c */
+int fm_send_alloc(fm_context *ctx, size_t len, size_t cap, int handler, fm_stream **stream);
 int fm_send_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream);
 void fm_send_submit(fm_stream *s, fm_pkt *p, int type, int last);
 int fm_send_next_packet(fm_stream *s);
 int fm_send_flush_peer(fm_context *ctx, int peer);
 int fm_send_packet_now(fm_context *ctx, fm_pkt *p);
+void fm_send_queue(fm_context *ctx, fm_pkt *p);
+void fm_send_done(fm_context *ctx, fm_pkt *p);
+
+/* multi.c: one payload, one header per destination */
+int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, int handler,
+                  const unsigned char *desc, size_t desc_len, fm_stream **stream);
+void fm_multi_submit(fm_stream *s, fm_pkt *p, int last);
+int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire_hdr *h);
+void fm_multi_unref(fm_context *ctx, fm_pkt *p);
+void fm_multi_close(fm_stream *s);
+int fm_multi_drained(const fm_stream *s);
+
+/* forward.c: multicast packets on to this member's children */
+int fm_fwd_start(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_hdr *h);
+void fm_fwd_packet(fm_context *ctx, fm_stream *s, fm_pkt *p);
+void fm_fwd_free(fm_stream *s);
 
 /* recv.c */
+void fm_recv_packet_done(fm_context *ctx, fm_pkt *p);
 int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len);
 void fm_recv_fini(fm_context *ctx);
 void fm_recv_run_held(fm_context *ctx, int handler);
@@ -206,6 +264,9 @@ void fm_zcopy_release(fm_context *ctx, fm_pkt *p);
 int fm_progress_once(fm_context *ctx);
 typedef int (*fm_progress_cond)(fm_context *ctx, void *arg);
 int fm_progress_until(fm_context *ctx, fm_progress_cond done, void *arg, const char *what);
+
+/* calibrate.c */
+void fm_calibrate_init(fm_context *ctx);
 
 /* barrier.c */
 int fm_barrier_internal(fm_context *ctx);

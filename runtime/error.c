@@ -41,6 +41,16 @@ const char *fm_strerror(int status)
         return "not allowed inside a handler";
     case FM_ERR_STATE:
         return "stream used in the wrong state";
+    case FM_ERR_EMPTY:
+        return "empty destination or member list";
+    case FM_ERR_SELF:
+        return "the calling rank cannot be one of its message's destinations";
+    case FM_ERR_DUPLICATE:
+        return "a rank appears twice in a destination or member list";
+    case FM_ERR_TREE:
+        return "unknown multicast tree or bad tree parameter";
+    case FM_ERR_NOT_MEMBER:
+        return "the calling rank is not a member of the multicast";
     }
     return "unknown status code";
 }

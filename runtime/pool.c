@@ -13,9 +13,13 @@ static size_t pkt_bytes(const fm_context *ctx)
     return (FM_WIRE_HDR_LEN + ctx->packet_size + 63) & ~(size_t)63;
 }
 
+/* Copy headers: one packet header each, cache-line sized. */
+#define FM_COPY_BYTES 64
+#define FM_COPY_GROW  256
+
 static fm_pkt_slab *slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind)
 {
-    size_t bytes = pkt_bytes(ctx);
+    size_t bytes = kind == FM_PKT_COPY_BUF ? FM_COPY_BYTES : pkt_bytes(ctx);
     fm_pkt_slab *s = fm_mem_alloc(sizeof *s);
     if (!s)
         return NULL;
@@ -97,7 +101,9 @@ void fm_pool_fini(fm_context *ctx)
 {
     slabs_free(ctx, ctx->recv_slabs);
     slabs_free(ctx, ctx->send_slabs);
-    ctx->recv_slabs = ctx->send_slabs = NULL;
+    slabs_free(ctx, ctx->copy_slabs);
+    ctx->recv_slabs = ctx->send_slabs = ctx->copy_slabs = NULL;
+    ctx->copy_free = NULL;
     ctx->send_free = NULL;
     ctx->send_free_n = 0;
 }
@@ -125,6 +131,20 @@ void fm_pool_unreserve(fm_context *ctx, size_t n)
     ctx->send_reserved -= n;
 }
 
+static fm_pkt *pop_send(fm_context *ctx)
+{
+    fm_pkt *p = ctx->send_free;
+    if (p) {
+        ctx->send_free_n--;
+        ctx->send_free = p->next;
+        p->next = NULL;
+        p->len = 0;
+        p->flags = 0;
+        p->refs = 0;
+    }
+    return p;
+}
+
 /* A send buffer, or NULL. reserved: the caller holds a promise (and gives it up). */
 fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved)
 {
@@ -135,15 +155,40 @@ fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved)
         if (n || reserved)
             grow_send(ctx, n == 0 ? 1 : n < 64 ? n : 64);
     }
-    fm_pkt *p = ctx->send_free;
-    if (p) {
-        ctx->send_free_n--;
-        ctx->send_free = p->next;
-        p->next = NULL;
-        p->len = 0;
-        p->flags = 0;
+    return pop_send(ctx);
+}
+
+/* A send buffer even past the FM_OVERFLOW budget: for forwarding, which must never wait
+ * (what it holds is bounded by the credits of the ranks sending to us). NULL only when out
+ * of memory. */
+fm_pkt *fm_pool_get_send_any(fm_context *ctx)
+{
+    if (!ctx->send_free)
+        grow_send(ctx, 16);
+    return pop_send(ctx);
+}
+
+fm_pkt *fm_pool_get_copy(fm_context *ctx)
+{
+    if (!ctx->copy_free) {
+        fm_pkt_slab *s = slab_new(ctx, FM_COPY_GROW, FM_PKT_COPY_BUF);
+        if (!s)
+            return NULL;
+        s->next = ctx->copy_slabs;
+        ctx->copy_slabs = s;
+        for (size_t i = 0; i < FM_COPY_GROW; i++)
+            fm_pool_put_copy(ctx, &s->pkts[i]);
     }
-    return p;
+    fm_pkt *c = ctx->copy_free;
+    ctx->copy_free = c->next;
+    c->next = NULL;
+    return c;
+}
+
+void fm_pool_put_copy(fm_context *ctx, fm_pkt *c)
+{
+    c->next = ctx->copy_free;
+    ctx->copy_free = c;
 }
 
 void fm_pool_put_send(fm_context *ctx, fm_pkt *p)

@@ -19,7 +19,7 @@ static void on_send_done(fm_context *ctx, fm_pkt *p)
         return;
     }
     ctx->sends_inflight--;
-    fm_pool_put_send(ctx, p);
+    fm_send_done(ctx, p);
 }
 
 /* A failed operation: the peer is gone or the network broke. After finalize's barrier the

@@ -25,6 +25,7 @@ static fm_stream *stream_find(fm_context *ctx, const fm_wire_hdr *h)
     s->msg_id = h->msg_id;
     s->handler = h->handler;
     s->declared = h->msg_len;
+    s->origin = s->peer;
     s->next = NULL;
     *tail = s; /* arrival order, so held messages start in the order they came */
     return s;
@@ -36,6 +37,7 @@ static void stream_release(fm_context *ctx, fm_stream *s)
     while (*pp != s)
         pp = &(*pp)->next;
     *pp = s->next;
+    fm_fwd_free(s);
     s->next = ctx->stream_free;
     ctx->stream_free = s;
     ctx->stats.messages_received++;
@@ -48,8 +50,7 @@ static void packet_done(fm_context *ctx, fm_pkt *p)
 {
     if (p->zc)
         fm_zcopy_release(ctx, p);
-    p->next = ctx->repost;
-    ctx->repost = p;
+    fm_multi_unref(ctx, p); /* when no copy to a multicast child still sends from it */
 }
 
 int fm_recv_repost(fm_context *ctx)
@@ -95,7 +96,9 @@ static void stream_advance(fm_stream *s)
             s->blocked = p;
             break;
         }
-        s->avail += p->len;
+        if (s->fwd)
+            fm_fwd_packet(s->ctx, s, p); /* on to this member's children, in order */
+        s->avail += p->len - p->off;
         if (p->flags & FM_PKT_LAST)
             s->complete = 1;
     }
@@ -191,7 +194,7 @@ static void stream_call(fm_context *ctx, fm_stream *s, fm_handler_slot *h)
         uint64_t before = s->avail;
         s->started = 1;
         ctx->in_handler++;
-        int r = h->fn(s, s->peer, h->arg);
+        int r = h->fn(s, s->origin, h->arg);
         ctx->in_handler--;
         if (r == FM_DONE && !s->dfn)
             s->finished = 1;
@@ -211,7 +214,7 @@ static void stream_call(fm_context *ctx, fm_stream *s, fm_handler_slot *h)
 static void stream_run(fm_context *ctx, fm_stream *s)
 {
     fm_handler_slot *h = &ctx->handlers[s->handler];
-    if (!h->fn) {
+    if (!h->fn && !s->finished) {
         /* Not registered here yet: hold the message (its packets hold the sender's credits)
          * until fm_register_handler runs it. A zero-copy piece lands in a bounce buffer
          * meanwhile, so its sender is not kept waiting. */
@@ -231,7 +234,7 @@ static void stream_run(fm_context *ctx, fm_stream *s)
     if (!s->complete)
         return;
     if (s->dfn)
-        s->dfn(s->dbuf, s->dlen, s->peer, s->darg);
+        s->dfn(s->dbuf, s->dlen, s->origin, s->darg);
     if (s->dfn || s->finished || s->avail == 0) {
         stream_trim(ctx, s, 1);
         stream_release(ctx, s);
@@ -243,6 +246,28 @@ void fm_recv_resume(fm_context *ctx, fm_stream *s)
 {
     stream_advance(s);
     stream_run(ctx, s);
+}
+
+/* Packet 0 of a multicast: its descriptor says where this member forwards to; the handler
+ * reads after it. A descriptor that is malformed or not meant for us gets the message dropped
+ * (counted): its packets still pass through, in sequence, to be freed. 1 if p is consumed. */
+static int mcast_first(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_hdr *h)
+{
+    if (s->fwd || s->started)
+        return 0; /* (a second packet 0: the length checks deal with it) */
+    int used = fm_fwd_start(ctx, s, p, h);
+    if (used >= 0) {
+        p->off = (uint32_t)used;
+        return 0;
+    }
+    ctx->drops[FM_WIRE_DESC_BAD]++;
+    ctx->stats.dropped++;
+    fm_log(1, "dropped a multicast from rank %d: bad descriptor", p->peer);
+    s->finished = 1;
+    p->off = p->len;
+    stream_insert(s, p);
+    stream_run(ctx, s);
+    return 1;
 }
 
 int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
@@ -267,6 +292,7 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
     p->len = h.payload_len;
     p->off = 0;
     p->flags = h.flags;
+    p->refs = 1; /* its stream's, until the handler is done with it */
     ctx->stats.packets_received++;
     if (h.handler >= FM_HANDLER_COUNT) {
         ctx->stats.dropped++;
@@ -280,17 +306,19 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
         packet_done(ctx, p);
         return FM_ERR_NOMEM;
     }
+    if (h.type == FM_PKT_MCAST && h.seq == 0 && mcast_first(ctx, s, p, &h))
+        return FM_OK;
     /* The message's bytes never exceed what its sender declared. */
     uint64_t room = s->declared - s->counted;
-    if (h.type == FM_PKT_RNDV ? fm_zcopy_check(ctx, p, room) : h.payload_len > room) {
+    if (h.type == FM_PKT_RNDV ? fm_zcopy_check(ctx, p, room) : p->len - p->off > room) {
         ctx->drops[FM_WIRE_LEN_BAD]++;
         ctx->stats.dropped++;
         packet_done(ctx, p);
         return FM_OK;
     }
-    s->counted += p->len;
+    s->counted += p->len - p->off;
     if (!p->zc)
-        ctx->stats.bytes_received += p->len;
+        ctx->stats.bytes_received += p->len - p->off;
     if (h.flags & FM_PKT_LAST)
         s->total = h.msg_len;
     stream_insert(s, p);
@@ -368,6 +396,7 @@ void fm_recv_fini(fm_context *ctx)
             ctx->peers[r].inbound = s->next;
             pkts_release(ctx, s->ready.head);
             pkts_release(ctx, s->early);
+            fm_fwd_free(s);
             free(s);
         }
 }

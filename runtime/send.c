@@ -13,16 +13,20 @@
 #include "context.h"
 #include "log.h"
 
-#define FM_MAX_MESSAGE (1ULL << 48)
-
 int fm_send_packet_now(fm_context *ctx, fm_pkt *p)
 {
     fm_peer *peer = &ctx->peers[p->peer];
+    fm_tp *tp = ctx->tp;
     /* Piggyback owed credits; byte 30 of the header (see wire.h). */
     uint16_t c = (uint16_t)fm_credits_take_owed(ctx, p->peer);
     p->buf[30] = (unsigned char)c;
     p->buf[31] = (unsigned char)(c >> 8);
-    int rc = ctx->tp->ops->send(ctx->tp, p->peer, p->buf, FM_WIRE_HDR_LEN + p->len, p->mr, p);
+    int rc;
+    if (p->kind == FM_PKT_COPY_BUF) /* a header of its own before a shared payload */
+        rc = tp->ops->sendv(tp, p->peer, p->buf, FM_WIRE_HDR_LEN, p->mr,
+                            p->payload->buf + FM_WIRE_HDR_LEN, p->len, p->payload->mr, p);
+    else
+        rc = tp->ops->send(tp, p->peer, p->buf, FM_WIRE_HDR_LEN + p->len, p->mr, p);
     if (rc < 0) {
         peer->owed += c;
         return rc;
@@ -32,10 +36,34 @@ int fm_send_packet_now(fm_context *ctx, fm_pkt *p)
     if (p->buf[1] != FM_PKT_RNDV) /* (a piece's bytes count once it is sent: zcopy.c) */
         ctx->stats.bytes_sent += p->len;
     if (rc == FM_TP_SENT)
-        fm_pool_put_send(ctx, p); /* injected: the buffer is free at once */
+        fm_send_done(ctx, p); /* injected: the buffer is free at once */
     else
         ctx->sends_inflight++;
     return FM_OK;
+}
+
+void fm_send_done(fm_context *ctx, fm_pkt *p)
+{
+    if (p->kind == FM_PKT_COPY_BUF) {
+        fm_pkt *payload = p->payload;
+        fm_pool_put_copy(ctx, p);
+        fm_multi_unref(ctx, payload);
+    } else {
+        fm_pool_put_send(ctx, p);
+    }
+}
+
+void fm_send_queue(fm_context *ctx, fm_pkt *p)
+{
+    fm_peer *peer = &ctx->peers[p->peer];
+    if (!peer->pending.head && peer->send_credits > 0 && fm_send_packet_now(ctx, p) == FM_OK)
+        return;
+    ctx->stats.credit_stalls++;
+    if (peer->pending.tail)
+        peer->pending.tail->next = p;
+    else
+        peer->pending.head = p;
+    peer->pending.tail = p;
 }
 
 int fm_send_flush_peer(fm_context *ctx, int r)
@@ -56,6 +84,10 @@ int fm_send_flush_peer(fm_context *ctx, int r)
 
 void fm_send_submit(fm_stream *s, fm_pkt *p, int type, int last)
 {
+    if (s->multi) {
+        fm_multi_submit(s, p, last);
+        return;
+    }
     fm_context *ctx = s->ctx;
     fm_wire_hdr h = {.version = FM_WIRE_VERSION,
                      .type = (uint8_t)type,
@@ -69,15 +101,7 @@ void fm_send_submit(fm_stream *s, fm_pkt *p, int type, int last)
                      .msg_len = last ? s->written : s->declared};
     fm_wire_encode(&h, p->buf);
     p->peer = s->peer;
-    fm_peer *peer = &ctx->peers[s->peer];
-    if (!peer->pending.head && peer->send_credits > 0 && fm_send_packet_now(ctx, p) == FM_OK)
-        return;
-    ctx->stats.credit_stalls++;
-    if (peer->pending.tail)
-        peer->pending.tail->next = p;
-    else
-        peer->pending.head = p;
-    peer->pending.tail = p;
+    fm_send_queue(ctx, p);
 }
 
 static int peer_drained(fm_context *ctx, void *arg)
@@ -91,15 +115,25 @@ static int send_buffer_free(fm_context *ctx, void *arg)
     return ctx->send_free != NULL || ctx->send_pkts < ctx->send_pkts_max;
 }
 
+static int multi_drained(fm_context *ctx, void *arg)
+{
+    (void)ctx;
+    return fm_multi_drained(arg);
+}
+
 /* Outside handlers, wait until this stream's packets have left for the network. */
 static int wait_sent(fm_stream *s)
 {
-    if (s->ctx->in_handler || !s->ctx->peers[s->peer].pending.head)
+    if (s->ctx->in_handler)
+        return FM_OK;
+    if (s->multi)
+        return fm_multi_drained(s) ? FM_OK : fm_progress_until(s->ctx, multi_drained, s, "credits");
+    if (!s->ctx->peers[s->peer].pending.head)
         return FM_OK;
     return fm_progress_until(s->ctx, peer_drained, &s->peer, "credits");
 }
 
-int fm_send_next_packet(fm_stream *s)
+static int next_packet(fm_stream *s)
 {
     fm_context *ctx = s->ctx;
     if (s->reserved) {
@@ -119,6 +153,16 @@ int fm_send_next_packet(fm_stream *s)
     return s->cur ? FM_OK : FM_ERR_NOMEM;
 }
 
+int fm_send_next_packet(fm_stream *s)
+{
+    int rc = next_packet(s);
+    if (rc == FM_OK && s->seq == 0 && s->desc_len) { /* a multicast's descriptor leads */
+        memcpy(s->cur->buf + FM_WIRE_HDR_LEN, s->desc, s->desc_len);
+        s->cur->len = s->desc_len;
+    }
+    return rc;
+}
+
 int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream)
 {
     if (stream)
@@ -136,12 +180,12 @@ int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stre
     return fm_send_open(ctx, dest, len, handler, stream);
 }
 
-/* Open a stream for any handler id, internal ones included; arguments already checked. */
-int fm_send_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream)
+/* A sending stream of packets of cap payload bytes carrying len bytes (a multicast's
+ * descriptor included); arguments already checked. */
+int fm_send_alloc(fm_context *ctx, size_t len, size_t cap, int handler, fm_stream **stream)
 {
     /* Never wait inside a handler: promise the message all its packet buffers now, or
      * refuse. (Packets without credit then wait in memory, not in the handler.) */
-    size_t cap = len <= ctx->small_max ? ctx->small_payload : ctx->packet_size;
     size_t need = ctx->in_handler ? len / cap + 1 : 0;
     if (need && fm_pool_reserve(ctx, need))
         return FM_EAGAIN;
@@ -156,13 +200,23 @@ int fm_send_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream *
     s->ctx = ctx;
     s->reserved = need;
     s->sending = 1;
-    s->peer = dest;
     s->handler = (uint16_t)handler;
     s->declared = len;
     s->cap = cap;
-    s->msg_id = ctx->peers[dest].next_msg_id++;
-    ctx->stats.messages_sent++;
     *stream = s;
+    return FM_OK;
+}
+
+/* Open a stream for any handler id, internal ones included; arguments already checked. */
+int fm_send_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream)
+{
+    size_t cap = len <= ctx->small_max ? ctx->small_payload : ctx->packet_size;
+    int rc = fm_send_alloc(ctx, len, cap, handler, stream);
+    if (rc)
+        return rc;
+    (*stream)->peer = dest;
+    (*stream)->msg_id = ctx->peers[dest].next_msg_id++;
+    ctx->stats.messages_sent++;
     return FM_OK;
 }
 
@@ -228,6 +282,8 @@ int fm_end_message(fm_stream *s)
         return rc;
     rc = wait_sent(s);
     fm_context *ctx = s->ctx;
+    if (s->multi)
+        fm_multi_close(s);
     fm_pool_unreserve(ctx, s->reserved);
     s->reserved = 0;
     s->sending = 0;

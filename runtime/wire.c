@@ -73,7 +73,7 @@ fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_t job_key, int
         return FM_WIRE_VERSION_BAD;
     if (h->job_key != job_key)
         return FM_WIRE_KEY_BAD;
-    if (h->type < FM_PKT_DATA || h->type > FM_PKT_RNDV ||
+    if (h->type < FM_PKT_DATA || h->type > FM_PKT_MCAST ||
         (h->flags & ~(h->type == FM_PKT_CREDIT ? FM_PKT_CTS : FM_PKT_LAST)))
         return FM_WIRE_TYPE_BAD;
     if (h->src >= (uint32_t)nranks)
@@ -109,6 +109,7 @@ const char *fm_wire_status_str(fm_wire_status s)
                                                   "foreign job key",
                                                   "bad type or flags",
                                                   "bad source rank",
-                                                  "bad length"};
+                                                  "bad length",
+                                                  "bad multicast descriptor"};
     return s < FM_WIRE_NREASONS ? names[s] : "?";
 }

@@ -15,6 +15,10 @@
  *                          then the exact length); in a credit packet flagged FM_PKT_CTS,
  *                          the tag of the zero-copy piece the sender may now send
  *
+ * An FM_PKT_MCAST packet is a packet of a multicast down a tree: as FM_PKT_DATA, but the
+ * payload of packet 0 starts with the multicast's descriptor (mcast_desc.h), which every
+ * member forwards unchanged and reads its own children from; payload_len counts it.
+ *
  * An FM_PKT_RNDV packet is a packet of its message's stream (it has a seq and takes a credit)
  * whose 16-byte payload announces a piece that travels as a tagged message instead:
  *    0   8  piece_len     bytes of the piece
@@ -29,7 +33,7 @@
 #define FM_WIRE_VERSION 2
 #define FM_WIRE_HDR_LEN 40
 
-enum { FM_PKT_DATA = 1, FM_PKT_CREDIT = 2, FM_PKT_RNDV = 3 };
+enum { FM_PKT_DATA = 1, FM_PKT_CREDIT = 2, FM_PKT_RNDV = 3, FM_PKT_MCAST = 4 };
 #define FM_WIRE_RNDV_LEN 16
 enum { FM_PKT_LAST = 1, FM_PKT_CTS = 2 }; /* CTS: on credit packets only */
 
@@ -52,6 +56,7 @@ typedef enum {
     FM_WIRE_TYPE_BAD,    /* unknown type or flags */
     FM_WIRE_SRC_BAD,     /* source rank out of range */
     FM_WIRE_LEN_BAD,     /* payload length disagrees with the bytes received or limits */
+    FM_WIRE_DESC_BAD,    /* a multicast descriptor that is malformed or does not fit us */
     FM_WIRE_NREASONS
 } fm_wire_status;
 

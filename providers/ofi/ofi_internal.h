@@ -40,6 +40,9 @@ typedef struct fm_ofi_op {
     void *buf;
     size_t len;
     void *desc;
+    void *buf2; /* sendv: the second part (payload), NULL otherwise */
+    size_t len2;
+    void *desc2;
     uint64_t tag; /* tagged ops */
     int dest;
     int kind; /* an fm_tp_event_kind: which call posted it */
@@ -166,6 +169,8 @@ void fm_ofi_mem_dereg(fm_tp *tp, fm_tp_mr *mr);
 /* ofi_send.c */
 int fm_ofi_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx);
 int fm_ofi_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+int fm_ofi_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
+                 const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx);
 int fm_ofi_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
                  void *ctx);
 int fm_ofi_trecv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx);

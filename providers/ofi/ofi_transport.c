@@ -20,6 +20,7 @@ static const struct fm_tp_ops fm_ofi_ops = {
     .mem_dereg = fm_ofi_mem_dereg,
     .send = fm_ofi_send,
     .post_recv = fm_ofi_post_recv,
+    .sendv = fm_ofi_sendv,
     .tsend = fm_ofi_tsend,
     .trecv = fm_ofi_trecv,
     .poll = fm_ofi_poll,
@@ -42,6 +43,7 @@ static void fm_ofi_describe(fm_ofi_tp *t)
     in->needs_mr = (fi->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
     in->ordered = (fi->tx_attr->msg_order & sas) && (fi->rx_attr->msg_order & sas);
     in->tagged = (fi->caps & FI_TAGGED) != 0;
+    in->sendv = fi->tx_attr->iov_limit >= 2;
     t->inject_end = in->inject_size ? in->inject_size + 1 : 0;
     t->needs_mr = in->needs_mr;
     t->chunk_ops = fi->tx_attr->size + fi->rx_attr->size;

@@ -1,0 +1,189 @@
+/* Which tree a multicast uses: the one the caller names, or (auto) the one the FPFS model
+ * predicts fastest for this member count and packet count, from the job's costs.
+ *
+ * Costs: a packet copy of B bytes keeps its sender busy step = overhead + B x per_byte
+ * seconds, and can be forwarded lambda = step + latency after its send began (model.h's
+ * units). They come from FM_MCAST_COSTS, else from fm_mcast_calibrate (calibrate.c), else
+ * from an estimate for the provider. Decisions are cached per (members, packets, mode). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "mcast.h"
+#include "model.h"
+
+#define CHOICE_CACHE 64
+
+struct choice {
+    size_t bytes;
+    int n, sf, builder, param;
+    double lambda;
+};
+
+struct fm_mcast_costs {
+    double overhead_s, per_byte_s, latency_s;
+    struct choice cache[CHOICE_CACHE];
+};
+
+/* Parse FM_MCAST_COSTS; 0 or -1. Exposed to config checks through fm_mcast_costs_parse. */
+int fm_mcast_costs_parse(const char *text, double *overhead_s, double *per_byte_s,
+                         double *latency_s)
+{
+    double o, k, l;
+    char tail;
+    if (sscanf(text, "%lf:%lf:%lf%c", &o, &k, &l, &tail) != 3 || o < 0 || k < 0 || l < 0 ||
+        o + k <= 0)
+        return -1;
+    *overhead_s = o * 1e-9;
+    *per_byte_s = k * 1e-9 / 1024.0;
+    *latency_s = l * 1e-9;
+    return 0;
+}
+
+static struct fm_mcast_costs *costs(fm_context *ctx)
+{
+    if (ctx->costs)
+        return ctx->costs;
+    struct fm_mcast_costs *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    if (!ctx->cfg.mcast_costs[0] ||
+        fm_mcast_costs_parse(ctx->cfg.mcast_costs, &c->overhead_s, &c->per_byte_s, &c->latency_s)) {
+        /* Estimates (bench/README.md): shm moves ~5 GB/s per copying core with ~1 us per
+         * packet; tcp ~1 GB/s with ~8 us latency. fm_mcast_calibrate measures the job. */
+        int tcp = strstr(ctx->tp->info.provider, "tcp") != NULL;
+        c->overhead_s = tcp ? 4e-6 : 1e-6;
+        c->per_byte_s = tcp ? 1e-9 : 0.2e-9;
+        c->latency_s = tcp ? 8e-6 : 0.5e-6;
+    }
+    ctx->costs = c;
+    return c;
+}
+
+void fm_mcast_set_costs(fm_context *ctx, double overhead_s, double per_byte_s, double latency_s)
+{
+    struct fm_mcast_costs *c = costs(ctx);
+    if (!c)
+        return;
+    memset(c->cache, 0, sizeof c->cache);
+    c->overhead_s = overhead_s;
+    c->per_byte_s = per_byte_s;
+    c->latency_s = latency_s;
+}
+
+void fm_mcast_costs_free(fm_context *ctx)
+{
+    free(ctx->costs);
+    ctx->costs = NULL;
+}
+
+/* step and lambda (seconds) for m packets carrying bytes in all. */
+static void step_lambda(fm_context *ctx, size_t bytes, int m, double *step, double *lambda)
+{
+    struct fm_mcast_costs *c = costs(ctx);
+    double per_packet = (double)bytes / m;
+    double o = c ? c->overhead_s : 1e-6, k = c ? c->per_byte_s : 0.2e-9;
+    double l = c ? c->latency_s : 0.5e-6;
+    *step = o + per_packet * k;
+    *lambda = *step + l;
+}
+
+int fm_mcast_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes, int sf,
+                     double *seconds)
+{
+    int m = (int)((bytes + ctx->packet_size - 1) / ctx->packet_size);
+    double step, lambda;
+    step_lambda(ctx, bytes, m < 1 ? 1 : m, &step, &lambda);
+    return fm_model_seconds(d, m < 1 ? 1 : m, step, lambda,
+                            sf ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS, seconds, NULL);
+}
+
+/* Fill in a named tree: parameter resolved for this message (kbinomial's k, postal's lambda). */
+static int named(const char *spec, int m, double lambda_steps, struct fm_tree_desc *d)
+{
+    char err[160];
+    if (fm_tree_parse(spec, &d->builder, &d->param, err, sizeof err)) {
+        fm_log(1, "multicast tree \"%s\": %s", spec, err);
+        return FM_ERR_TREE;
+    }
+    d->m = m;
+    d->lambda = lambda_steps < 1 ? 1 : lambda_steps;
+    struct fm_tree_desc r;
+    if (fm_tree_resolve(d, &r) != FM_OK || fm_tree_check(&r) != FM_OK)
+        return FM_ERR_TREE;
+    *d = r;
+    return FM_OK;
+}
+
+static int best(int m, double step, double lambda, int sf, struct fm_tree_desc *d)
+{
+    static const char *const candidates[] = {"flat", "chain", "binomial", "kbinomial", "postal"};
+    double best_t = -1;
+    struct fm_tree_desc win = *d;
+    for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++) {
+        struct fm_tree_desc t = *d;
+        double T;
+        if (named(candidates[i], m, lambda / step, &t) ||
+            fm_model_seconds(&t, m, step, lambda, sf ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS, &T,
+                             NULL))
+            continue;
+        if (best_t < 0 || T < best_t) {
+            best_t = T;
+            win = t;
+        }
+    }
+    if (best_t < 0)
+        return FM_ERR_TREE;
+    *d = win;
+    return FM_OK;
+}
+
+int fm_mcast_choose(fm_context *ctx, const char *spec, size_t bytes, int sf, struct fm_tree_desc *d)
+{
+    if (!spec)
+        spec = ctx->cfg.tree;
+    int m = (int)((bytes + ctx->packet_size - 1) / ctx->packet_size);
+    if (m < 1)
+        m = 1;
+    double step, lambda;
+    step_lambda(ctx, bytes, m, &step, &lambda);
+    if (strcmp(spec, "auto"))
+        return named(spec, m, lambda / step, d);
+    struct fm_mcast_costs *c = costs(ctx);
+    unsigned slot = ((unsigned)d->n * 31u + (unsigned)bytes * 7u + (unsigned)sf) % CHOICE_CACHE;
+    struct choice *e = c ? &c->cache[slot] : NULL;
+    if (e && e->n == d->n && e->bytes == bytes && e->sf == sf) {
+        d->builder = e->builder;
+        d->param = e->param;
+        d->lambda = e->lambda;
+        d->m = m;
+        return FM_OK;
+    }
+    int rc = best(m, step, lambda, sf, d);
+    if (rc == FM_OK && e)
+        *e = (struct choice){bytes, d->n, sf, d->builder, d->param, d->lambda};
+    return rc;
+}
+
+int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, unsigned flags,
+                          size_t len, double *seconds, char *chosen)
+{
+    if (!ctx)
+        return FM_ERR_NOT_INIT;
+    if (n < 1 || root < 0 || root >= n || !seconds || (flags & ~(unsigned)FM_MCAST_STORE_FORWARD))
+        return FM_ERR_INVALID;
+    int sf = (flags & FM_MCAST_STORE_FORWARD) != 0;
+    struct fm_tree_desc d = {.n = n, .root = root};
+    int rc = fm_mcast_choose(ctx, tree, len, sf, &d);
+    if (rc == FM_OK)
+        rc = fm_mcast_predict(ctx, &d, len, sf, seconds);
+    if (rc == FM_OK && chosen) {
+        const char *name = fm_tree_name(d.builder);
+        if (d.param)
+            snprintf(chosen, 64, "%s:%d", name, d.param);
+        else
+            snprintf(chosen, 64, "%s", name);
+    }
+    return rc == FM_ERR_INVALID ? FM_ERR_TREE : rc;
+}
