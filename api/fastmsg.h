@@ -206,7 +206,8 @@ typedef struct fm_group fm_group;
  * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_EMPTY, FM_ERR_RANK, FM_ERR_DUPLICATE,
  * FM_ERR_NOMEM. */
 int fm_group_create(fm_context *ctx, const int *members, int n, fm_group **group);
-/* Free a group (multicasts on it that arrive later are dropped). FM_ERR_INVALID if unknown. */
+/* Free a group (multicasts on it that arrive later are dropped). FM_ERR_INVALID if unknown.
+ * fm_finalize frees every group still there: destroy a group before fm_finalize, never after. */
 int fm_group_destroy(fm_group *group);
 /* Members, and this rank's position among them (-1: not a member). */
 int fm_group_size(const fm_group *group);

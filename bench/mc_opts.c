@@ -1,0 +1,233 @@
+/* fm-mcast's command line: trees, sizes, repeats, iterations. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mc.h"
+
+#define MC_DEFAULT_TREES "flat,chain,binomial,kbinomial,postal,auto"
+#define MC_ITERS_FULL    (64UL << 10) /* sizes up to this get all -i iterations */
+#define MC_ITERS_MIN     3
+
+static void usage(FILE *f, const char *prog)
+{
+    fprintf(f,
+            "usage: fastmsg-run -n N %s [options]\n"
+            "Multicast completion time from one root to every rank, per tree and size.\n"
+            "  --trees LIST        trees to run, comma-separated (default\n"
+            "                      " MC_DEFAULT_TREES ");\n"
+            "                      any name fm_mcast_begin takes, e.g. kbinomial:3, postal:2\n"
+            "  --sizes LIST        message sizes, comma-separated (K, M, G suffixes)\n"
+            "  --min SIZE          smallest size (default 8); sizes are min, 2*min, ... max\n"
+            "  --max SIZE          largest size (default 16M)\n"
+            "      --sf-too        also run every tree store-and-forward (FM_MCAST_STORE_FORWARD)\n"
+            "  -r, --repeats N     timed runs per row, medians are reported (default 5)\n"
+            "  -i, --iterations N  multicasts per run up to 64 KiB (default 20; fewer for\n"
+            "                      larger sizes, at least 3)\n"
+            "      --calibrate     measure the model's costs first (fm_mcast_calibrate)\n"
+            "      --root R        the multicasting rank (default 0)\n"
+            "      --settle US     the root waits this long after each barrier, so that every\n"
+            "                      rank has left it before the multicast starts (default 20)\n"
+            "      --timeout S     fail when a wait stalls this long (default 60)\n"
+            "      --csv           comma-separated output for machines\n"
+            "  -h, --help          this text\n",
+            prog);
+}
+
+/* A size with an optional K, M or G (binary) suffix, at least 1. */
+static int parse_size(const char *s, char **endp, size_t *out)
+{
+    errno = 0;
+    unsigned long long v = strtoull(s, endp, 10);
+    if (errno || *endp == s || *s == '-' || v == 0)
+        return -1;
+    int shift = 0;
+    if (**endp == 'K' || **endp == 'k')
+        shift = 10;
+    else if (**endp == 'M' || **endp == 'm')
+        shift = 20;
+    else if (**endp == 'G' || **endp == 'g')
+        shift = 30;
+    if (shift)
+        (*endp)++;
+    if (v > (1ULL << 34) >> shift)
+        return -1;
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+static int one_size(const char *s, size_t *out)
+{
+    char *end;
+    return parse_size(s, &end, out) || *end ? -1 : 0;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int parse_size_list(const char *s, mc_opts *o)
+{
+    o->nsizes = 0;
+    for (;;) {
+        char *end;
+        if (o->nsizes == MC_MAX_SIZES || parse_size(s, &end, &o->sizes[o->nsizes++]))
+            return -1;
+        if (*end == '\0')
+            break;
+        if (*end != ',')
+            return -1;
+        s = end + 1;
+    }
+    qsort(o->sizes, (size_t)o->nsizes, sizeof o->sizes[0], cmp_size);
+    return 0;
+}
+
+static int parse_tree_list(const char *s, mc_opts *o)
+{
+    o->ntrees = 0;
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        if (n == 0 || n >= MC_TREE_LEN || o->ntrees == MC_MAX_TREES)
+            return -1;
+        memcpy(o->trees[o->ntrees], s, n);
+        o->trees[o->ntrees++][n] = '\0';
+        s += n + (s[n] == ',');
+    }
+    return o->ntrees ? 0 : -1;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+enum {
+    OPT_TREES = 256,
+    OPT_SIZES,
+    OPT_MIN,
+    OPT_MAX,
+    OPT_SF,
+    OPT_CAL,
+    OPT_ROOT,
+    OPT_TO,
+    OPT_CSV,
+    OPT_SETTLE
+};
+
+static const struct option long_opts[] = {
+    {"trees", required_argument, NULL, OPT_TREES},
+    {"sizes", required_argument, NULL, OPT_SIZES},
+    {"min", required_argument, NULL, OPT_MIN},
+    {"max", required_argument, NULL, OPT_MAX},
+    {"sf-too", no_argument, NULL, OPT_SF},
+    {"repeats", required_argument, NULL, 'r'},
+    {"iterations", required_argument, NULL, 'i'},
+    {"calibrate", no_argument, NULL, OPT_CAL},
+    {"root", required_argument, NULL, OPT_ROOT},
+    {"settle", required_argument, NULL, OPT_SETTLE},
+    {"timeout", required_argument, NULL, OPT_TO},
+    {"csv", no_argument, NULL, OPT_CSV},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option into o (--min, --max into lo, hi; --sizes sets listed); 0, or -1 for a bad value. */
+static int apply(mc_opts *o, int c, const char *arg, size_t *lo, size_t *hi, int *listed)
+{
+    long v = 0;
+    switch (c) {
+    case OPT_TREES:
+        return parse_tree_list(arg, o);
+    case OPT_SIZES:
+        *listed = 1;
+        return parse_size_list(arg, o);
+    case OPT_MIN:
+        return one_size(arg, lo);
+    case OPT_MAX:
+        return one_size(arg, hi);
+    case OPT_SF:
+        o->sf_too = 1;
+        return 0;
+    case 'r':
+        if (parse_long(arg, 1, MC_MAX_REPEAT, &v))
+            return -1;
+        o->repeats = (int)v;
+        return 0;
+    case 'i':
+        return parse_long(arg, 1, 1000000, &o->iters);
+    case OPT_CAL:
+        o->calibrate = 1;
+        return 0;
+    case OPT_ROOT:
+        if (parse_long(arg, 0, 1 << 30, &v))
+            return -1;
+        o->root = (int)v;
+        return 0;
+    case OPT_TO:
+        if (parse_long(arg, 1, 1000000, &v))
+            return -1;
+        o->timeout_s = (double)v;
+        return 0;
+    case OPT_SETTLE:
+        if (parse_long(arg, 0, 1000000, &v))
+            return -1;
+        o->settle_us = (double)v;
+        return 0;
+    case OPT_CSV:
+        o->csv = 1;
+        return 0;
+    }
+    return -1;
+}
+
+int mc_parse(int argc, char **argv, mc_opts *o)
+{
+    *o = (mc_opts){.repeats = 5, .iters = 20, .timeout_s = 60, .settle_us = 20};
+    parse_tree_list(MC_DEFAULT_TREES, o);
+    size_t lo = 8, hi = 16UL << 20;
+    int listed = 0, c;
+    const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    while ((c = getopt_long(argc, argv, "hr:i:", long_opts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout, prog);
+            return 1;
+        }
+        if (c == '?' || apply(o, c, optarg, &lo, &hi, &listed)) {
+            if (c != '?')
+                fprintf(stderr, "%s: bad value '%s' for an option\n", prog, optarg);
+            usage(stderr, prog);
+            return -1;
+        }
+    }
+    if (optind < argc || lo > hi) {
+        fprintf(stderr, "%s: %s\n", prog,
+                optind < argc ? "unexpected argument" : "--min is larger than --max");
+        usage(stderr, prog);
+        return -1;
+    }
+    if (!listed) {
+        o->nsizes = 0;
+        for (size_t s = lo; s <= hi && o->nsizes < MC_MAX_SIZES; s *= 2)
+            o->sizes[o->nsizes++] = s;
+    }
+    return 0;
+}
+
+long mc_iters(const mc_opts *o, size_t size)
+{
+    if (size <= MC_ITERS_FULL)
+        return o->iters;
+    long v = (long)((double)o->iters * (double)MC_ITERS_FULL / (double)size);
+    return v > MC_ITERS_MIN ? v : (o->iters < MC_ITERS_MIN ? o->iters : MC_ITERS_MIN);
+}

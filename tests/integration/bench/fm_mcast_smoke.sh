@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# fm-mcast and examples/multicast smoke test over shm with 4 ranks. Behaviour only: a row for
+# every tree and size, in the table and in CSV, exit 0, nothing on stderr. No timings.
+# usage: fm_mcast_smoke.sh FASTMSG_RUN FM_MCAST MULTICAST_EXAMPLE
+set -u
+fmrun=$1 mc=$2 example=$3
+export FM_PROVIDER=shm FI_TCP_IFACE=lo FM_TIMEOUT=30
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$mc" -h | grep -q -- "--sf-too" || fail "-h does not list the options"
+"$mc" --no-such-option >/dev/null 2>&1
+[ $? -eq 2 ] || fail "a bad option does not exit 2"
+
+# Run a program under the launcher with 4 ranks; $out is stdout, $err stderr.
+run() {
+  out=$(timeout -k 5 30 "$fmrun" -n 4 "$@" 2>"$tmp/err")
+  rc=$?
+  err=$(cat "$tmp/err")
+  echo "$out"
+  [ -z "$err" ] || echo "stderr: $err"
+  [ $rc -eq 0 ] || fail "$* exited $rc"
+  [ -z "$err" ] || fail "$* wrote to stderr"
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+trees="flat chain binomial kbinomial postal auto"
+sizes=""
+for ((s = 8; s <= 65536; s *= 2)); do sizes+=" $s"; done
+num='-?[0-9]+\.[0-9]+'
+
+# Table, 8 B .. 64 KiB, every tree.
+run "$mc" --max 64K -r 1 -i 3
+grep -q "provider shm" <<<"$out" || fail "the header does not name the provider"
+grep -q "4 ranks" <<<"$out" || fail "the header does not give the ranks"
+for t in $trees; do
+  for s in $sizes; do
+    grep -Eq "^$t +[a-z]+(:[0-9]+)? +fpfs +$s( +$num){7} +3$" <<<"$out" ||
+      fail "no table row for $t $s B"
+  done
+done
+[ "$(grep -vc '^#' <<<"$out")" -eq 84 ] || fail "expected 84 rows (6 trees x 14 sizes)"
+
+# CSV, store-and-forward too, a few trees and sizes.
+run "$mc" --max 64K -r 1 -i 3 --csv --sf-too --trees flat,kbinomial:2 --sizes 1K,64K
+[ "$(head -1 <<<"$out")" = "provider,ranks,packet_size,credits,calibrated,tree,resolved,mode,size,completion_us,min_member_us,max_member_us,skew_us,root_cpu_us,model_us,ratio,iters" ] ||
+  fail "bad CSV header"
+for t in flat kbinomial:2; do
+  for m in fpfs sf; do
+    for s in 1024 65536; do
+      grep -Eq "^shm,4,[^,]+,[^,]+,0,$t,[a-z:0-9]+,$m,$s(,$num){7},3$" <<<"$out" ||
+        fail "no CSV row for $t $m $s B"
+    done
+  done
+done
+[ "$(wc -l <<<"$out")" -eq 9 ] || fail "expected a header and 8 CSV rows"
+
+# An unknown tree fails cleanly.
+timeout -k 5 30 "$fmrun" -n 4 "$mc" --trees nosuchtree --max 8 -r 1 -i 1 >/dev/null 2>&1
+[ $? -ne 0 ] || fail "an unknown tree does not fail"
+
+# The example: every non-root rank gets a correct copy.
+run "$example"
+grep -q "^rank 0: sent 1048576 B to 3 ranks$" <<<"$out" || fail "example: no line from rank 0"
+for r in 1 2 3; do
+  grep -q "^rank $r: received 1048576 B, correct$" <<<"$out" || fail "example: rank $r"
+done
+echo "PASS: fm-mcast smoke"

@@ -1,0 +1,177 @@
+/* The multicast descriptor: round trips in both modes and every validation rule; random and
+ * mutated bytes never crash the decoder. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcast_desc.h"
+
+#define NRANKS    16
+#define NBUILDERS 5
+
+static unsigned char seen[NRANKS];
+
+static size_t encode_list(const int *members, int n, int root_pos, unsigned char *buf)
+{
+    fm_mcast_desc d = {.builder = 3,
+                       .flags = FM_DESC_STORE_FORWARD,
+                       .param = 2,
+                       .lambda_milli = 1500,
+                       .n = (uint32_t)n,
+                       .root_pos = (uint32_t)root_pos,
+                       .root_rank = (uint32_t)members[root_pos]};
+    fm_mcast_desc_encode(&d, members, buf);
+    return fm_mcast_desc_size(n);
+}
+
+static void list_round_trip(void **state)
+{
+    (void)state;
+    int members[] = {5, 2, 9, 0, 15};
+    unsigned char buf[256];
+    size_t len = encode_list(members, 5, 2, buf);
+    assert_int_equal(len, 32 + 20);
+    fm_mcast_desc d;
+    assert_int_equal(fm_mcast_desc_decode(buf, len + 10, NRANKS, NBUILDERS, seen, &d), 0);
+    assert_int_equal(d.desc_len, len);
+    assert_int_equal(d.builder, 3);
+    assert_int_equal(d.flags, FM_DESC_STORE_FORWARD);
+    assert_int_equal(d.param, 2);
+    assert_int_equal(d.lambda_milli, 1500);
+    assert_int_equal(d.n, 5);
+    assert_int_equal(d.root_rank, 9);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(fm_mcast_desc_member(&d, (uint32_t)i), members[i]);
+    for (int r = 0; r < NRANKS; r++)
+        assert_int_equal(seen[r], 0); /* scratch left clean */
+}
+
+static void group_round_trip(void **state)
+{
+    (void)state;
+    fm_mcast_desc d = {.builder = 2,
+                       .flags = FM_DESC_GROUP,
+                       .n = 12,
+                       .root_pos = 11,
+                       .root_rank = 4,
+                       .group = 0x1234567890abcdefULL},
+                  e;
+    unsigned char buf[64];
+    fm_mcast_desc_encode(&d, NULL, buf);
+    assert_int_equal(fm_mcast_desc_decode(buf, 32, NRANKS, NBUILDERS, seen, &e), 0);
+    assert_true(e.group == d.group);
+    assert_int_equal(e.n, 12);
+    assert_null(e.members);
+}
+
+/* Encode a 4-member list, change one byte range, expect a rejection. */
+static int decode_with(void (*change)(unsigned char *buf), size_t len)
+{
+    int members[] = {1, 3, 5, 7};
+    unsigned char buf[128];
+    encode_list(members, 4, 1, buf);
+    change(buf);
+    fm_mcast_desc d;
+    return fm_mcast_desc_decode(buf, len, NRANKS, NBUILDERS, seen, &d);
+}
+
+static void none(unsigned char *b)
+{
+    (void)b;
+}
+static void dup_member(unsigned char *b)
+{
+    b[32 + 8] = 1; /* member 2 = member 0 */
+}
+static void rank_range(unsigned char *b)
+{
+    b[32 + 12] = NRANKS;
+}
+static void builder_range(unsigned char *b)
+{
+    b[2] = NBUILDERS;
+}
+static void bad_flags(unsigned char *b)
+{
+    b[3] = 0x80;
+}
+static void root_pos_range(unsigned char *b)
+{
+    b[16] = 4;
+}
+static void root_rank_wrong(unsigned char *b)
+{
+    b[20] = 5; /* member at root_pos 1 is 3 */
+}
+static void zero_members(unsigned char *b)
+{
+    b[12] = 0;
+}
+static void length_wrong(unsigned char *b)
+{
+    b[0] = 44;
+}
+static void group_with_list(unsigned char *b)
+{
+    b[3] = FM_DESC_GROUP; /* group mode needs desc_len 32 and a group id */
+}
+
+static void rejects_each_fault(void **state)
+{
+    (void)state;
+    assert_int_equal(decode_with(none, 48), 0);
+    assert_int_equal(decode_with(none, 47), -1); /* truncated */
+    assert_int_equal(decode_with(none, 10), -1);
+    assert_int_equal(decode_with(dup_member, 48), -1);
+    assert_int_equal(decode_with(rank_range, 48), -1);
+    assert_int_equal(decode_with(builder_range, 48), -1);
+    assert_int_equal(decode_with(bad_flags, 48), -1);
+    assert_int_equal(decode_with(root_pos_range, 48), -1);
+    assert_int_equal(decode_with(root_rank_wrong, 48), -1);
+    assert_int_equal(decode_with(zero_members, 48), -1);
+    assert_int_equal(decode_with(length_wrong, 48), -1);
+    assert_int_equal(decode_with(group_with_list, 48), -1);
+    for (int r = 0; r < NRANKS; r++)
+        assert_int_equal(seen[r], 0);
+}
+
+static void random_bytes_never_crash(void **state)
+{
+    (void)state;
+    unsigned char buf[128];
+    int members[] = {0, 1, 2, 3, 4, 5};
+    unsigned x = 99;
+    fm_mcast_desc d;
+    for (int i = 0; i < 200000; i++) {
+        size_t len = encode_list(members, 6, 0, buf);
+        int flips = 1 + (int)((x = x * 1103515245 + 12345) >> 16) % 4;
+        for (int f = 0; f < flips; f++) {
+            x = x * 1103515245 + 12345;
+            buf[(x >> 16) % len] = (unsigned char)(x >> 8);
+        }
+        x = x * 1103515245 + 12345;
+        size_t cut = (x >> 16) % (sizeof buf + 1);
+        int rc = fm_mcast_desc_decode(buf, cut, NRANKS, NBUILDERS, seen, &d);
+        if (rc == 0) { /* whatever it accepted must be usable */
+            assert_true(d.desc_len <= cut && d.root_pos < d.n);
+            for (uint32_t k = 0; d.members && k < d.n; k++)
+                assert_true(fm_mcast_desc_member(&d, k) < NRANKS);
+        }
+    }
+    for (int r = 0; r < NRANKS; r++)
+        assert_int_equal(seen[r], 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(list_round_trip),
+        cmocka_unit_test(group_round_trip),
+        cmocka_unit_test(rejects_each_fault),
+        cmocka_unit_test(random_bytes_never_crash),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
