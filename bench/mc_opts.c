@@ -1,11 +1,11 @@
 /* fm-mcast's command line: trees, sizes, repeats, iterations. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mc.h"
+#include "opt_parse.h"
 
 #define MC_DEFAULT_TREES "flat,chain,binomial,kbinomial,postal,auto"
 #define MC_ITERS_FULL    (64UL << 10) /* sizes up to this get all -i iterations */
@@ -36,34 +36,6 @@ static void usage(FILE *f, const char *prog)
             prog);
 }
 
-/* A size with an optional K, M or G (binary) suffix, at least 1. */
-static int parse_size(const char *s, char **endp, size_t *out)
-{
-    errno = 0;
-    unsigned long long v = strtoull(s, endp, 10);
-    if (errno || *endp == s || *s == '-' || v == 0)
-        return -1;
-    int shift = 0;
-    if (**endp == 'K' || **endp == 'k')
-        shift = 10;
-    else if (**endp == 'M' || **endp == 'm')
-        shift = 20;
-    else if (**endp == 'G' || **endp == 'g')
-        shift = 30;
-    if (shift)
-        (*endp)++;
-    if (v > (1ULL << 34) >> shift)
-        return -1;
-    *out = (size_t)(v << shift);
-    return 0;
-}
-
-static int one_size(const char *s, size_t *out)
-{
-    char *end;
-    return parse_size(s, &end, out) || *end ? -1 : 0;
-}
-
 static int cmp_size(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -75,7 +47,8 @@ static int parse_size_list(const char *s, mc_opts *o)
     o->nsizes = 0;
     for (;;) {
         char *end;
-        if (o->nsizes == MC_MAX_SIZES || parse_size(s, &end, &o->sizes[o->nsizes++]))
+        if (o->nsizes == MC_MAX_SIZES ||
+            bench_parse_size(s, &end, 1, (size_t)1 << 34, &o->sizes[o->nsizes++]))
             return -1;
         if (*end == '\0')
             break;
@@ -99,17 +72,6 @@ static int parse_tree_list(const char *s, mc_opts *o)
         s += n + (s[n] == ',');
     }
     return o->ntrees ? 0 : -1;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 enum {
@@ -153,34 +115,34 @@ static int apply(mc_opts *o, int c, const char *arg, size_t *lo, size_t *hi, int
         *listed = 1;
         return parse_size_list(arg, o);
     case OPT_MIN:
-        return one_size(arg, lo);
+        return bench_parse_one_size(arg, 1, (size_t)1 << 34, lo);
     case OPT_MAX:
-        return one_size(arg, hi);
+        return bench_parse_one_size(arg, 1, (size_t)1 << 34, hi);
     case OPT_SF:
         o->sf_too = 1;
         return 0;
     case 'r':
-        if (parse_long(arg, 1, MC_MAX_REPEAT, &v))
+        if (bench_parse_long(arg, 1, MC_MAX_REPEAT, &v))
             return -1;
         o->repeats = (int)v;
         return 0;
     case 'i':
-        return parse_long(arg, 1, 1000000, &o->iters);
+        return bench_parse_long(arg, 1, 1000000, &o->iters);
     case OPT_CAL:
         o->calibrate = 1;
         return 0;
     case OPT_ROOT:
-        if (parse_long(arg, 0, 1 << 30, &v))
+        if (bench_parse_long(arg, 0, 1 << 30, &v))
             return -1;
         o->root = (int)v;
         return 0;
     case OPT_TO:
-        if (parse_long(arg, 1, 1000000, &v))
+        if (bench_parse_long(arg, 1, 1000000, &v))
             return -1;
         o->timeout_s = (double)v;
         return 0;
     case OPT_SETTLE:
-        if (parse_long(arg, 0, 1000000, &v))
+        if (bench_parse_long(arg, 0, 1000000, &v))
             return -1;
         o->settle_us = (double)v;
         return 0;

@@ -1,10 +1,11 @@
 /* fm-pingpong's command line, the list of sizes and how many iterations each size gets. */
-#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt_parse.h"
 #include "pp.h"
 
 /* Below these sizes every size runs the full count; above, the count shrinks with the size
@@ -37,40 +38,6 @@ static void usage(FILE *f, const char *prog)
             "      --csv           comma-separated output for machines\n"
             "  -h, --help          this text\n",
             prog);
-}
-
-/* A size with an optional K, M or G (binary) suffix. */
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return -1;
-    int shift = 0;
-    if (*end == 'K' || *end == 'k')
-        shift = 10;
-    else if (*end == 'M' || *end == 'm')
-        shift = 20;
-    else if (*end == 'G' || *end == 'g')
-        shift = 30;
-    if (shift)
-        end++;
-    if (*end || v > (1ULL << 40) >> shift)
-        return -1;
-    *out = (size_t)(v << shift);
-    return 0;
-}
-
-static int parse_long(const char *s, long lo, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 enum {
@@ -109,25 +76,25 @@ static int apply(pp_opts *o, int c, const char *arg)
     long v = 0;
     switch (c) {
     case OPT_MIN:
-        return parse_size(arg, &o->min);
+        return bench_parse_one_size(arg, 0, (size_t)1 << 40, &o->min);
     case OPT_MAX:
-        return parse_size(arg, &o->max);
+        return bench_parse_one_size(arg, 0, (size_t)1 << 40, &o->max);
     case 'r':
-        if (parse_long(arg, 1, &v) || v > PP_MAX_REPEAT)
+        if (bench_parse_long(arg, 1, PP_MAX_REPEAT, &v))
             return -1;
         o->repeats = (int)v;
         return 0;
     case 'i':
-        return parse_long(arg, 1, &o->lat_iters);
+        return bench_parse_long(arg, 1, LONG_MAX, &o->lat_iters);
     case 'n':
-        return parse_long(arg, 1, &o->bw_windows);
+        return bench_parse_long(arg, 1, LONG_MAX, &o->bw_windows);
     case 'w':
-        if (parse_long(arg, 1, &v) || v > 4096)
+        if (bench_parse_long(arg, 1, 4096, &v))
             return -1;
         o->window = (int)v;
         return 0;
     case OPT_WARMUP:
-        return parse_long(arg, 0, &o->warmup);
+        return bench_parse_long(arg, 0, LONG_MAX, &o->warmup);
     case OPT_LAT_ONLY:
         o->do_bw = 0;
         return 0;
@@ -141,7 +108,7 @@ static int apply(pp_opts *o, int c, const char *arg)
         o->check = 1;
         return 0;
     case OPT_TIMEOUT:
-        if (parse_long(arg, 1, &v))
+        if (bench_parse_long(arg, 1, LONG_MAX, &v))
             return -1;
         o->timeout_s = (double)v;
         return 0;

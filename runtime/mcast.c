@@ -24,8 +24,7 @@ static uint64_t group_id(const int *members, int n)
     return h ? h : 1;
 }
 
-/* FM_OK, or why the list cannot be a member list; *pos = the caller's position or -1. */
-static int check_members(fm_context *ctx, const int *members, int n, int *pos)
+int fm_mcast_check_list(fm_context *ctx, const int *members, int n, int *pos)
 {
     if (n == 0)
         return FM_ERR_EMPTY;
@@ -60,7 +59,7 @@ int fm_group_create(fm_context *ctx, const int *members, int n, fm_group **group
         return FM_ERR_NOT_INIT;
     if (!group)
         return FM_ERR_INVALID;
-    int pos, rc = check_members(ctx, members, n, &pos);
+    int pos, rc = fm_mcast_check_list(ctx, members, n, &pos);
     if (rc)
         return rc;
     fm_group *g = calloc(1, sizeof *g + (size_t)n * sizeof(int));
@@ -199,7 +198,7 @@ int fm_mcast_begin_list(fm_context *ctx, const int *members, int n, const char *
         return FM_ERR_NOT_INIT;
     if (!stream)
         return FM_ERR_INVALID;
-    int pos, rc = check_members(ctx, members, n, &pos);
+    int pos, rc = fm_mcast_check_list(ctx, members, n, &pos);
     if (rc)
         return rc;
     return mcast_begin(ctx, members, n, pos, 0, tree, flags, len, handler, stream);

@@ -18,6 +18,9 @@ struct fm_group {
 };
 
 struct fm_group *fm_group_find(fm_context *ctx, uint64_t id);
+/* A member or destination list: FM_OK, or FM_ERR_EMPTY / INVALID / RANK / DUPLICATE /
+ * NOMEM; *pos = the caller's position in it, or -1. */
+int fm_mcast_check_list(fm_context *ctx, const int *members, int n, int *pos);
 void fm_mcast_fini(fm_context *ctx);
 
 /* The tree the root uses for a message of len bytes to n members: spec is a tree name

@@ -4,16 +4,7 @@
 
 #include <string.h>
 
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
+#include "wire.h"
 
 size_t fm_mcast_desc_size(int list_members)
 {
@@ -25,24 +16,22 @@ void fm_mcast_desc_encode(const fm_mcast_desc *d, const int *members, void *buf)
     unsigned char *p = buf;
     int list = !(d->flags & FM_DESC_GROUP);
     size_t len = fm_mcast_desc_size(list ? (int)d->n : 0);
-    p[0] = (unsigned char)len;
-    p[1] = (unsigned char)(len >> 8);
+    fm_put16(p, (uint16_t)len);
     p[2] = d->builder;
     p[3] = d->flags;
-    put32(p + 4, d->param);
-    put32(p + 8, d->lambda_milli);
-    put32(p + 12, d->n);
-    put32(p + 16, d->root_pos);
-    put32(p + 20, d->root_rank);
-    put32(p + 24, (uint32_t)d->group);
-    put32(p + 28, (uint32_t)(d->group >> 32));
+    fm_put32(p + 4, d->param);
+    fm_put32(p + 8, d->lambda_milli);
+    fm_put32(p + 12, d->n);
+    fm_put32(p + 16, d->root_pos);
+    fm_put32(p + 20, d->root_rank);
+    fm_put64(p + 24, d->group);
     for (uint32_t i = 0; list && i < d->n; i++)
-        put32(p + FM_DESC_FIXED + 4 * i, (uint32_t)members[i]);
+        fm_put32(p + FM_DESC_FIXED + 4 * i, (uint32_t)members[i]);
 }
 
 int fm_mcast_desc_member(const fm_mcast_desc *d, uint32_t i)
 {
-    return (int)get32(d->members + 4 * (size_t)i);
+    return (int)fm_get32(d->members + 4 * (size_t)i);
 }
 
 /* Every listed rank in range and listed once. */
@@ -51,13 +40,13 @@ static int list_ok(const fm_mcast_desc *d, int nranks, unsigned char *seen)
     int ok = 1;
     uint32_t i;
     for (i = 0; i < d->n && ok; i++) {
-        uint32_t r = get32(d->members + 4 * (size_t)i);
+        uint32_t r = fm_get32(d->members + 4 * (size_t)i);
         ok = r < (uint32_t)nranks && !seen[r];
         if (ok)
             seen[r] = 1;
     }
     for (uint32_t j = 0; j < i; j++) { /* leave the scratch clean for the next call */
-        uint32_t r = get32(d->members + 4 * (size_t)j);
+        uint32_t r = fm_get32(d->members + 4 * (size_t)j);
         if (r < (uint32_t)nranks)
             seen[r] = 0;
     }
@@ -71,15 +60,15 @@ int fm_mcast_desc_decode(const void *buf, size_t len, int nranks, int nbuilders,
     if (len < FM_DESC_FIXED || nranks < 1)
         return -1;
     memset(d, 0, sizeof *d);
-    d->desc_len = (uint32_t)p[0] | (uint32_t)p[1] << 8;
+    d->desc_len = fm_get16(p);
     d->builder = p[2];
     d->flags = p[3];
-    d->param = get32(p + 4);
-    d->lambda_milli = get32(p + 8);
-    d->n = get32(p + 12);
-    d->root_pos = get32(p + 16);
-    d->root_rank = get32(p + 20);
-    d->group = get32(p + 24) | (uint64_t)get32(p + 28) << 32;
+    d->param = fm_get32(p + 4);
+    d->lambda_milli = fm_get32(p + 8);
+    d->n = fm_get32(p + 12);
+    d->root_pos = fm_get32(p + 16);
+    d->root_rank = fm_get32(p + 20);
+    d->group = fm_get64(p + 24);
     int list = !(d->flags & FM_DESC_GROUP);
     if ((d->flags & ~(FM_DESC_STORE_FORWARD | FM_DESC_GROUP)) || d->builder >= nbuilders ||
         d->n < 1 || d->root_pos >= d->n || d->root_rank >= (uint32_t)nranks || d->desc_len > len)

@@ -13,6 +13,7 @@
 
 #include "context.h"
 #include "log.h"
+#include "mcast.h"
 
 int fm_multi_drained(const fm_stream *s)
 {
@@ -113,30 +114,6 @@ int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, int hand
     return FM_OK;
 }
 
-/* Checks a destination list: FM_OK, or the first problem's code. */
-static int check_dests(const fm_context *ctx, const int *dests, int n)
-{
-    if (!dests || n <= 0)
-        return n == 0 ? FM_ERR_EMPTY : FM_ERR_INVALID;
-    if (n > ctx->size)
-        return FM_ERR_DUPLICATE; /* more destinations than ranks: some rank twice */
-    unsigned char *seen = calloc((size_t)ctx->size, 1);
-    if (!seen)
-        return FM_ERR_NOMEM;
-    int rc = FM_OK;
-    for (int i = 0; i < n && rc == FM_OK; i++) {
-        int d = dests[i];
-        if (d < 0 || d >= ctx->size)
-            rc = FM_ERR_RANK;
-        else if (d == ctx->rank)
-            rc = FM_ERR_SELF;
-        else if (seen[d]++)
-            rc = FM_ERR_DUPLICATE;
-    }
-    free(seen);
-    return rc;
-}
-
 int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len, int handler,
                            fm_stream **stream)
 {
@@ -150,6 +127,8 @@ int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len,
         return FM_ERR_HANDLER;
     if ((unsigned long long)len > FM_MAX_MESSAGE)
         return FM_ERR_TOO_LONG;
-    int rc = check_dests(ctx, dests, n);
+    int self, rc = fm_mcast_check_list(ctx, dests, n, &self);
+    if (rc == FM_OK && self >= 0)
+        rc = FM_ERR_SELF;
     return rc ? rc : fm_multi_open(ctx, dests, n, len, handler, NULL, 0, stream);
 }

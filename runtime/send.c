@@ -19,8 +19,7 @@ int fm_send_packet_now(fm_context *ctx, fm_pkt *p)
     fm_tp *tp = ctx->tp;
     /* Piggyback owed credits; byte 30 of the header (see wire.h). */
     uint16_t c = (uint16_t)fm_credits_take_owed(ctx, p->peer);
-    p->buf[30] = (unsigned char)c;
-    p->buf[31] = (unsigned char)(c >> 8);
+    fm_put16(p->buf + 30, c);
     int rc;
     if (p->kind == FM_PKT_COPY_BUF) /* a header of its own before a shared payload */
         rc = tp->ops->sendv(tp, p->peer, p->buf, FM_WIRE_HDR_LEN, p->mr,

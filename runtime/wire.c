@@ -2,54 +2,20 @@
 
 #include <string.h>
 
-/* Explicit little-endian stores, so the format does not depend on the host. */
-static void put16(unsigned char *p, uint16_t v)
-{
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    put16(p, (uint16_t)v);
-    put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    put32(p, (uint32_t)v);
-    put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint16_t get16(const unsigned char *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    return get16(p) | (uint32_t)get16(p + 2) << 16;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    return get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 void fm_wire_encode(const fm_wire_hdr *h, void *buf)
 {
     unsigned char *p = buf;
     p[0] = h->version;
     p[1] = h->type;
-    put16(p + 2, h->flags);
-    put32(p + 4, h->src);
-    put64(p + 8, h->job_key);
-    put32(p + 16, h->msg_id);
-    put32(p + 20, h->seq);
-    put32(p + 24, h->payload_len);
-    put16(p + 28, h->handler);
-    put16(p + 30, h->credits);
-    put64(p + 32, h->msg_len);
+    fm_put16(p + 2, h->flags);
+    fm_put32(p + 4, h->src);
+    fm_put64(p + 8, h->job_key);
+    fm_put32(p + 16, h->msg_id);
+    fm_put32(p + 20, h->seq);
+    fm_put32(p + 24, h->payload_len);
+    fm_put16(p + 28, h->handler);
+    fm_put16(p + 30, h->credits);
+    fm_put64(p + 32, h->msg_len);
 }
 
 fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_t job_key, int nranks,
@@ -60,15 +26,15 @@ fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_t job_key, int
         return FM_WIRE_SHORT;
     h->version = p[0];
     h->type = p[1];
-    h->flags = get16(p + 2);
-    h->src = get32(p + 4);
-    h->job_key = get64(p + 8);
-    h->msg_id = get32(p + 16);
-    h->seq = get32(p + 20);
-    h->payload_len = get32(p + 24);
-    h->handler = get16(p + 28);
-    h->credits = get16(p + 30);
-    h->msg_len = get64(p + 32);
+    h->flags = fm_get16(p + 2);
+    h->src = fm_get32(p + 4);
+    h->job_key = fm_get64(p + 8);
+    h->msg_id = fm_get32(p + 16);
+    h->seq = fm_get32(p + 20);
+    h->payload_len = fm_get32(p + 24);
+    h->handler = fm_get16(p + 28);
+    h->credits = fm_get16(p + 30);
+    h->msg_len = fm_get64(p + 32);
     if (h->version != FM_WIRE_VERSION)
         return FM_WIRE_VERSION_BAD;
     if (h->job_key != job_key)
@@ -91,14 +57,14 @@ fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_t job_key, int
 
 void fm_wire_rndv_encode(uint64_t piece_len, uint64_t tag, void *payload)
 {
-    put64(payload, piece_len);
-    put64((unsigned char *)payload + 8, tag);
+    fm_put64(payload, piece_len);
+    fm_put64((unsigned char *)payload + 8, tag);
 }
 
 void fm_wire_rndv_decode(const void *payload, uint64_t *piece_len, uint64_t *tag)
 {
-    *piece_len = get64(payload);
-    *tag = get64((const unsigned char *)payload + 8);
+    *piece_len = fm_get64(payload);
+    *tag = fm_get64((const unsigned char *)payload + 8);
 }
 
 const char *fm_wire_status_str(fm_wire_status s)

@@ -60,6 +60,36 @@ typedef enum {
     FM_WIRE_NREASONS
 } fm_wire_status;
 
+/* Explicit little-endian stores and loads, so formats do not depend on the host (the header,
+ * the multicast descriptor). */
+static inline void fm_put16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+static inline void fm_put32(unsigned char *p, uint32_t v)
+{
+    fm_put16(p, (uint16_t)v);
+    fm_put16(p + 2, (uint16_t)(v >> 16));
+}
+static inline void fm_put64(unsigned char *p, uint64_t v)
+{
+    fm_put32(p, (uint32_t)v);
+    fm_put32(p + 4, (uint32_t)(v >> 32));
+}
+static inline uint16_t fm_get16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+static inline uint32_t fm_get32(const unsigned char *p)
+{
+    return fm_get16(p) | (uint32_t)fm_get16(p + 2) << 16;
+}
+static inline uint64_t fm_get64(const unsigned char *p)
+{
+    return fm_get32(p) | (uint64_t)fm_get32(p + 4) << 32;
+}
+
 void fm_wire_encode(const fm_wire_hdr *h, void *buf);
 /* Decode and validate the len bytes received in buf against this job. */
 fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_t job_key, int nranks,

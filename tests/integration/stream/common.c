@@ -30,7 +30,32 @@ size_t st_odd_size(unsigned i)
     return sizes[i % (sizeof sizes / sizeof sizes[0])];
 }
 
-/* A number with an optional K or M suffix; advances *p. */
+/* A decimal number with an optional K, M or G suffix (as the FM_* size variables). */
+static size_t with_suffix(const char *s, char **end)
+{
+    size_t v = strtoull(s, end, 10);
+    int shift = 0;
+    if (**end == 'K' || **end == 'k')
+        shift = 10;
+    else if (**end == 'M' || **end == 'm')
+        shift = 20;
+    else if (**end == 'G' || **end == 'g')
+        shift = 30;
+    if (shift)
+        (*end)++;
+    return v << shift;
+}
+
+size_t st_env_size(const char *name, size_t dflt)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return dflt;
+    char *end;
+    return with_suffix(e, &end);
+}
+
+/* A number with an optional K, M, G or P suffix; advances *p. */
 static size_t parse_number(const char **p, int *ok)
 {
     const char *s = *p;
@@ -43,12 +68,8 @@ static size_t parse_number(const char **p, int *ok)
         return 0;
     }
     char *end;
-    size_t v = strtoull(s, &end, 10);
-    if (*end == 'K')
-        v <<= 10, end++;
-    else if (*end == 'M')
-        v <<= 20, end++;
-    else if (*end == 'P')
+    size_t v = with_suffix(s, &end);
+    if (*end == 'P')
         v *= st_packet_size(), end++;
     *p = end;
     return v;
@@ -71,32 +92,12 @@ size_t st_parse_size(const char *tok, int *ok)
 
 size_t st_packet_size(void)
 {
-    const char *e = getenv("FM_PACKET_SIZE");
-    if (!e || !*e)
-        return 64 * 1024; /* FM_PACKET_SIZE's default (runtime/config_table.h) */
-    char *end;
-    size_t v = strtoull(e, &end, 10);
-    if (*end == 'K' || *end == 'k')
-        v <<= 10;
-    else if (*end == 'M' || *end == 'm')
-        v <<= 20;
-    return v;
+    return st_env_size("FM_PACKET_SIZE", 64 * 1024); /* defaults: runtime/config_table.h */
 }
 
 size_t st_zcopy_min(void)
 {
-    const char *e = getenv("FM_ZCOPY");
-    if (!e || !*e)
-        return 32 * 1024; /* FM_ZCOPY's default (runtime/config_table.h) */
-    char *end;
-    size_t v = strtoull(e, &end, 10);
-    if (*end == 'K' || *end == 'k')
-        v <<= 10;
-    else if (*end == 'M' || *end == 'm')
-        v <<= 20;
-    else if (*end == 'G' || *end == 'g')
-        v <<= 30;
-    return v;
+    return st_env_size("FM_ZCOPY", 32 * 1024);
 }
 
 int st_is_zcopy(size_t len)

@@ -33,7 +33,10 @@ size_t st_mismatch(const unsigned char *buf, size_t len, int s, int d, int m, si
 /* Odd piece/chunk sizes, used in turn: st_odd_size(i) for i = 0, 1, 2, ... */
 size_t st_odd_size(unsigned i);
 
-/* FM_PACKET_SIZE as the runtime reads it (default 16K). */
+/* The FM_* size variable name as the runtime reads it (K, M, G suffixes), or dflt if unset. */
+size_t st_env_size(const char *name, size_t dflt);
+
+/* FM_PACKET_SIZE as the runtime reads it (default 64K). */
 size_t st_packet_size(void);
 
 /* Parse a size: a number with optional K/M suffix, P (the packet size), and + or - terms,

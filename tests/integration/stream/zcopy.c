@@ -330,19 +330,9 @@ static int on_timeout_msg(fm_stream *s, int sender, void *arg)
 
 /* ---- flood ---- */
 
-static size_t env_size(const char *name, size_t dflt)
-{
-    const char *e = getenv(name);
-    if (!e || !*e)
-        return dflt;
-    int ok;
-    size_t v = st_parse_size(e, &ok);
-    return ok ? v : dflt;
-}
-
 static void flood_sender(void)
 {
-    size_t packet = st_packet_size(), credits = env_size("FM_CREDITS", 8);
+    size_t packet = st_packet_size(), credits = st_env_size("FM_CREDITS", 8);
     size_t window = (credits + 1) * packet;
     if (until_asleep())
         return;
