@@ -182,7 +182,10 @@ int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len,
  *   "binomial", "kbinomial[:k]" (k = 0 or absent: the best k for this message), "postal[:L]"
  *   (L = lambda in steps; absent: from the job's costs), or "auto": the tree the FPFS model
  *   (Kesavan & Panda) predicts fastest for this member count and message size, from the
- *   costs fm_mcast_calibrate measured (or FM_MCAST_COSTS, or an estimate). NULL = FM_TREE.
+ *   costs fm_mcast_calibrate measured (or FM_MCAST_COSTS, or an estimate); auto also picks
+ *   the multicast's packet size (FM_PACKET_SIZE or a power-of-two fraction of it, at least
+ *   1 KiB): smaller packets pipeline deeper down a tree, each costs a header and a completion.
+ *   NULL = FM_TREE.
  *   Every member computes its own children from a small descriptor in the message's first
  *   packet; no rank holds the whole tree. An inner member sends each packet on to its
  *   children as soon as it arrives, straight from its receive buffer, while its own handler
@@ -236,7 +239,8 @@ int fm_mcast_calibrate(fm_context *ctx);
 /* The model's predicted completion time, in seconds, of a multicast of len bytes from root
  * position root to n members down tree (as fm_mcast_begin resolves it, "auto" included),
  * from the costs in use; *chosen (if not NULL, 64 bytes) gets the tree's resolved name, e.g.
- * "kbinomial:3". Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_TREE. */
+ * "kbinomial:3", followed by "@N" when auto chose packets of N payload bytes, fewer than
+ * FM_PACKET_SIZE (e.g. "chain@16384"). Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_TREE. */
 int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, unsigned flags,
                           size_t len, double *seconds, char *chosen);
 

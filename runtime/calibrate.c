@@ -72,7 +72,7 @@ static int wait_count(fm_context *ctx, uint64_t n)
 static int send_msg(fm_context *ctx, int dest, int handler, const void *buf, size_t len)
 {
     fm_stream *s;
-    int rc = fm_multi_open(ctx, &dest, 1, len, handler, NULL, 0, &s);
+    int rc = fm_multi_open(ctx, &dest, 1, len, ctx->packet_size, handler, NULL, 0, &s);
     if (rc == FM_OK)
         rc = fm_send_piece(s, buf, len);
     if (rc == FM_OK)

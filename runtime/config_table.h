@@ -34,7 +34,8 @@
       "sleep on the provider's wait fd where it has one (tcp); 0 = no wait fd: about 1 us less "   \
       "per tcp packet, and idle waits back off with sched_yield and short sleeps instead")         \
     X(FM_TREE, tree, STR, "auto", 0, 0,                                                            \
-      "multicast tree when the caller names none: auto (the model's fastest for each message), "   \
+      "multicast tree when the caller names none: auto (the model's fastest tree and packet "      \
+      "size for each message), "                                                                   \
       "flat, chain, binomial, kbinomial[:k], postal[:lambda]")                                     \
     X(FM_MCAST_COSTS, mcast_costs, STR, "", 0, 0,                                                  \
       "the model's costs for FM_TREE=auto, OVERHEAD_NS:NS_PER_KIB:LATENCY_NS (a packet copy "      \

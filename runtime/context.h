@@ -229,7 +229,7 @@ void fm_send_queue(fm_context *ctx, fm_pkt *p);
 void fm_send_done(fm_context *ctx, fm_pkt *p);
 
 /* multi.c: one payload, one header per destination */
-int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, int handler,
+int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t cap, int handler,
                   const unsigned char *desc, size_t desc_len, fm_stream **stream);
 void fm_multi_submit(fm_stream *s, fm_pkt *p, int last);
 int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire_hdr *h);

@@ -122,12 +122,11 @@ void fm_mcast_fini(fm_context *ctx)
 
 /* Open the root's stream: the descriptor d (root, n, tree already set), children as ranks. */
 static int open_root(fm_context *ctx, const struct fm_tree_desc *td, const fm_mcast_desc *d,
-                     const int *members, size_t len, int handler, fm_stream **stream)
+                     const int *members, size_t len, size_t payload, int handler,
+                     fm_stream **stream)
 {
     int list = !(d->flags & FM_DESC_GROUP);
     size_t desc_len = fm_mcast_desc_size(list ? td->n : 0);
-    if (desc_len > ctx->packet_size)
-        return FM_ERR_TOO_LONG; /* the member list must fit in packet 0 */
     unsigned char *desc = malloc(desc_len);
     size_t scratch_len = fm_tree_scratch_size(td);
     void *scratch = scratch_len ? malloc(scratch_len) : NULL;
@@ -139,7 +138,7 @@ static int open_root(fm_context *ctx, const struct fm_tree_desc *td, const fm_mc
         for (int i = 0; i < nk; i++)
             kids[i] = members[kids[i]];
         fm_mcast_desc_encode(d, members, desc);
-        rc = fm_multi_open(ctx, kids, nk, len, handler, desc, desc_len, stream);
+        rc = fm_multi_open(ctx, kids, nk, len, payload, handler, desc, desc_len, stream);
     }
     free(desc);
     free(scratch);
@@ -163,7 +162,10 @@ static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint
         return FM_ERR_TOO_LONG;
     int sf = (flags & FM_MCAST_STORE_FORWARD) != 0;
     struct fm_tree_desc td = {.n = n, .root = pos};
-    int rc = fm_mcast_choose(ctx, tree, len + fm_mcast_desc_size(group ? 0 : n), sf, &td);
+    size_t desc_len = fm_mcast_desc_size(group ? 0 : n), payload;
+    if (desc_len > ctx->packet_size)
+        return FM_ERR_TOO_LONG; /* the member list must fit in packet 0 */
+    int rc = fm_mcast_choose(ctx, tree, len + desc_len, desc_len, sf, &td, &payload);
     if (rc)
         return rc;
     fm_mcast_desc d = {
@@ -176,7 +178,7 @@ static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint
         .root_rank = (uint32_t)ctx->rank,
         .group = group};
     td.lambda = d.lambda_milli / 1000.0; /* exactly what the members will use */
-    return open_root(ctx, &td, &d, members, len, handler, stream);
+    return open_root(ctx, &td, &d, members, len, payload, handler, stream);
 }
 
 int fm_mcast_begin(fm_group *g, const char *tree, unsigned flags, size_t len, int handler,

@@ -23,15 +23,18 @@ struct fm_group *fm_group_find(fm_context *ctx, uint64_t id);
 int fm_mcast_check_list(fm_context *ctx, const int *members, int n, int *pos);
 void fm_mcast_fini(fm_context *ctx);
 
-/* The tree the root uses for a message of len bytes to n members: spec is a tree name
- * ("binomial", "kbinomial:3", "auto", ...; NULL = FM_TREE). Fills builder, param and
- * lambda of *d (n and root already set). FM_OK or FM_ERR_TREE. */
-int fm_mcast_choose(fm_context *ctx, const char *spec, size_t len, int store_forward,
-                    struct fm_tree_desc *d);
+/* The tree the root uses for a message of len bytes (descriptor included) to n members: spec
+ * is a tree name ("binomial", "kbinomial:3", "auto", ...; NULL = FM_TREE). Fills builder,
+ * param and lambda of *d (n and root already set) and *payload, the packet payload size the
+ * multicast uses: FM_PACKET_SIZE for a named tree; auto may choose less, never below
+ * min_payload (packet 0 must hold the descriptor). FM_OK or FM_ERR_TREE. */
+int fm_mcast_choose(fm_context *ctx, const char *spec, size_t len, size_t min_payload,
+                    int store_forward, struct fm_tree_desc *d, size_t *payload);
 
-/* The model's prediction (seconds) for a multicast of bytes (descriptor included) down d. */
-int fm_mcast_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes, int sf,
-                     double *seconds);
+/* The model's prediction (seconds) for a multicast of bytes (descriptor included) down d in
+ * packets of payload bytes. */
+int fm_mcast_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes, size_t payload,
+                     int sf, double *seconds);
 int fm_mcast_costs_parse(const char *text, double *overhead_s, double *per_byte_s,
                          double *latency_s);
 void fm_mcast_set_costs(fm_context *ctx, double overhead_s, double per_byte_s, double latency_s);

@@ -82,7 +82,7 @@ void fm_multi_close(fm_stream *s)
     s->desc_len = 0;
 }
 
-int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, int handler,
+int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t cap, int handler,
                   const unsigned char *desc, size_t desc_len, fm_stream **stream)
 {
     /* One allocation: the ranks, their message ids, the descriptor. Freed by close. */
@@ -91,7 +91,7 @@ int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, int hand
     unsigned char *mem = malloc(desc_at + desc_len + 1);
     if (!mem)
         return FM_ERR_NOMEM;
-    int rc = fm_send_alloc(ctx, len + desc_len, ctx->packet_size, handler, stream);
+    int rc = fm_send_alloc(ctx, len + desc_len, cap, handler, stream);
     if (rc) {
         free(mem);
         return rc;
@@ -130,5 +130,5 @@ int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len,
     int self, rc = fm_mcast_check_list(ctx, dests, n, &self);
     if (rc == FM_OK && self >= 0)
         rc = FM_ERR_SELF;
-    return rc ? rc : fm_multi_open(ctx, dests, n, len, handler, NULL, 0, stream);
+    return rc ? rc : fm_multi_open(ctx, dests, n, len, ctx->packet_size, handler, NULL, 0, stream);
 }

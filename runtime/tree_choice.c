@@ -1,10 +1,14 @@
 /* Which tree a multicast uses: the one the caller names, or (auto) the one the FPFS model
- * predicts fastest for this member count and packet count, from the job's costs.
+ * predicts fastest for this member count and message size, from the job's costs. Auto also
+ * picks the multicast's packet size: smaller packets pipeline deeper down a tree but each
+ * costs a header and a completion, so the model weighs FM_PACKET_SIZE, its half, quarter, ...
+ * (down to FM_MCAST_MIN_PACKET bytes and never below the descriptor) against each other.
  *
  * Costs: a packet copy of B bytes keeps its sender busy step = overhead + B x per_byte
  * seconds, and can be forwarded lambda = step + latency after its send began (model.h's
  * units). They come from FM_MCAST_COSTS, else from fm_mcast_calibrate (calibrate.c), else
  * from an estimate for the provider. Decisions are cached per (members, packets, mode). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +18,13 @@
 #include "model.h"
 
 #define CHOICE_CACHE 64
+/* Smallest packet payload auto considers: below it per-packet costs dominate everywhere. */
+#define FM_MCAST_MIN_PACKET 1024
+/* Packet sizes auto weighs: FM_PACKET_SIZE and this many halvings of it. */
+#define FM_MCAST_PACKET_CHOICES 6
 
 struct choice {
-    size_t bytes;
+    size_t bytes, payload;
     int n, sf, builder, param;
     double lambda;
 };
@@ -89,14 +97,20 @@ static void step_lambda(fm_context *ctx, size_t bytes, int m, double *step, doub
     *lambda = *step + l;
 }
 
-int fm_mcast_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes, int sf,
-                     double *seconds)
+static int packets(size_t bytes, size_t payload)
 {
-    int m = (int)((bytes + ctx->packet_size - 1) / ctx->packet_size);
+    size_t m = (bytes + payload - 1) / payload;
+    return m < 1 ? 1 : m > INT_MAX ? INT_MAX : (int)m;
+}
+
+int fm_mcast_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes, size_t payload,
+                     int sf, double *seconds)
+{
+    int m = packets(bytes, payload);
     double step, lambda;
-    step_lambda(ctx, bytes, m < 1 ? 1 : m, &step, &lambda);
-    return fm_model_seconds(d, m < 1 ? 1 : m, step, lambda,
-                            sf ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS, seconds, NULL);
+    step_lambda(ctx, bytes, m, &step, &lambda);
+    return fm_model_seconds(d, m, step, lambda, sf ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS,
+                            seconds, NULL);
 }
 
 /* Fill in a named tree: parameter resolved for this message (kbinomial's k, postal's lambda). */
@@ -116,7 +130,8 @@ static int named(const char *spec, int m, double lambda_steps, struct fm_tree_de
     return FM_OK;
 }
 
-static int best(int m, double step, double lambda, int sf, struct fm_tree_desc *d)
+/* The tree with the least predicted time *t for m packets of the given costs. */
+static int best_tree(int m, double step, double lambda, int sf, struct fm_tree_desc *d, double *t)
 {
     static const char *const candidates[] = {"flat", "chain", "binomial", "kbinomial", "postal"};
     double best_t = -1;
@@ -136,33 +151,68 @@ static int best(int m, double step, double lambda, int sf, struct fm_tree_desc *
     if (best_t < 0)
         return FM_ERR_TREE;
     *d = win;
+    *t = best_t;
     return FM_OK;
 }
 
-int fm_mcast_choose(fm_context *ctx, const char *spec, size_t bytes, int sf, struct fm_tree_desc *d)
+/* Auto: the (tree, packet size) pair with the least predicted time; ties keep the larger
+ * packet (fewer completions for the same time). */
+static int best(fm_context *ctx, size_t bytes, size_t min_payload, int sf, struct fm_tree_desc *d,
+                size_t *payload)
+{
+    size_t floor = min_payload > FM_MCAST_MIN_PACKET ? min_payload : FM_MCAST_MIN_PACKET;
+    double best_t = -1;
+    struct fm_tree_desc win = *d;
+    size_t win_payload = ctx->packet_size;
+    for (int i = 0; i <= FM_MCAST_PACKET_CHOICES; i++) {
+        size_t p = ctx->packet_size >> i;
+        if (i > 0 && (p < floor || p >= bytes)) /* no halving below the floor or of one packet */
+            break;
+        int m = packets(bytes, p);
+        double step, lambda, t;
+        struct fm_tree_desc cand = *d;
+        step_lambda(ctx, bytes, m, &step, &lambda);
+        if (best_tree(m, step, lambda, sf, &cand, &t))
+            continue;
+        if (best_t < 0 || t < best_t * (1 - 1e-9)) {
+            best_t = t;
+            win = cand;
+            win_payload = p;
+        }
+    }
+    if (best_t < 0)
+        return FM_ERR_TREE;
+    *d = win;
+    *payload = win_payload;
+    return FM_OK;
+}
+
+int fm_mcast_choose(fm_context *ctx, const char *spec, size_t bytes, size_t min_payload, int sf,
+                    struct fm_tree_desc *d, size_t *payload)
 {
     if (!spec)
         spec = ctx->cfg.tree;
-    int m = (int)((bytes + ctx->packet_size - 1) / ctx->packet_size);
-    if (m < 1)
-        m = 1;
-    double step, lambda;
-    step_lambda(ctx, bytes, m, &step, &lambda);
-    if (strcmp(spec, "auto"))
+    *payload = ctx->packet_size;
+    if (strcmp(spec, "auto")) {
+        int m = packets(bytes, ctx->packet_size);
+        double step, lambda;
+        step_lambda(ctx, bytes, m, &step, &lambda);
         return named(spec, m, lambda / step, d);
+    }
     struct fm_mcast_costs *c = costs(ctx);
     unsigned slot = ((unsigned)d->n * 31u + (unsigned)bytes * 7u + (unsigned)sf) % CHOICE_CACHE;
     struct choice *e = c ? &c->cache[slot] : NULL;
-    if (e && e->n == d->n && e->bytes == bytes && e->sf == sf) {
+    if (e && e->n == d->n && e->bytes == bytes && e->sf == sf && e->payload >= min_payload) {
         d->builder = e->builder;
         d->param = e->param;
         d->lambda = e->lambda;
-        d->m = m;
+        d->m = packets(bytes, e->payload);
+        *payload = e->payload;
         return FM_OK;
     }
-    int rc = best(m, step, lambda, sf, d);
+    int rc = best(ctx, bytes, min_payload, sf, d, payload);
     if (rc == FM_OK && e)
-        *e = (struct choice){bytes, d->n, sf, d->builder, d->param, d->lambda};
+        *e = (struct choice){bytes, *payload, d->n, sf, d->builder, d->param, d->lambda};
     return rc;
 }
 
@@ -175,15 +225,15 @@ int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, un
         return FM_ERR_INVALID;
     int sf = (flags & FM_MCAST_STORE_FORWARD) != 0;
     struct fm_tree_desc d = {.n = n, .root = root};
-    int rc = fm_mcast_choose(ctx, tree, len, sf, &d);
+    size_t payload;
+    int rc = fm_mcast_choose(ctx, tree, len, 0, sf, &d, &payload);
     if (rc == FM_OK)
-        rc = fm_mcast_predict(ctx, &d, len, sf, seconds);
+        rc = fm_mcast_predict(ctx, &d, len, payload, sf, seconds);
     if (rc == FM_OK && chosen) {
         const char *name = fm_tree_name(d.builder);
-        if (d.param)
-            snprintf(chosen, 64, "%s:%d", name, d.param);
-        else
-            snprintf(chosen, 64, "%s", name);
+        int at = snprintf(chosen, 64, d.param ? "%s:%d" : "%s", name, d.param);
+        if (payload != ctx->packet_size && at > 0 && at < 64)
+            snprintf(chosen + at, (size_t)(64 - at), "@%zu", payload);
     }
     return rc == FM_ERR_INVALID ? FM_ERR_TREE : rc;
 }

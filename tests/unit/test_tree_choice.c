@@ -1,0 +1,104 @@
+/* FM_TREE=auto's choice of tree and packet size (runtime/tree_choice.c), on a bare context
+ * whose costs come from FM_MCAST_COSTS: named trees keep FM_PACKET_SIZE; auto halves the
+ * packet when per-packet overhead is cheap next to the bytes, keeps it when it is dear, never
+ * goes below the descriptor, and its choice is the model's minimum over the candidates. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "context.h"
+#include "mcast.h"
+
+static fm_context ctx_with(const char *costs, size_t packet)
+{
+    fm_context c;
+    memset(&c, 0, sizeof c);
+    c.packet_size = packet;
+    snprintf(c.cfg.tree, sizeof c.cfg.tree, "auto");
+    snprintf(c.cfg.mcast_costs, sizeof c.cfg.mcast_costs, "%s", costs);
+    return c;
+}
+
+static size_t choose(fm_context *c, const char *spec, int n, size_t bytes, size_t min_payload,
+                     struct fm_tree_desc *d)
+{
+    size_t payload = 0;
+    *d = (struct fm_tree_desc){.n = n, .root = 0};
+    assert_int_equal(fm_mcast_choose(c, spec, bytes, min_payload, 0, d, &payload), FM_OK);
+    return payload;
+}
+
+static double predict(fm_context *c, const struct fm_tree_desc *d, size_t bytes, size_t payload)
+{
+    double t = -1;
+    assert_int_equal(fm_mcast_predict(c, d, bytes, payload, 0, &t), FM_OK);
+    return t;
+}
+
+static void named_tree_keeps_packet_size(void **state)
+{
+    (void)state;
+    fm_context c = ctx_with("100:100000:0", 8192);
+    struct fm_tree_desc d;
+    assert_int_equal(choose(&c, "chain", 8, 1 << 20, 0, &d), 8192);
+    assert_int_equal(choose(&c, "binomial", 8, 1 << 20, 0, &d), 8192);
+    fm_mcast_costs_free(&c);
+}
+
+static void cheap_packets_get_smaller(void **state)
+{
+    (void)state;
+    /* 100 ns per packet, 100 us per KiB: bytes dominate, more packets pipeline deeper. */
+    fm_context c = ctx_with("100:100000:0", 8192);
+    struct fm_tree_desc d;
+    size_t p = choose(&c, NULL, 8, 1 << 20, 0, &d);
+    assert_true(p < 8192);
+    assert_true(p >= 1024);
+    /* The pick is the least predicted time among the candidates, for its tree. */
+    double t = predict(&c, &d, 1 << 20, p);
+    for (size_t q = 8192; q >= 1024; q /= 2)
+        assert_true(t <= predict(&c, &d, 1 << 20, q) * (1 + 1e-9));
+    /* Never below the descriptor that packet 0 must hold. */
+    assert_true(choose(&c, NULL, 8, 1 << 20, 4000, &d) >= 4000);
+    /* One packet's worth is never split. */
+    assert_int_equal(choose(&c, NULL, 8, 4096, 0, &d), 8192);
+    fm_mcast_costs_free(&c);
+}
+
+static void dear_packets_stay_large(void **state)
+{
+    (void)state;
+    /* 1 ms per packet, 1 ns per KiB: every extra packet costs more than it saves. */
+    fm_context c = ctx_with("1000000:1:0", 8192);
+    struct fm_tree_desc d;
+    assert_int_equal(choose(&c, NULL, 8, 1 << 20, 0, &d), 8192);
+    fm_mcast_costs_free(&c);
+}
+
+static void cached_choice_is_the_same(void **state)
+{
+    (void)state;
+    fm_context c = ctx_with("100:100000:0", 8192);
+    struct fm_tree_desc a, b;
+    size_t p1 = choose(&c, NULL, 16, 3 << 20, 0, &a);
+    size_t p2 = choose(&c, NULL, 16, 3 << 20, 0, &b);
+    assert_int_equal(p1, p2);
+    assert_int_equal(a.builder, b.builder);
+    assert_int_equal(a.param, b.param);
+    assert_int_equal(a.m, b.m);
+    fm_mcast_costs_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(named_tree_keeps_packet_size),
+        cmocka_unit_test(cheap_packets_get_smaller),
+        cmocka_unit_test(dear_packets_stay_large),
+        cmocka_unit_test(cached_choice_is_the_same),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
