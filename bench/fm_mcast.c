@@ -223,9 +223,7 @@ static void print_header(const mc *m)
                         : o->calibrate                  ? "calibrated"
                                                         : "estimated (not calibrated)";
     if (o->csv) {
-        printf("provider,ranks,packet_size,credits,calibrated,tree,resolved,mode,size,"
-               "completion_us,min_member_us,max_member_us,skew_us,root_cpu_us,model_us,ratio,"
-               "iters\n");
+        fputs(MC_CSV_HEADER, stdout);
         return;
     }
     printf("# fm-mcast (fastmsg %s): %d ranks, root %d, provider %s, FM_PACKET_SIZE %s, "
@@ -237,9 +235,7 @@ static void print_header(const mc *m)
            costs, o->repeats, o->settle_us);
     printf("# completion = slowest member; min/max = fastest/slowest member; skew = max - min; "
            "cpu = root's CPU time per multicast\n");
-    printf("%-12s %-14s %-4s %9s %11s %9s %9s %9s %9s %9s %6s %5s\n", "# tree", "resolved", "mode",
-           "size(B)", "complete_us", "min_us", "max_us", "skew_us", "cpu_us", "model_us", "ratio",
-           "iters");
+    fputs(MC_TABLE_HEADER, stdout);
     fflush(stdout);
 }
 

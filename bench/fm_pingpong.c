@@ -6,8 +6,29 @@
  * Rank 0 prints the table; every rank reports its own errors on stderr. See bench/README.md
  * for what is measured and how. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "pp.h"
+
+/* The run's settings as fastmsg reads them; the defaults are runtime/config_table.h's, the
+ * same that fastmsg-info prints. */
+static const char *setting(const char *name, const char *dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : dflt;
+}
+
+static void print_header(const pp_opts *o, fm_context *ctx, const pp_label *lb)
+{
+    if (!o->csv) {
+        printf("# fm-pingpong (fastmsg %s): %d ranks, provider %s, FM_PACKET_SIZE %s, "
+               "FM_CREDITS %s\n",
+               fm_version(), fm_size(ctx), lb->provider, lb->packet_size, lb->credits);
+        printf("# median of %d repeats; progress by fm_extract polling; receive by %s\n",
+               o->repeats, o->use_receive ? "fm_receive in the handler" : "fm_stream_deliver");
+    }
+    pp_print_head(o);
+}
 
 /* Every repeat of one size: latency then bandwidth, so drift in the machine hits both. */
 static int run_size(pp_link *l, const pp_opts *o, size_t size, pp_row *row)
@@ -32,7 +53,7 @@ static int run_size(pp_link *l, const pp_opts *o, size_t size, pp_row *row)
     return rc;
 }
 
-static int sweep(pp_link *l, const pp_opts *o)
+static int sweep(pp_link *l, const pp_opts *o, const pp_label *lb)
 {
     size_t sizes[PP_MAX_SIZES];
     int n = pp_sizes(o, sizes), rc = FM_OK;
@@ -40,7 +61,7 @@ static int sweep(pp_link *l, const pp_opts *o)
         pp_row row;
         rc = run_size(l, o, sizes[i], &row);
         if (rc == FM_OK && l->me == 0)
-            pp_print_row(o, &row);
+            pp_print_row(o, lb, &row);
         else if (rc != FM_OK)
             fprintf(stderr, "fm-pingpong: rank %d: error at %zu B: %s\n", l->me, sizes[i],
                     fm_strerror(rc));
@@ -72,9 +93,11 @@ int main(int argc, char **argv)
         pp_link_fini(&l);
         status = 1;
     } else {
+        pp_label lb = {setting("FM_PROVIDER", "shm"), setting("FM_PACKET_SIZE", "default"),
+                       setting("FM_CREDITS", "default")};
         if (l.me == 0)
-            pp_print_header(&o, ctx);
-        if (sweep(&l, &o) != FM_OK)
+            print_header(&o, ctx, &lb);
+        if (sweep(&l, &o, &lb) != FM_OK)
             status = 1;
         if (l.bad) {
             fprintf(stderr, "fm-pingpong: rank %d: %ld messages failed the check\n", l.me, l.bad);

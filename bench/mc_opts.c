@@ -1,4 +1,5 @@
-/* fm-mcast's command line: trees, sizes, repeats, iterations. */
+/* fm-mcast's command line (bench/mpi's mpi-bcast shares it): trees, sizes, repeats,
+ * iterations. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,29 +12,46 @@
 #define MC_ITERS_FULL    (64UL << 10) /* sizes up to this get all -i iterations */
 #define MC_ITERS_MIN     3
 
-static void usage(FILE *f, const char *prog)
+/* fm-mcast's; bench/mpi's mpi-bcast brings its own. */
+static const mc_cli fastmsg_cli = {
+    .launch = "fastmsg-run -n N",
+    .what = "Multicast completion time from one root to every rank, per tree and size.",
+    .noun = "multicast",
+    .timeout = "fail when a wait stalls this long",
+    .trees = 1,
+};
+
+static void usage(FILE *f, const char *prog, const mc_cli *cli)
 {
+    fprintf(f, "usage: %s %s [options]\n%s\n", cli->launch, prog, cli->what);
+    if (cli->trees)
+        fputs("  --trees LIST        trees to run, comma-separated (default\n"
+              "                      " MC_DEFAULT_TREES ");\n"
+              "                      any name fm_mcast_begin takes, e.g. kbinomial:3, postal:2\n",
+              f);
+    fputs("  --sizes LIST        message sizes, comma-separated (K, M, G suffixes)\n"
+          "  --min SIZE          smallest size (default 8); sizes are min, 2*min, ... max\n"
+          "  --max SIZE          largest size (default 16M)\n",
+          f);
+    if (cli->trees)
+        fputs("      --sf-too        also run every tree store-and-forward "
+              "(FM_MCAST_STORE_FORWARD)\n",
+              f);
     fprintf(f,
-            "usage: fastmsg-run -n N %s [options]\n"
-            "Multicast completion time from one root to every rank, per tree and size.\n"
-            "  --trees LIST        trees to run, comma-separated (default\n"
-            "                      " MC_DEFAULT_TREES ");\n"
-            "                      any name fm_mcast_begin takes, e.g. kbinomial:3, postal:2\n"
-            "  --sizes LIST        message sizes, comma-separated (K, M, G suffixes)\n"
-            "  --min SIZE          smallest size (default 8); sizes are min, 2*min, ... max\n"
-            "  --max SIZE          largest size (default 16M)\n"
-            "      --sf-too        also run every tree store-and-forward (FM_MCAST_STORE_FORWARD)\n"
             "  -r, --repeats N     timed runs per row, medians are reported (default 5)\n"
-            "  -i, --iterations N  multicasts per run up to 64 KiB (default 20; fewer for\n"
-            "                      larger sizes, at least 3)\n"
-            "      --calibrate     measure the model's costs first (fm_mcast_calibrate)\n"
-            "      --root R        the multicasting rank (default 0)\n"
+            "  -i, --iterations N  %ss per run up to 64 KiB (default 20; fewer for\n"
+            "                      larger sizes, at least 3)\n",
+            cli->noun);
+    if (cli->trees)
+        fputs("      --calibrate     measure the model's costs first (fm_mcast_calibrate)\n", f);
+    fprintf(f,
+            "      --root R        the %sing rank (default 0)\n"
             "      --settle US     the root waits this long after each barrier, so that every\n"
-            "                      rank has left it before the multicast starts (default 20)\n"
-            "      --timeout S     fail when a wait stalls this long (default 60)\n"
+            "                      rank has left it before the %s starts (default 20)\n"
+            "      --timeout S     %s (default 60)\n"
             "      --csv           comma-separated output for machines\n"
             "  -h, --help          this text\n",
-            prog);
+            cli->noun, cli->noun, cli->timeout);
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -153,7 +171,7 @@ static int apply(mc_opts *o, int c, const char *arg, size_t *lo, size_t *hi, int
     return -1;
 }
 
-int mc_parse(int argc, char **argv, mc_opts *o)
+int mc_parse_cli(int argc, char **argv, const mc_cli *cli, mc_opts *o)
 {
     *o = (mc_opts){.repeats = 5, .iters = 20, .timeout_s = 60, .settle_us = 20};
     parse_tree_list(MC_DEFAULT_TREES, o);
@@ -162,20 +180,29 @@ int mc_parse(int argc, char **argv, mc_opts *o)
     const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
     while ((c = getopt_long(argc, argv, "hr:i:", long_opts, NULL)) != -1) {
         if (c == 'h') {
-            usage(stdout, prog);
+            usage(stdout, prog, cli);
             return 1;
+        }
+        if (!cli->trees && (c == OPT_TREES || c == OPT_SF || c == OPT_CAL)) {
+            fprintf(stderr,
+                    "%s: %s is fm-mcast's option (fastmsg's trees); this program has none\n", prog,
+                    c == OPT_TREES ? "--trees"
+                    : c == OPT_SF  ? "--sf-too"
+                                   : "--calibrate");
+            usage(stderr, prog, cli);
+            return -1;
         }
         if (c == '?' || apply(o, c, optarg, &lo, &hi, &listed)) {
             if (c != '?')
                 fprintf(stderr, "%s: bad value '%s' for an option\n", prog, optarg);
-            usage(stderr, prog);
+            usage(stderr, prog, cli);
             return -1;
         }
     }
     if (optind < argc || lo > hi) {
         fprintf(stderr, "%s: %s\n", prog,
                 optind < argc ? "unexpected argument" : "--min is larger than --max");
-        usage(stderr, prog);
+        usage(stderr, prog, cli);
         return -1;
     }
     if (!listed) {
@@ -184,6 +211,11 @@ int mc_parse(int argc, char **argv, mc_opts *o)
             o->sizes[o->nsizes++] = s;
     }
     return 0;
+}
+
+int mc_parse(int argc, char **argv, mc_opts *o)
+{
+    return mc_parse_cli(argc, argv, &fastmsg_cli, o);
 }
 
 long mc_iters(const mc_opts *o, size_t size)

@@ -1,4 +1,5 @@
-/* fm-pingpong's command line, the list of sizes and how many iterations each size gets. */
+/* fm-pingpong's command line (bench/mpi's mpi-pingpong shares it), the list of sizes and how
+ * many iterations each size gets. */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -6,7 +7,7 @@
 #include <string.h>
 
 #include "opt_parse.h"
-#include "pp.h"
+#include "pp_common.h"
 
 /* Below these sizes every size runs the full count; above, the count shrinks with the size
  * so that each size moves about the same number of bytes. */
@@ -15,11 +16,19 @@
 #define PP_LAT_MIN  20
 #define PP_BW_MIN   4
 
-static void usage(FILE *f, const char *prog)
+/* fm-pingpong's; bench/mpi's programs bring their own. */
+static const pp_cli fastmsg_cli = {
+    .launch = "fastmsg-run -n 2",
+    .between = "fastmsg ranks",
+    .timeout = "fail when a wait stalls this long",
+    .receive = 1,
+};
+
+static void usage(FILE *f, const char *prog, const pp_cli *cli)
 {
     fprintf(f,
-            "usage: fastmsg-run -n 2 %s [options]\n"
-            "Latency, bandwidth and message rate between two fastmsg ranks.\n"
+            "usage: %s %s [options]\n"
+            "Latency, bandwidth and message rate between two %s.\n"
             "  --min SIZE          smallest message (default 0); sizes are 0, then min, 2*min,\n"
             "                      4*min, ... up to max\n"
             "  --max SIZE          largest message (default 4M); SIZE takes K, M, G suffixes\n"
@@ -31,13 +40,17 @@ static void usage(FILE *f, const char *prog)
             "  -w, --window N      messages sent back to back per window (default 64)\n"
             "      --warmup N      untimed iterations before each run (default a tenth, >= 2)\n"
             "      --latency-only  only the ping-pong latency\n"
-            "      --bw-only       only bandwidth and message rate\n"
-            "      --receive       handler reads with fm_receive (default fm_stream_deliver)\n"
+            "      --bw-only       only bandwidth and message rate\n",
+            cli->launch, prog, cli->between);
+    if (cli->receive)
+        fputs("      --receive       handler reads with fm_receive (default fm_stream_deliver)\n",
+              f);
+    fprintf(f,
             "      --check         verify every byte received (slow)\n"
-            "      --timeout S     fail when a wait stalls this long (default 60)\n"
+            "      --timeout S     %s (default 60)\n"
             "      --csv           comma-separated output for machines\n"
             "  -h, --help          this text\n",
-            prog);
+            cli->timeout);
 }
 
 enum {
@@ -119,7 +132,7 @@ static int apply(pp_opts *o, int c, const char *arg)
     return -1;
 }
 
-int pp_parse(int argc, char **argv, pp_opts *o)
+int pp_parse_cli(int argc, char **argv, const pp_cli *cli, pp_opts *o)
 {
     *o = (pp_opts){.min = 0,
                    .max = PP_MAX_SIZE,
@@ -135,13 +148,19 @@ int pp_parse(int argc, char **argv, pp_opts *o)
     int c;
     while ((c = getopt_long(argc, argv, "hr:i:n:w:", long_opts, NULL)) != -1) {
         if (c == 'h') {
-            usage(stdout, prog);
+            usage(stdout, prog, cli);
             return 1;
+        }
+        if (c == OPT_RECEIVE && !cli->receive) {
+            fprintf(stderr, "%s: --receive picks fastmsg's receive path; this program has none\n",
+                    prog);
+            usage(stderr, prog, cli);
+            return -1;
         }
         if (c == '?' || apply(o, c, optarg)) {
             if (c != '?')
                 fprintf(stderr, "%s: bad value '%s' for an option\n", prog, optarg);
-            usage(stderr, prog);
+            usage(stderr, prog, cli);
             return -1;
         }
     }
@@ -150,10 +169,15 @@ int pp_parse(int argc, char **argv, pp_opts *o)
                 optind < argc     ? "unexpected argument"
                 : o->min > o->max ? "--min is larger than --max"
                                   : "--latency-only and --bw-only exclude each other");
-        usage(stderr, prog);
+        usage(stderr, prog, cli);
         return -1;
     }
     return 0;
+}
+
+int pp_parse(int argc, char **argv, pp_opts *o)
+{
+    return pp_parse_cli(argc, argv, &fastmsg_cli, o);
 }
 
 int pp_sizes(const pp_opts *o, size_t *sizes)

@@ -1,9 +1,9 @@
-/* fm-pingpong's output: header lines naming what was measured and how, then one row per size,
- * as an aligned table (OSU style) or as CSV. */
+/* The ping-pong benchmarks' output (fm-pingpong, bench/mpi's mpi-pingpong): the shared end of
+ * the header, then one row per size, as an aligned table (OSU style) or as CSV. */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "pp.h"
+#include "pp_common.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -19,29 +19,13 @@ double pp_median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* The run's settings as fastmsg reads them; the defaults are runtime/config_table.h's, the
- * same that fastmsg-info prints. */
-static const char *setting(const char *name, const char *dflt)
+void pp_print_head(const pp_opts *o)
 {
-    const char *v = getenv(name);
-    return v && *v ? v : dflt;
-}
-
-void pp_print_header(const pp_opts *o, fm_context *ctx)
-{
-    const char *prov = setting("FM_PROVIDER", "shm");
-    const char *pkt = setting("FM_PACKET_SIZE", "default");
-    const char *cred = setting("FM_CREDITS", "default");
     if (o->csv) {
         printf("provider,packet_size,credits,size,latency_us,bandwidth_MBps,rate_msgps,"
                "lat_iters,bw_msgs\n");
         return;
     }
-    printf("# fm-pingpong (fastmsg %s): %d ranks, provider %s, FM_PACKET_SIZE %s, "
-           "FM_CREDITS %s\n",
-           fm_version(), fm_size(ctx), prov, pkt, cred);
-    printf("# median of %d repeats; progress by fm_extract polling; receive by %s\n", o->repeats,
-           o->use_receive ? "fm_receive in the handler" : "fm_stream_deliver");
     printf("# latency: one-way, half the round trip; bandwidth: windows of %d messages + 1 ack, "
            "MB/s = 10^6 B/s\n",
            o->window);
@@ -50,10 +34,9 @@ void pp_print_header(const pp_opts *o, fm_context *ctx)
     fflush(stdout);
 }
 
-static void csv_row(const pp_opts *o, const pp_row *r)
+static void csv_row(const pp_opts *o, const pp_label *lb, const pp_row *r)
 {
-    printf("%s,%s,%s,%zu,", setting("FM_PROVIDER", "shm"), setting("FM_PACKET_SIZE", "default"),
-           setting("FM_CREDITS", "default"), r->size);
+    printf("%s,%s,%s,%zu,", lb->provider, lb->packet_size, lb->credits, r->size);
     if (o->do_lat)
         printf("%.3f", r->median.lat_us);
     putchar(',');
@@ -64,10 +47,10 @@ static void csv_row(const pp_opts *o, const pp_row *r)
     printf(",%ld,%ld\n", o->do_lat ? r->lat_iters : 0, o->do_bw ? r->bw_msgs : 0);
 }
 
-void pp_print_row(const pp_opts *o, const pp_row *r)
+void pp_print_row(const pp_opts *o, const pp_label *lb, const pp_row *r)
 {
     if (o->csv) {
-        csv_row(o, r);
+        csv_row(o, lb, r);
     } else {
         printf("%-10zu ", r->size);
         if (o->do_lat)

@@ -34,7 +34,7 @@ grep -q "provider shm" <<<"$out" || fail "the header does not name the provider"
 grep -q "4 ranks" <<<"$out" || fail "the header does not give the ranks"
 for t in $trees; do
   for s in $sizes; do
-    grep -Eq "^$t +[a-z]+(:[0-9]+)? +fpfs +$s( +$num){7} +3$" <<<"$out" ||
+    grep -Eq "^$t +[a-z]+(:[0-9]+)?(@[0-9]+)? +fpfs +$s( +$num){7} +3$" <<<"$out" ||
       fail "no table row for $t $s B"
   done
 done
@@ -47,7 +47,7 @@ run "$mc" --max 64K -r 1 -i 3 --csv --sf-too --trees flat,kbinomial:2 --sizes 1K
 for t in flat kbinomial:2; do
   for m in fpfs sf; do
     for s in 1024 65536; do
-      grep -Eq "^shm,4,[^,]+,[^,]+,0,$t,[a-z:0-9]+,$m,$s(,$num){7},3$" <<<"$out" ||
+      grep -Eq "^shm,4,[^,]+,[^,]+,0,$t,[a-z:0-9@]+,$m,$s(,$num){7},3$" <<<"$out" ||
         fail "no CSV row for $t $m $s B"
     done
   done

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# bench/mpi smoke test: mpi-pingpong-* and mpi-bcast-* under one MPI's launcher with N ranks on
+# this host (shared memory; launcher traffic on lo). Behaviour only, no timings: a row for every
+# size, in the table and in CSV, the CSV headers exactly fm-pingpong's and fm-mcast's, every
+# byte checked, clear failures for bad options and rank counts.
+# usage: mpi_bench_smoke.sh openmpi|mpich N MPI_PINGPONG MPI_BCAST FASTMSG_RUN FM_PINGPONG FM_MCAST
+set -u
+mpi=$1 n=$2 pp=$3 bc=$4 fmrun=$5 fmpp=$6 fmmc=$7
+fail() { echo "FAIL: $*"; exit 1; }
+case $mpi in
+  openmpi)
+    command -v mpirun.openmpi >/dev/null || { echo "no mpirun.openmpi"; exit 77; }
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    # shellcheck disable=SC2054 # self,vader is one argument
+    launch=(mpirun.openmpi --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader
+            --mca oob_tcp_if_include lo -n "$n")
+    tree=ompi-bcast ;;
+  mpich)
+    command -v mpiexec.mpich >/dev/null || { echo "no mpiexec.mpich"; exit 77; }
+    export UCX_TLS=self,sm # shared memory only: no network transport opened
+    launch=(mpiexec.mpich -iface lo -n "$n")
+    tree=mpich-bcast ;;
+  *) echo "unknown MPI $mpi"; exit 2 ;;
+esac
+export FM_PROVIDER=shm FM_TIMEOUT=30
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+num='-?[0-9]+\.[0-9]+'
+
+# Run a program under the launcher; $out is stdout, $err stderr, $rc the status.
+launch() {
+  out=$(timeout -k 5 60 "${launch[@]}" "$@" 2>"$tmp/err")
+  rc=$?
+  err=$(cat "$tmp/err")
+}
+# The same, and it must succeed quietly.
+run() {
+  launch "$@"
+  echo "$out"
+  [ -z "$err" ] || echo "stderr: $err"
+  [ $rc -eq 0 ] || fail "$* exited $rc"
+  [ -z "$err" ] || fail "$* wrote to stderr"
+}
+
+# A command that must fail with status $1 ("any": not 0) and $2 in its stderr.
+refused() {
+  local want=$1 msg=$2
+  shift 2
+  "$@" >/dev/null 2>"$tmp/err"
+  local st=$?
+  grep -q -- "$msg" "$tmp/err" || return 1
+  if [ "$want" = any ]; then [ $st -ne 0 ]; else [ $st -eq "$want" ]; fi
+}
+
+# Options, without a launcher: the same as fastmsg's programs, and clear refusals of theirs.
+"$pp" -h | grep -q -- "--latency-only" || fail "mpi-pingpong -h does not list the options"
+"$bc" -h | grep -q -- "--settle" || fail "mpi-bcast -h does not list the options"
+refused 2 "unrecognized option" "$pp" --no-such-option || fail "mpi-pingpong: a bad option"
+refused 2 "unrecognized option" "$bc" --no-such-option || fail "mpi-bcast: a bad option"
+refused 2 "--receive picks fastmsg's receive path" "$pp" --receive ||
+  fail "mpi-pingpong does not refuse --receive clearly"
+refused 2 "--trees is fm-mcast's option" "$bc" --trees flat || fail "mpi-bcast took --trees"
+refused 2 "--sf-too is fm-mcast's option" "$bc" --sf-too || fail "mpi-bcast took --sf-too"
+refused 2 "--calibrate is fm-mcast's option" "$bc" --calibrate || fail "mpi-bcast took --calibrate"
+refused 2 "MPI counts are int" "$bc" --sizes 3G || fail "mpi-bcast took a size over 2 GiB"
+refused 2 "MPI counts are int" "$pp" --max 2G || fail "mpi-pingpong took a size of 2 GiB"
+
+# fastmsg's CSV headers, which the MPI programs must match exactly.
+fm_pp_head=$(timeout -k 5 30 "$fmrun" -n 2 "$fmpp" --csv -r 1 -i 2 --warmup 0 --min 8 --max 8 \
+  --latency-only)
+fm_pp_head=${fm_pp_head%%$'\n'*}
+fm_mc_head=$(timeout -k 5 30 "$fmrun" -n 2 "$fmmc" --csv -r 1 -i 1 --sizes 8 --trees flat)
+fm_mc_head=${fm_mc_head%%$'\n'*}
+[ -n "$fm_pp_head" ] || fail "no CSV header from fm-pingpong"
+[ -n "$fm_mc_head" ] || fail "no CSV header from fm-mcast"
+
+# mpi-pingpong: with exactly 2 ranks, as fm-pingpong.
+if [ "$n" -eq 2 ]; then
+  run "$pp" -r 1 -i 20 -n 2 -w 4 --warmup 1 --check
+  grep -q "^# mpi-pingpong-$mpi (.*): 2 ranks" <<<"$out" || fail "pingpong header"
+  sizes="0"
+  for ((s = 1; s <= 4194304; s *= 2)); do sizes+=" $s"; done
+  for s in $sizes; do
+    grep -Eq "^$s +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9]+ +[0-9]+$" <<<"$out" ||
+      fail "no pingpong table row for $s B"
+  done
+  [ "$(grep -vc '^#' <<<"$out")" -eq 24 ] || fail "expected 24 pingpong rows"
+
+  run "$pp" -r 3 -i 10 -n 2 --min 1K --max 64K --csv --check
+  [ "$(head -1 <<<"$out")" = "$fm_pp_head" ] || fail "pingpong CSV header differs from fm-pingpong's"
+  for s in 1024 2048 4096 8192 16384 32768 65536; do
+    grep -Eq "^$mpi,-,-,$s,[0-9.]+,[0-9.]+,[0-9]+,[0-9]+,[0-9]+$" <<<"$out" ||
+      fail "no pingpong CSV row for $s B"
+  done
+  [ "$(wc -l <<<"$out")" -eq 8 ] || fail "expected a header and 7 pingpong CSV rows"
+
+  run "$pp" -r 1 -i 10 --min 8 --max 8 --latency-only
+  grep -Eq "^8 +[0-9.]+ +- +- " <<<"$out" || fail "--latency-only row"
+  run "$pp" -r 1 -n 2 --min 8 --max 8 --bw-only --csv
+  grep -Eq "^$mpi,-,-,8,,[0-9.]+,[0-9]+,0,128$" <<<"$out" || fail "--bw-only CSV row"
+else
+  launch "$pp" -r 1 --max 8
+  [ $rc -ne 0 ] || fail "mpi-pingpong ran with $n ranks"
+  grep -q "needs exactly 2 ranks" <<<"$err" || fail "mpi-pingpong: no clear message for $n ranks"
+fi
+
+# mpi-bcast: table, 8 B .. 64 KiB.
+run "$bc" --max 64K -r 1 -i 3
+grep -q "^# mpi-bcast-$mpi (.*): $n ranks, root 0" <<<"$out" || fail "bcast header"
+for ((s = 8; s <= 65536; s *= 2)); do
+  grep -Eq "^$tree +- +- +$s( +$num){5} +- +- +3$" <<<"$out" || fail "no bcast table row for $s B"
+done
+[ "$(grep -vc '^#' <<<"$out")" -eq 14 ] || fail "expected 14 bcast rows"
+
+# CSV, another root, a list of sizes.
+root=$((n - 1))
+run "$bc" --csv -r 2 -i 3 --root $root --sizes 1K,64K,1M
+[ "$(head -1 <<<"$out")" = "$fm_mc_head" ] || fail "bcast CSV header differs from fm-mcast's"
+for s in 1024 65536 1048576; do
+  grep -Eq "^$mpi,$n,-,-,-,$tree,-,-,$s(,$num){5},-,-,[0-9]+$" <<<"$out" ||
+    fail "no bcast CSV row for $s B"
+done
+[ "$(wc -l <<<"$out")" -eq 4 ] || fail "expected a header and 3 bcast CSV rows"
+
+# Refusals under the launcher: a root outside the job, a fastmsg-only option.
+refused any "--root below $n" timeout -k 5 60 "${launch[@]}" "$bc" --root "$n" --max 8 ||
+  fail "mpi-bcast took --root $n"
+refused any "--trees is fm-mcast's option" timeout -k 5 60 "${launch[@]}" "$bc" --trees flat ||
+  fail "mpi-bcast under the launcher took --trees"
+echo "PASS: bench/mpi smoke, $mpi, $n ranks"
