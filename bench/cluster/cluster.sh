@@ -1,0 +1,381 @@
+#!/usr/bin/env bash
+# An emulated cluster on one machine: N hosts, each a network namespace with one interface
+# (fm0) on a Linux bridge that lives in a switch namespace of its own, so nothing is added to
+# the root namespace. Addresses come from 198.18.0.0/15 (RFC 2544, benchmarking only) and
+# exist only inside these namespaces. See README.md beside this file.
+#
+#   cluster.sh up N [--rate RATE] [--delay DELAY] [--prefix P]
+#   cluster.sh down [--prefix P]
+#   cluster.sh run N [--rate RATE] [--delay DELAY] [--prefix P] -- CMD [ARGS...]
+#   cluster.sh hosts N [--prefix P]
+#   cluster.sh addr K
+#
+# Exits 77 (the test suite's "skip") with a one-line reason where namespaces, veth pairs,
+# bridges or the requested shaping cannot be had here.
+set -euo pipefail
+
+readonly CL_SKIP=77
+readonly CL_MAX_HOSTS=1000
+# Queue limit of every shaping qdisc: two 16 MiB bursts wait instead of being dropped.
+readonly CL_QLIMIT=$((32 * 1024 * 1024))
+readonly CL_NETEM_PKTS=100000
+
+cl_prefix=fmh
+cl_rate=
+cl_delay=
+cl_n=
+
+cl_usage() {
+    cat <<'EOF'
+usage: cluster.sh up N [--rate RATE] [--delay DELAY] [--prefix P]
+       cluster.sh down [--prefix P]
+       cluster.sh run N [--rate RATE] [--delay DELAY] [--prefix P] -- CMD [ARGS...]
+       cluster.sh hosts N [--prefix P]
+       cluster.sh addr K
+  up     create hosts P0..P{N-1} (network namespaces) on a bridge in namespace Psw;
+         every host has lo and fm0 (198.18.0.K+1/15), a route for 224.0.0.0/4 via fm0,
+         and /etc/netns/PK/hosts naming every host
+  down   remove cluster P (idempotent)
+  run    up, run CMD in the root namespace (use netns-agent to enter a host), down always;
+         exits with CMD's status. CMD sees CLUSTER_HOSTS, CLUSTER_N, CLUSTER_PREFIX,
+         CLUSTER_ADDR0 and CLUSTER_AGENT (the netns-agent beside this script)
+  hosts  print P0,P1,...,P{N-1}
+  addr   print host K's address
+  --rate RATE    shape every link to RATE both ways (tc units: 1gbit, 100mbit, ...)
+  --delay DELAY  add DELAY one way at every host's egress (netem; e.g. 50us)
+  --prefix P     namespace names (default fmh); letters, digits, '-' and '_', starting
+                 with a letter, not ending with a digit, so that two prefixes never clash
+EOF
+}
+
+cl_fail() {
+    echo "cluster.sh: $*" >&2
+    exit 1
+}
+
+cl_skip() {
+    echo "cluster.sh: skipped: $*" >&2
+    exit "$CL_SKIP"
+}
+
+cl_addr() {
+    local k=$(($1 + 1))
+    printf '198.18.%d.%d\n' $((k >> 8)) $((k & 255))
+}
+
+cl_ns() {
+    echo "$cl_prefix$1"
+}
+
+cl_switch() {
+    echo "${cl_prefix}sw"
+}
+
+cl_check_n() {
+    if ! [[ $1 =~ ^[0-9]+$ ]] || (($1 < 1 || $1 > CL_MAX_HOSTS)); then
+        cl_fail "N must be a number of hosts in 1..$CL_MAX_HOSTS, not '$1'"
+    fi
+}
+
+# Options after the subcommand's positional argument; stops at "--" (for run).
+cl_parse_opts() {
+    cl_rest=()
+    while (($#)); do
+        case $1 in
+        --rate | --delay | --prefix)
+            (($# >= 2)) || cl_fail "$1 needs a value"
+            case $1 in
+            --rate) cl_rate=$2 ;;
+            --delay) cl_delay=$2 ;;
+            --prefix) cl_prefix=$2 ;;
+            esac
+            shift 2
+            ;;
+        --)
+            shift
+            cl_rest=("$@")
+            return 0
+            ;;
+        -h | --help)
+            cl_usage
+            exit 0
+            ;;
+        *) cl_fail "unknown argument '$1' (see cluster.sh --help)" ;;
+        esac
+    done
+    [[ $cl_prefix =~ ^[A-Za-z]([A-Za-z0-9_-]{0,14}[A-Za-z_-])?$ ]] ||
+        cl_fail "bad --prefix '$cl_prefix': letters, digits, '-', '_', at most 16, starting" \
+            "with a letter and not ending with a digit"
+}
+
+# RATE in tc's units -> bytes per second (integer), or nothing if it does not parse.
+cl_rate_bytes() {
+    awk -v r="$1" 'BEGIN {
+        if (!match(r, /^[0-9]+(\.[0-9]+)?/)) exit 1
+        v = substr(r, 1, RLENGTH); u = tolower(substr(r, RLENGTH + 1))
+        m["bit"] = 1 / 8; m[""] = 1 / 8; m["bps"] = 1
+        m["kbit"] = 1e3 / 8; m["mbit"] = 1e6 / 8; m["gbit"] = 1e9 / 8; m["tbit"] = 1e12 / 8
+        m["kibit"] = 1024 / 8; m["mibit"] = 1048576 / 8; m["gibit"] = 1073741824 / 8
+        m["kbps"] = 1e3; m["mbps"] = 1e6; m["gbps"] = 1e9; m["tbps"] = 1e12
+        if (!(u in m)) exit 1
+        printf "%d\n", v * m[u]
+    }'
+}
+
+cl_require_root() {
+    command -v ip >/dev/null || cl_skip "no 'ip' command (Debian package iproute2)"
+    [ "$(id -u)" -eq 0 ] || cl_skip "network namespaces need root (uid is $(id -u))"
+}
+
+# Namespaces of cluster cl_prefix that exist now, hosts first, the switch last.
+cl_existing() {
+    local names
+    names=$(ip netns list 2>/dev/null | awk '{print $1}') || true
+    grep -E "^${cl_prefix}[0-9]+\$" <<<"$names" || true
+    grep -Fx "$(cl_switch)" <<<"$names" || true
+}
+
+# Shaping of one device: tbf for a rate alone; netem when there is a delay (with the rate
+# folded in, as netem's own rate).
+cl_shape() {
+    local ns=$1 dev=$2 delay=$3 out burst
+    if [ -n "$delay" ]; then
+        local rate=()
+        [ -z "$cl_rate" ] || rate=(rate "$cl_rate")
+        out=$(tc -n "$ns" qdisc add dev "$dev" root netem delay "$delay" "${rate[@]}" \
+            limit "$CL_NETEM_PKTS" 2>&1) && return 0
+        if grep -qi "unknown" <<<"$out"; then
+            cl_skip "--delay needs the netem qdisc, which this kernel lacks" \
+                "(CONFIG_NET_SCH_NETEM); --rate alone works, through tbf"
+        fi
+        cl_fail "tc netem on $ns/$dev: $out"
+    fi
+    # 2 ms worth of tokens, at least two full frames: smooth at 1gbit, not bursty when slow.
+    burst=$(($(cl_rate_bytes "$cl_rate") / 500))
+    ((burst >= 3028)) || burst=3028
+    out=$(tc -n "$ns" qdisc add dev "$dev" root tbf rate "$cl_rate" burst "$burst" \
+        limit "$CL_QLIMIT" 2>&1) && return 0
+    if grep -qi "unknown" <<<"$out"; then
+        cl_skip "--rate needs the tbf qdisc, which this kernel lacks (CONFIG_NET_SCH_TBF)"
+    fi
+    cl_fail "tc tbf on $ns/$dev: $out"
+}
+
+cl_hosts_file() {
+    local i
+    printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n'
+    for ((i = 1; i <= cl_n; i++)); do
+        printf '198.18.%d.%d\t%s%d\n' $((i >> 8)) $((i & 255)) "$cl_prefix" $((i - 1))
+    done
+}
+
+# The switch: a namespace with a bridge. Failures here mean namespaces or bridges cannot be
+# had at all, a skip rather than an error.
+cl_switch_up() {
+    local sw out
+    sw=$(cl_switch)
+    out=$(ip netns add "$sw" 2>&1) || cl_skip "cannot create a network namespace: $out"
+    # No STP, no forwarding delay: ports forward at once. No multicast snooping: IP multicast
+    # floods to every port, as nothing here sends IGMP queries.
+    out=$(ip -n "$sw" link add br0 type bridge stp_state 0 forward_delay 0 mcast_snooping 0 \
+        2>&1) || cl_skip "cannot create a bridge: $out"
+    ip -n "$sw" link set br0 up
+    ip -n "$sw" link set lo up
+}
+
+cl_host_up() {
+    local k=$1 ns sw out
+    ns=$(cl_ns "$k")
+    sw=$(cl_switch)
+    ip netns add "$ns"
+    # IPv4 only: no link-local IPv6 address that a provider could pick instead of 198.18.
+    # shellcheck disable=SC2016 # expanded by the inner sh
+    ip netns exec "$ns" sh -c 'for f in /proc/sys/net/ipv6/conf/all/disable_ipv6 \
+        /proc/sys/net/ipv6/conf/default/disable_ipv6; do [ ! -w "$f" ] || echo 1 >"$f"; done'
+    if ! out=$(ip -n "$sw" link add "p$k" type veth peer name fm0 netns "$ns" 2>&1); then
+        [ "$k" -ne 0 ] || cl_skip "cannot create a veth pair: $out"
+        cl_fail "veth for $ns: $out"
+    fi
+    ip -n "$sw" link set "p$k" master br0
+    ip -n "$sw" link set "p$k" up
+    ip -n "$ns" link set lo up
+    ip -n "$ns" addr add "$(cl_addr "$k")/15" dev fm0
+    ip -n "$ns" link set fm0 up
+    ip -n "$ns" route add 224.0.0.0/4 dev fm0
+    if [ -n "$cl_rate$cl_delay" ]; then
+        command -v tc >/dev/null || cl_skip "shaping needs 'tc' (Debian package iproute2)"
+        cl_shape "$ns" fm0 "$cl_delay"
+        # The switch port sends at the same rate towards the host, so a host receives no
+        # faster than it could send: incast queues at its port as on a real switch.
+        [ -z "$cl_rate" ] || cl_shape "$sw" "p$k" ""
+    fi
+    # ip netns exec bind-mounts this over /etc/hosts: every host resolves every other.
+    mkdir -p "/etc/netns/$ns"
+    echo "$cl_hosts_text" >"/etc/netns/$ns/hosts"
+}
+
+cl_up_abort() {
+    local rc=$?
+    trap - EXIT
+    cl_down >/dev/null 2>&1 || true
+    exit "$rc"
+}
+
+cl_up() {
+    local k
+    cl_require_root
+    [ -z "$cl_rate" ] || [ -n "$(cl_rate_bytes "$cl_rate")" ] ||
+        cl_fail "bad --rate '$cl_rate' (tc units: 1gbit, 100mbit, 10mbps, ...)"
+    [ -z "$(cl_existing)" ] ||
+        cl_fail "cluster '$cl_prefix' is up already (cluster.sh down --prefix $cl_prefix)"
+    # Anything that fails from here on (set -e included) removes what was made.
+    trap cl_up_abort EXIT
+    cl_hosts_text=$(cl_hosts_file)
+    cl_switch_up
+    for ((k = 0; k < cl_n; k++)); do
+        cl_host_up "$k"
+    done
+    trap - EXIT
+}
+
+# Processes still inside namespace $1 (left by a job that did not clean up) keep it alive
+# after `ip netns del`; end them first.
+cl_kill_inside() {
+    local pids i
+    pids=$(ip netns pids "$1" 2>/dev/null | tr '\n' ' ') || true
+    [ -n "${pids// /}" ] || return 0
+    # shellcheck disable=SC2086 # a list of pids
+    kill -TERM $pids 2>/dev/null || true
+    for ((i = 0; i < 20; i++)); do
+        pids=$(ip netns pids "$1" 2>/dev/null | tr '\n' ' ') || true
+        [ -n "${pids// /}" ] || return 0
+        sleep 0.05
+    done
+    # shellcheck disable=SC2086
+    kill -KILL $pids 2>/dev/null || true
+}
+
+cl_down() {
+    local ns left d
+    command -v ip >/dev/null || return 0
+    for ns in $(cl_existing); do
+        cl_kill_inside "$ns"
+        ip netns del "$ns" 2>/dev/null || echo "cluster.sh: cannot remove namespace $ns" >&2
+    done
+    for d in /etc/netns/"$cl_prefix"*; do
+        [[ -d $d && ${d##*/} =~ ^${cl_prefix}([0-9]+|sw)$ ]] || continue
+        rm -f "$d/hosts"
+        rmdir "$d" 2>/dev/null || true
+    done
+    rmdir /etc/netns 2>/dev/null || true
+    left=$(cl_existing)
+    # Returns rather than exits: the traps that call this keep their own status.
+    [ -z "$left" ] || {
+        echo "cluster.sh: still there: $(tr '\n' ' ' <<<"$left")" >&2
+        return 1
+    }
+}
+
+cl_hosts() {
+    local k out=
+    for ((k = 0; k < cl_n; k++)); do
+        out+="${out:+,}$(cl_ns "$k")"
+    done
+    echo "$out"
+}
+
+cl_run_cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    cl_down || rc=1
+    exit "$rc"
+}
+
+# Process $1 and all its descendants, parents first.
+cl_tree() {
+    local c
+    echo "$1"
+    for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        cl_tree "$c"
+    done
+}
+
+# A signal ends CMD and whatever it started (TERM, then KILL after 5 s), then the cluster.
+# CMD shares our process group, so it is ended by pid.
+cl_run_signal() {
+    local sig=$1 i p pids alive
+    trap - INT TERM
+    if [ -n "${cl_child:-}" ]; then
+        mapfile -t pids < <(cl_tree "$cl_child")
+        kill -TERM "${pids[@]}" 2>/dev/null || true
+        for ((i = 0; i < 50; i++)); do
+            alive=0
+            for p in "${pids[@]}"; do
+                kill -0 "$p" 2>/dev/null && alive=1
+            done
+            ((alive)) || break
+            sleep 0.1
+        done
+        ((alive == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true
+    fi
+    exit $((128 + sig))
+}
+
+cl_run() {
+    local rc here
+    ((${#cl_rest[@]})) || cl_fail "run needs a command after --"
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+    cl_up
+    trap cl_run_cleanup EXIT
+    trap 'cl_run_signal 2' INT
+    trap 'cl_run_signal 15' TERM
+    CLUSTER_HOSTS=$(cl_hosts) CLUSTER_N=$cl_n CLUSTER_PREFIX=$cl_prefix
+    CLUSTER_ADDR0=$(cl_addr 0) CLUSTER_AGENT=$here/netns-agent
+    export CLUSTER_HOSTS CLUSTER_N CLUSTER_PREFIX CLUSTER_ADDR0 CLUSTER_AGENT
+    # In the background so that a signal reaches the traps at once; stdin stays CMD's.
+    "${cl_rest[@]}" <&0 &
+    cl_child=$!
+    rc=0
+    wait "$cl_child" || rc=$?
+    cl_child=
+    exit "$rc"
+}
+
+main() {
+    local cmd=${1:-}
+    (($#)) && shift
+    case $cmd in
+    up | run | hosts)
+        (($#)) || cl_fail "$cmd needs N (see cluster.sh --help)"
+        cl_check_n "$1"
+        cl_n=$1
+        shift
+        cl_parse_opts "$@"
+        [ "$cmd" = run ] || ((${#cl_rest[@]} == 0)) || cl_fail "unexpected '${cl_rest[0]}'"
+        case $cmd in
+        up) cl_up ;;
+        run) cl_run ;;
+        hosts) cl_hosts ;;
+        esac
+        ;;
+    down)
+        cl_parse_opts "$@"
+        cl_down
+        ;;
+    addr)
+        if (($# != 1)) || ! [[ $1 =~ ^[0-9]+$ ]] || (($1 >= CL_MAX_HOSTS)); then
+            cl_fail "addr needs a host number in 0..$((CL_MAX_HOSTS - 1))"
+        fi
+        cl_addr "$1"
+        ;;
+    -h | --help)
+        cl_usage
+        ;;
+    *)
+        cl_usage >&2
+        exit 2
+        ;;
+    esac
+}
+
+main "$@"
