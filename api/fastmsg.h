@@ -5,6 +5,13 @@
  *   fm_init() finds the other processes, opens one libfabric endpoint and connects it to
  *   every peer. Every call returns FM_OK (0) or a negative FM_ERR_* code; fm_strerror() turns
  *   a code into text. Calls are not thread-safe: one thread drives a context.
+ *   A bad argument is refused with its own code and changes nothing: the context stays
+ *   usable. A context is valid from fm_init until fm_finalize. Calls taking one compare it
+ *   with the process's live context before reading through it, so NULL, a finalized context
+ *   or any other pointer gets FM_ERR_NOT_INIT (a later fm_init may return the same pointer
+ *   again, valid again). Group calls look the group up the same way: FM_ERR_INVALID once it
+ *   is destroyed, FM_ERR_NOT_INIT after fm_finalize. A stream pointer is not checked that way:
+ *   using one after fm_end_message, or an inbound one after its handler is done, is undefined.
  *
  * Messages are streams (FM 2.x)
  *   The sender opens a message to one rank with fm_begin_message, writes it with any number of
@@ -48,7 +55,8 @@
  *
  * Environment
  *   Every FM_* variable is listed by `fastmsg-info` and in the README. A bad value makes
- *   fm_init() fail with FM_ERR_CONFIG and a message naming the variable.
+ *   fm_init() fail with FM_ERR_CONFIG and a message naming the variable and the value; an
+ *   FM_PROVIDER that libfabric does not offer on this machine fails with FM_ERR_PROVIDER.
  */
 #ifndef FASTMSG_H
 #define FASTMSG_H
@@ -84,7 +92,7 @@ extern "C" {
 #define FM_ERR_TIMEOUT      (-10) /* a blocking wait exceeded FM_TIMEOUT */
 #define FM_ERR_PEER         (-11) /* a peer died or became unreachable */
 #define FM_ERR_TOO_LONG     (-12) /* a value larger than the call allows */
-#define FM_ERR_HANDLER      (-13) /* unknown or unregistered handler id */
+#define FM_ERR_HANDLER      (-13) /* handler id out of range, or no id free */
 #define FM_ERR_OVERFLOW     (-14) /* more bytes sent than the message declared */
 #define FM_ERR_UNDERFLOW    (-15) /* more bytes asked for than the message holds */
 #define FM_ERR_INTERNAL     (-16) /* a bug: please report it */
@@ -95,6 +103,7 @@ extern "C" {
 #define FM_ERR_DUPLICATE    (-21) /* a rank listed twice */
 #define FM_ERR_TREE         (-22) /* unknown tree name or bad tree parameter */
 #define FM_ERR_NOT_MEMBER   (-23) /* the calling rank is not a member of the multicast */
+#define FM_ERR_REGISTERED   (-24) /* a handler is already registered under this id */
 
 /* Handler return values. */
 #define FM_DONE     0 /* finished with this message; unread bytes are discarded */
@@ -123,21 +132,28 @@ const char *fm_version(void);
 /* Start fastmsg in this process: read FM_* settings, join the job through the bootstrap the
  * environment names, open the endpoint and connect to every rank. Blocks until every rank of
  * the job has called fm_init (at most FM_TIMEOUT seconds). One context per process.
- * Errors: FM_ERR_INVALID (ctx NULL), FM_ERR_ALREADY_INIT, FM_ERR_CONFIG, FM_ERR_BOOTSTRAP,
+ * Errors: FM_ERR_INVALID (ctx NULL), FM_ERR_ALREADY_INIT, FM_ERR_CONFIG (a bad FM_* value, or
+ * ranks started with different FM_PROVIDER, FM_PACKET_SIZE or FM_CREDITS), FM_ERR_BOOTSTRAP,
  * FM_ERR_PROVIDER, FM_ERR_TIMEOUT, FM_ERR_NOMEM. On error *ctx is NULL and the reason is
  * printed on stderr. */
 int fm_init(fm_context **ctx);
 
 /* Synchronise with every rank, then release everything fm_init created. Blocks until every
- * rank has called fm_finalize. ctx is invalid afterwards. Errors: FM_ERR_NOT_INIT. */
+ * rank has called fm_finalize. ctx is invalid afterwards, whatever it returns (calls given it
+ * return FM_ERR_NOT_INIT). Messages still held for a handler id this rank never registered
+ * are freed unread, and said so on stderr. Errors: FM_ERR_NOT_INIT (also when called twice),
+ * FM_ERR_IN_HANDLER (nothing is released then), FM_ERR_TIMEOUT, FM_ERR_PEER,
+ * FM_ERR_BOOTSTRAP. */
 int fm_finalize(fm_context *ctx);
 
-/* This process's rank in 0..size-1, and the job's size; FM_ERR_NOT_INIT if ctx is NULL. */
+/* This process's rank in 0..size-1, and the job's size; FM_ERR_NOT_INIT if ctx is not the
+ * live context. */
 int fm_rank(const fm_context *ctx);
 int fm_size(const fm_context *ctx);
 
 /* The 64-bit key every rank of this job shares (drawn at random once per job). Packets carry
- * it so that another job's packets are recognised and dropped. 0 if ctx is NULL. */
+ * it so that another job's packets are recognised and dropped. 0 if ctx is not the live
+ * context. */
 uint64_t fm_job_key(const fm_context *ctx);
 
 /* Block until every rank has entered fm_barrier. Runs over the network (a dissemination
@@ -147,21 +163,26 @@ uint64_t fm_job_key(const fm_context *ctx);
 int fm_barrier(fm_context *ctx);
 
 /* Register fn as handler id (0..FM_MAX_HANDLERS-1) with its argument. Every rank that may
- * receive messages for id must register it before such a message can arrive (register before
- * fm_barrier, or before any message is sent, to be safe). Re-registering replaces it.
- * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (fn NULL), FM_ERR_HANDLER (id out of range). */
+ * receive messages for id should register it before such a message arrives (before
+ * fm_barrier, or before any message is sent, to be safe): a message for an id with no handler
+ * waits at the receiver, holding its sender's credits, until one is registered (the sender
+ * is not told). An id is registered once, for the context's lifetime.
+ * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (fn NULL), FM_ERR_HANDLER (id out of range),
+ * FM_ERR_REGISTERED (id already has a handler; that one stays). */
 int fm_register_handler(fm_context *ctx, int id, fm_handler_fn fn, void *arg);
 
 /* Register fn under the lowest free id and return that id (>= 0), or FM_ERR_HANDLER when all
- * ids are taken. Deterministic: ranks that add handlers in the same order get the same ids. */
+ * ids are taken. Deterministic: ranks that add handlers in the same order get the same ids.
+ * Other errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (fn NULL). */
 int fm_add_handler(fm_context *ctx, fm_handler_fn fn, void *arg);
 
 /* Open a message of at most len bytes to rank dest (which may be this rank), for the
  * receiver's handler id. On FM_OK *stream is the sending stream until fm_end_message.
  * Inside a handler it never blocks: FM_EAGAIN when the FM_OVERFLOW budget for queued packets
  * is used up (retry from a later handler call or from the main program).
- * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_RANK, FM_ERR_HANDLER (id out of range),
- * FM_ERR_TOO_LONG (len over 2^48), FM_EAGAIN. */
+ * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (stream NULL), FM_ERR_RANK (dest not in
+ * 0..size-1), FM_ERR_HANDLER (id out of range), FM_ERR_TOO_LONG (len over 2^48), FM_EAGAIN,
+ * FM_ERR_NOMEM. */
 int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream);
 
 /* Open a message of at most len bytes to each of the n ranks in dests, for handler id on
@@ -179,8 +200,8 @@ int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len,
 /* Multicast down a tree
  *   A multicast goes from a root to an ordered list of members (the root among them), down
  *   a tree whose shape is named by a builder: "flat" (the root sends to all), "chain",
- *   "binomial", "kbinomial[:k]" (k = 0 or absent: the best k for this message), "postal[:L]"
- *   (L = lambda in steps; absent: from the job's costs), or "auto": the tree the FPFS model
+ *   "binomial", "kbinomial[:k]" (k >= 1; absent: the best k for this message), "postal[:L]"
+ *   (L = lambda in steps, >= 1; absent: from the job's costs), or "auto": the tree the FPFS model
  *   (Kesavan & Panda) predicts fastest for this member count and message size, from the
  *   costs fm_mcast_calibrate measured (or FM_MCAST_COSTS, or an estimate); auto also picks
  *   the multicast's packet size (FM_PACKET_SIZE or a power-of-two fraction of it, at least
@@ -209,10 +230,12 @@ typedef struct fm_group fm_group;
  * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_EMPTY, FM_ERR_RANK, FM_ERR_DUPLICATE,
  * FM_ERR_NOMEM. */
 int fm_group_create(fm_context *ctx, const int *members, int n, fm_group **group);
-/* Free a group (multicasts on it that arrive later are dropped). FM_ERR_INVALID if unknown.
- * fm_finalize frees every group still there: destroy a group before fm_finalize, never after. */
+/* Free a group (multicasts on it that arrive later are dropped). fm_finalize frees every
+ * group still there. Errors: FM_ERR_INVALID (NULL, or not a group of the live context: e.g.
+ * already destroyed), FM_ERR_NOT_INIT (after fm_finalize). */
 int fm_group_destroy(fm_group *group);
-/* Members, and this rank's position among them (-1: not a member). */
+/* Members, and this rank's position among them (-1: not a member); errors as
+ * fm_group_destroy. */
 int fm_group_size(const fm_group *group);
 int fm_group_position(const fm_group *group);
 
@@ -220,8 +243,10 @@ int fm_group_position(const fm_group *group);
  * other member of group, for handler id, down tree (see above) with flags (0 or
  * FM_MCAST_STORE_FORWARD). Write it with fm_send_piece and fm_end_message; they wait as for
  * fm_begin_message_multi to this rank's children. Inside a handler it never blocks
- * (FM_EAGAIN as fm_begin_message). Errors: FM_ERR_INVALID, FM_ERR_NOT_MEMBER, FM_ERR_TREE
- * (unknown tree or bad parameter), FM_ERR_HANDLER, FM_ERR_TOO_LONG, FM_EAGAIN, FM_ERR_NOMEM. */
+ * (FM_EAGAIN as fm_begin_message). Errors: FM_ERR_INVALID (group or stream NULL, group
+ * destroyed, unknown flags), FM_ERR_NOT_INIT (after fm_finalize), FM_ERR_NOT_MEMBER,
+ * FM_ERR_TREE (unknown tree or bad parameter), FM_ERR_HANDLER, FM_ERR_TOO_LONG, FM_EAGAIN,
+ * FM_ERR_NOMEM. */
 int fm_mcast_begin(fm_group *group, const char *tree, unsigned flags, size_t len, int handler,
                    fm_stream **stream);
 /* The same to the n ranks of members (this rank among them), the list carried in the
@@ -251,8 +276,11 @@ int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, un
  * receiver has taken the bytes, which needs the receiver to drive progress (any fastmsg call
  * that does). If the receiver does not ask for the piece within FM_TIMEOUT, the call fails
  * with FM_ERR_TIMEOUT and the piece is withdrawn: the receiver's message ends before it.
- * Errors: FM_ERR_INVALID, FM_ERR_STATE, FM_ERR_OVERFLOW (more bytes than fm_begin_message
- * declared; nothing of this piece is sent), FM_ERR_TIMEOUT, FM_ERR_PEER. */
+ * Errors: FM_ERR_INVALID (stream NULL, or buf NULL with len > 0), FM_ERR_STATE (not a
+ * sending stream, e.g. a handler's inbound one), FM_ERR_OVERFLOW (more bytes than
+ * fm_begin_message declared; nothing of this piece is sent, the stream stays usable),
+ * FM_EAGAIN (in a handler, a stream opened outside one that needs a packet buffer),
+ * FM_ERR_TIMEOUT, FM_ERR_PEER, FM_ERR_NOMEM. */
 int fm_send_piece(fm_stream *stream, const void *buf, size_t len);
 
 /* Send what is left of the message and release the stream (invalid afterwards). May block
@@ -260,8 +288,9 @@ int fm_send_piece(fm_stream *stream, const void *buf, size_t len);
 int fm_end_message(fm_stream *stream);
 
 /* In a handler: copy up to len bytes of the message that have arrived into buf. Returns the
- * number copied (0 when nothing more has arrived yet: return FM_CONTINUE), or
- * FM_ERR_UNDERFLOW when the whole message has already been read, FM_ERR_INVALID. */
+ * number copied (0 when nothing more has arrived yet: return FM_CONTINUE; fewer than len
+ * when fewer are there), or FM_ERR_UNDERFLOW when the whole message has already been read
+ * and len > 0, FM_ERR_INVALID (stream NULL or a sending stream, buf NULL with len > 0). */
 ssize_t fm_receive(fm_stream *stream, void *buf, size_t len);
 
 /* In a handler: bytes of the message not read yet, counting only those that have arrived. */

@@ -27,6 +27,7 @@ typedef struct mc_opts {
     int root;         /* the multicasting rank */
     double timeout_s; /* give up a stalled wait after this long */
     double settle_us; /* root's pause after the barrier before it sends */
+    int common_clock; /* every rank reads one CLOCK_MONOTONIC: time from the root's send */
 } mc_opts;
 
 /* What differs between the programs sharing the command line: the usage text and whether

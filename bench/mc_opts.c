@@ -48,6 +48,9 @@ static void usage(FILE *f, const char *prog, const mc_cli *cli)
             "      --root R        the %sing rank (default 0)\n"
             "      --settle US     the root waits this long after each barrier, so that every\n"
             "                      rank has left it before the %s starts (default 20)\n"
+            "      --common-clock  every rank runs on one kernel (one machine, or hosts that\n"
+            "                      are network namespaces): time each member from the root's\n"
+            "                      start instead of its own barrier exit\n"
             "      --timeout S     %s (default 60)\n"
             "      --csv           comma-separated output for machines\n"
             "  -h, --help          this text\n",
@@ -102,7 +105,8 @@ enum {
     OPT_ROOT,
     OPT_TO,
     OPT_CSV,
-    OPT_SETTLE
+    OPT_SETTLE,
+    OPT_CLOCK
 };
 
 static const struct option long_opts[] = {
@@ -116,6 +120,7 @@ static const struct option long_opts[] = {
     {"calibrate", no_argument, NULL, OPT_CAL},
     {"root", required_argument, NULL, OPT_ROOT},
     {"settle", required_argument, NULL, OPT_SETTLE},
+    {"common-clock", no_argument, NULL, OPT_CLOCK},
     {"timeout", required_argument, NULL, OPT_TO},
     {"csv", no_argument, NULL, OPT_CSV},
     {"help", no_argument, NULL, 'h'},
@@ -166,6 +171,9 @@ static int apply(mc_opts *o, int c, const char *arg, size_t *lo, size_t *hi, int
         return 0;
     case OPT_CSV:
         o->csv = 1;
+        return 0;
+    case OPT_CLOCK:
+        o->common_clock = 1;
         return 0;
     }
     return -1;

@@ -63,7 +63,7 @@ error:
 
 int fm_barrier(fm_context *ctx)
 {
-    if (!ctx)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (ctx->in_handler)
         return FM_ERR_IN_HANDLER;

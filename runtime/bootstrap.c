@@ -90,10 +90,9 @@ int fm_boot_init(fm_boot *b, const char *which, int timeout_s)
     b->timeout_s = timeout_s;
     b->ops = boot_by_name(which ? which : "auto");
     if (!b->ops)
-        return fm_boot_fail(
-            b, FM_ERR_CONFIG,
-            "FM_BOOTSTRAP=%s: unknown back end (auto, pmix, pmi1, run, singleton%s)", which,
-            FM_HAVE_PMIX ? "" : "; pmix not built in");
+        return fm_boot_fail(b, FM_ERR_CONFIG,
+                            "unknown back end '%s' (known: auto, pmix, pmi1, run, singleton%s)",
+                            which, FM_HAVE_PMIX ? "" : "; pmix not built in");
     int rc = b->ops->init(b);
     if (rc) {
         b->ops = NULL;

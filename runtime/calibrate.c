@@ -95,12 +95,11 @@ static int window(fm_context *ctx, const unsigned char *buf, size_t len, double 
     return rc;
 }
 
-static int measure(fm_context *ctx, double v[3])
+static int measure(fm_context *ctx, uint64_t base, double v[3])
 {
     size_t big = ctx->packet_size;
     unsigned char *buf = calloc(1, big);
     int rc = buf ? FM_OK : FM_ERR_NOMEM;
-    uint64_t base = ctx->calib_count;
     double t0 = now_s();
     for (int i = 0; i < PINGS && rc == FM_OK; i++) {
         rc = send_msg(ctx, 1, FM_HANDLER_CALIB_COUNT, NULL, 0);
@@ -124,10 +123,9 @@ static int measure(fm_context *ctx, double v[3])
 }
 
 /* Rank 1: answer the pings, then acknowledge each window. */
-static int answer(fm_context *ctx)
+static int answer(fm_context *ctx, uint64_t base)
 {
     int rc = FM_OK;
-    uint64_t base = ctx->calib_count;
     for (int i = 0; i < PINGS && rc == FM_OK; i++) {
         rc = wait_count(ctx, base + (uint64_t)i + 1);
         if (rc == FM_OK)
@@ -149,22 +147,25 @@ static int have_result(fm_context *ctx, void *arg)
 
 int fm_mcast_calibrate(fm_context *ctx)
 {
-    if (!ctx)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (ctx->in_handler)
         return FM_ERR_IN_HANDLER;
     if (ctx->size < 2)
         return FM_OK; /* nothing to measure: the estimates stay */
+    /* Counted before the barrier: rank 0 may ping as soon as it leaves it, while rank 1 is
+     * still inside, so the first ping can arrive before rank 1 starts answering. */
+    uint64_t base = ctx->calib_count;
     int rc = fm_barrier_internal(ctx);
     if (rc)
         return rc;
     ctx->calib_have = 0;
     if (ctx->rank == 1)
-        rc = answer(ctx);
+        rc = answer(ctx, base);
     if (ctx->rank != 0)
         return rc ? rc : fm_progress_until(ctx, have_result, NULL, "the calibration result");
     double v[3];
-    rc = measure(ctx, v);
+    rc = measure(ctx, base, v);
     for (int r = 1; r < ctx->size && rc == FM_OK; r++)
         rc = send_msg(ctx, r, FM_HANDLER_CALIB_RESULT, v, sizeof v);
     if (rc == FM_OK && !ctx->cfg.mcast_costs[0])

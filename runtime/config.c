@@ -82,7 +82,7 @@ static const char *type_hint(const fm_config_var *v, char *buf, size_t len)
     case FM_CFG_BOOL:
         return "0 or 1";
     case FM_CFG_STR:
-        return "text";
+        return "text of at most 127 bytes";
     default:
         snprintf(buf, len, "an integer in %ld..%ld%s", v->min, v->max,
                  v->type == FM_CFG_SIZE ? " (K/M/G suffix allowed)" : "");

@@ -6,16 +6,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "context.h"
 #include "fm_build_config.h"
+#include "liveness.h"
 #include "log.h"
 #include "mcast.h"
 #include "memory.h"
 
-static int fm_initialised;
+fm_context *fm_live_ctx;
 
 /* What every rank publishes before the network is up: where it runs and the settings that
  * must agree across the job. A host is a hostname plus a network namespace, so ranks in
@@ -25,6 +27,7 @@ typedef struct fm_host_card {
     uint64_t netns;
     uint32_t packet_size, credits;
     char provider[64];
+    fm_liveness_id live; /* this process, for peers that can see it (liveness.c) */
 } fm_host_card;
 
 static void host_card(const fm_context *ctx, fm_host_card *c)
@@ -36,6 +39,25 @@ static void host_card(const fm_context *ctx, fm_host_card *c)
     c->packet_size = (uint32_t)ctx->packet_size;
     c->credits = (uint32_t)ctx->credits;
     snprintf(c->provider, sizeof c->provider, "%s", ctx->cfg.provider);
+    fm_liveness_self(&c->live);
+}
+
+/* The first setting two cards disagree on (its variable's name; their value in t, ours in m),
+ * or NULL. */
+static const char *card_differs(const fm_host_card *theirs, const fm_host_card *mine, char *t,
+                                char *m, size_t len)
+{
+    if (strcmp(theirs->provider, mine->provider)) {
+        snprintf(t, len, "%s", theirs->provider);
+        snprintf(m, len, "%s", mine->provider);
+        return "FM_PROVIDER";
+    }
+    int credits = theirs->credits != mine->credits;
+    if (!credits && theirs->packet_size == mine->packet_size)
+        return NULL;
+    snprintf(t, len, "%u", credits ? theirs->credits : theirs->packet_size);
+    snprintf(m, len, "%u", credits ? mine->credits : mine->packet_size);
+    return credits ? "FM_CREDITS" : "FM_PACKET_SIZE";
 }
 
 /* Agree on settings; set *all_local. */
@@ -55,14 +77,15 @@ static int exchange_cards(fm_context *ctx, int *all_local)
                  "bootstrap get of rank %d failed: %s", r, ctx->boot.err);
         if (strcmp(theirs.hostname, mine.hostname) || theirs.netns != mine.netns)
             *all_local = 0;
-        FM_CHECK(theirs.packet_size == mine.packet_size && theirs.credits == mine.credits &&
-                     !strcmp(theirs.provider, mine.provider),
-                 FM_ERR_CONFIG,
-                 "rank %d runs with FM_PROVIDER=%s FM_PACKET_SIZE=%u FM_CREDITS=%u, this rank "
-                 "with %s %u %u: every rank must use the same settings",
-                 r, theirs.provider, theirs.packet_size, theirs.credits, mine.provider,
-                 mine.packet_size, mine.credits);
+        fm_liveness_watch(ctx, r, &theirs.live, &mine.live);
+        char t[64], m[64];
+        const char *name = card_differs(&theirs, &mine, t, m, sizeof t);
+        FM_CHECK(!name, FM_ERR_CONFIG,
+                 "rank %d runs with %s=\"%s\", this rank with %s=\"%s\": every rank must use "
+                 "the same FM_PROVIDER, FM_PACKET_SIZE and FM_CREDITS",
+                 r, name, t, name, m);
     }
+    fm_liveness_start();
     return FM_OK;
 error:
     return rc;
@@ -107,7 +130,7 @@ static int open_transport(fm_context *ctx)
                        .verbose = (int)ctx->cfg.verbose};
     char err[256] = "";
     rc = fm_tp_open(&tc, &ctx->tp, err, sizeof err);
-    FM_CHECK(rc == FM_OK, rc, "%s", err);
+    FM_CHECK(rc == FM_OK, rc, "FM_PROVIDER=\"%.60s\": %s", ctx->cfg.provider, err);
     fm_log(1, "provider %s (fabric %s), inject %zu B, %d ranks%s", ctx->tp->info.provider,
            ctx->tp->info.fabric, ctx->tp->info.inject_size, ctx->size,
            all_local ? " on one host" : "");
@@ -131,11 +154,21 @@ static void small_packets(fm_context *ctx)
 }
 
 /* The values the table cannot check by type alone. */
-static int check_mcast_config(const fm_config *cfg, char *err, int errlen)
+static int check_values(const fm_config *cfg, char *err, int errlen)
 {
     int builder, param;
     double o, k, l;
     char why[150];
+    if (!cfg->provider[0]) {
+        snprintf(err, (size_t)errlen, "FM_PROVIDER=\"\": name a provider (shm, tcp, ...)");
+        return FM_ERR_CONFIG;
+    }
+    /* (Only tcp reads FM_IFACE: providers/ofi pins FI_TCP_IFACE to it.) */
+    if (cfg->iface[0] && strstr(cfg->provider, "tcp") && !if_nametoindex(cfg->iface)) {
+        snprintf(err, (size_t)errlen, "FM_IFACE=\"%.60s\": no such network interface here",
+                 cfg->iface);
+        return FM_ERR_CONFIG;
+    }
     if (strcmp(cfg->tree, "auto") && fm_tree_parse(cfg->tree, &builder, &param, why, sizeof why)) {
         snprintf(err, (size_t)errlen, "FM_TREE=\"%.60s\": %.150s", cfg->tree, why);
         return FM_ERR_CONFIG;
@@ -156,19 +189,21 @@ static int setup(fm_context *ctx)
     int rc = fm_config_load(&ctx->cfg, NULL, err, sizeof err);
     FM_CHECK(rc == FM_OK, rc, "%s", err);
     fm_log_level = (int)ctx->cfg.verbose;
-    rc = check_mcast_config(&ctx->cfg, err, (int)sizeof err);
+    rc = check_values(&ctx->cfg, err, (int)sizeof err);
     FM_CHECK(rc == FM_OK, rc, "%s", err);
     ctx->packet_size = (size_t)ctx->cfg.packet_size;
     ctx->credits = (int)ctx->cfg.credits;
     ctx->zcopy_min = (size_t)ctx->cfg.zcopy;
 
     rc = fm_boot_init(&ctx->boot, ctx->cfg.bootstrap, (int)ctx->cfg.timeout);
-    FM_CHECK(rc == FM_OK, rc, "bootstrap: %s", ctx->boot.err);
+    FM_CHECK(rc == FM_OK, rc, "bootstrap: %s (FM_BOOTSTRAP=\"%.40s\")", ctx->boot.err,
+             ctx->cfg.bootstrap);
     ctx->rank = ctx->boot.rank;
     ctx->size = ctx->boot.size;
     ctx->job_key = ctx->boot.job_key;
     fm_log_rank = ctx->rank;
-    fm_log(1, "rank %d of %d, bootstrap %s", ctx->rank, ctx->size, ctx->boot.ops->name);
+    fm_log(1, "rank %d of %d (pid %d), bootstrap %s", ctx->rank, ctx->size, (int)getpid(),
+           ctx->boot.ops->name);
 
     ctx->peers = calloc((size_t)ctx->size, sizeof *ctx->peers);
     ctx->dirty = calloc((size_t)ctx->size, sizeof *ctx->dirty);
@@ -181,7 +216,8 @@ static int setup(fm_context *ctx)
         goto error;
     ctx->handlers[FM_HANDLER_BARRIER] = (fm_handler_slot){fm_barrier_handler, ctx};
     fm_calibrate_init(ctx);
-    return FM_OK;
+    fm_wireup_init(ctx);
+    return fm_wireup(ctx);
 error:
     return rc;
 }
@@ -203,6 +239,7 @@ static void teardown(fm_context *ctx)
         ctx->tp->ops->close(ctx->tp);
     }
     fm_boot_fini(&ctx->boot);
+    fm_liveness_fini();
     for (int r = 0; ctx->peers && r < ctx->size; r++)
         free(ctx->peers[r].cts);
     free(ctx->peers);
@@ -215,7 +252,7 @@ int fm_init(fm_context **out)
     if (!out)
         return FM_ERR_INVALID;
     *out = NULL;
-    if (fm_initialised)
+    if (fm_live_ctx)
         return FM_ERR_ALREADY_INIT;
     fm_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
@@ -226,7 +263,7 @@ int fm_init(fm_context **out)
         fm_log_rank = -1;
         return rc;
     }
-    fm_initialised = 1;
+    fm_live_ctx = ctx;
     *out = ctx;
     return FM_OK;
 }
@@ -257,9 +294,28 @@ static void print_stats(const fm_context *ctx)
             (unsigned long long)ctx->tp->refused);
 }
 
+/* Messages that never ran because no handler was registered for their id here: fm_finalize
+ * frees them unread, so say so once. */
+static void report_held(const fm_context *ctx)
+{
+    int n = 0, from = -1;
+    unsigned id = 0;
+    for (int r = 0; r < ctx->size; r++)
+        for (const fm_stream *s = ctx->peers[r].inbound; s; s = s->next)
+            if (!ctx->handlers[s->handler].fn && !s->finished && !n++) {
+                from = s->origin;
+                id = s->handler;
+            }
+    if (n)
+        fm_log(0,
+               "fm_finalize: %d message%s never ran: no handler registered for %s (handler id "
+               "%u from rank %d%s)",
+               n, n > 1 ? "s" : "", n > 1 ? "their ids" : "its id", id, from, n > 1 ? ", ..." : "");
+}
+
 int fm_finalize(fm_context *ctx)
 {
-    if (!ctx || !fm_initialised)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (ctx->in_handler)
         return FM_ERR_IN_HANDLER;
@@ -270,35 +326,37 @@ int fm_finalize(fm_context *ctx)
     ctx->finalizing = 1;
     if (rc == FM_OK)
         rc = fm_progress_until(ctx, sends_drained, NULL, "the last completions");
+    fm_liveness_fini(); /* from here on peers exit, and that is no death */
     /* The bootstrap fence keeps every endpoint open until all ranks are past the barrier. */
     if (rc == FM_OK && fm_boot_fence(&ctx->boot))
         rc = FM_ERR_BOOTSTRAP;
     if (ctx->cfg.stats)
         print_stats(ctx);
+    report_held(ctx);
+    fm_live_ctx = NULL;
     teardown(ctx);
-    fm_initialised = 0;
     fm_log_rank = -1;
     return rc;
 }
 
 int fm_rank(const fm_context *ctx)
 {
-    return ctx ? ctx->rank : FM_ERR_NOT_INIT;
+    return fm_ctx_live(ctx) ? ctx->rank : FM_ERR_NOT_INIT;
 }
 
 int fm_size(const fm_context *ctx)
 {
-    return ctx ? ctx->size : FM_ERR_NOT_INIT;
+    return fm_ctx_live(ctx) ? ctx->size : FM_ERR_NOT_INIT;
 }
 
 uint64_t fm_job_key(const fm_context *ctx)
 {
-    return ctx ? ctx->job_key : 0;
+    return fm_ctx_live(ctx) ? ctx->job_key : 0;
 }
 
 int fm_get_stats(const fm_context *ctx, fm_stats *stats)
 {
-    if (!ctx)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (!stats)
         return FM_ERR_INVALID;
@@ -311,6 +369,8 @@ int fm_get_stats(const fm_context *ctx, fm_stats *stats)
 void fm_abort(fm_context *ctx, int code, const char *msg)
 {
     char line[512];
+    if (!fm_ctx_live(ctx))
+        ctx = NULL; /* (finalized or never initialised: nothing to read through it) */
     snprintf(line, sizeof line, "rank %d: %s", ctx ? ctx->rank : -1, msg ? msg : "fm_abort");
     if (ctx && ctx->boot.ops)
         fm_boot_abort(&ctx->boot, code, line);

@@ -17,6 +17,7 @@ enum {
     FM_HANDLER_BARRIER = FM_MAX_HANDLERS,
     FM_HANDLER_CALIB_COUNT, /* calibrate.c: messages counted once complete */
     FM_HANDLER_CALIB_RESULT,
+    FM_HANDLER_WIREUP, /* wireup.c: hellos at fm_init */
     FM_HANDLER_COUNT
 };
 
@@ -187,7 +188,8 @@ struct fm_context {
     } zc_send;
     unsigned char zc_withdraw; /* context of the empty sends that withdraw a piece */
 
-    uint64_t calib_count; /* calibrate.c */
+    uint64_t calib_count;  /* calibrate.c */
+    uint64_t wireup_heard; /* wireup.c: hellos from lower ranks */
     int calib_have;
 
     uint32_t barrier_epoch;
@@ -196,6 +198,15 @@ struct fm_context {
     fm_stats stats;
     uint64_t drops[FM_WIRE_NREASONS];
 };
+
+/* context.c: the context fm_init returned; NULL before fm_init and after fm_finalize. Public
+ * calls compare their context with it before reading through the pointer, so a finalized or
+ * foreign pointer gets FM_ERR_NOT_INIT instead of a read of freed memory. */
+extern fm_context *fm_live_ctx;
+static inline int fm_ctx_live(const fm_context *ctx)
+{
+    return ctx && ctx == fm_live_ctx;
+}
 
 /* pool.c: packet buffers */
 int fm_pool_init(fm_context *ctx);
@@ -267,6 +278,9 @@ int fm_progress_until(fm_context *ctx, fm_progress_cond done, void *arg, const c
 
 /* calibrate.c */
 void fm_calibrate_init(fm_context *ctx);
+/* wireup.c: connect every pair in one direction at fm_init (connection-based providers). */
+void fm_wireup_init(fm_context *ctx);
+int fm_wireup(fm_context *ctx);
 
 /* barrier.c */
 int fm_barrier_internal(fm_context *ctx);

@@ -30,7 +30,7 @@ const char *fm_strerror(int status)
     case FM_ERR_TOO_LONG:
         return "value too long";
     case FM_ERR_HANDLER:
-        return "unknown or unregistered handler";
+        return "handler id out of range (0..FM_MAX_HANDLERS-1), or no handler id free";
     case FM_ERR_OVERFLOW:
         return "more bytes sent than the message declared";
     case FM_ERR_UNDERFLOW:
@@ -51,6 +51,8 @@ const char *fm_strerror(int status)
         return "unknown multicast tree or bad tree parameter";
     case FM_ERR_NOT_MEMBER:
         return "the calling rank is not a member of the multicast";
+    case FM_ERR_REGISTERED:
+        return "a handler is already registered under this id";
     }
     return "unknown status code";
 }

@@ -51,7 +51,7 @@ int fm_ev_start(fm_context *ctx, struct ev_loop *loop, fm_ev **out)
 {
     if (out)
         *out = NULL;
-    if (!ctx)
+    if (fm_rank(ctx) < 0) /* NULL, finalized or not a context */
         return FM_ERR_NOT_INIT;
     if (!loop || !out)
         return FM_ERR_INVALID;

@@ -3,12 +3,15 @@
 
 int fm_register_handler(fm_context *ctx, int id, fm_handler_fn fn, void *arg)
 {
-    if (!ctx)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (!fn)
         return FM_ERR_INVALID;
     if (id < 0 || id >= FM_MAX_HANDLERS)
         return FM_ERR_HANDLER;
+    /* Once per id: replacing a handler would hand messages it has begun to another. */
+    if (ctx->handlers[id].fn)
+        return FM_ERR_REGISTERED;
     ctx->handlers[id].fn = fn;
     ctx->handlers[id].arg = arg;
     /* Messages that arrived before registration run now (not from inside a handler, where
@@ -22,8 +25,10 @@ int fm_register_handler(fm_context *ctx, int id, fm_handler_fn fn, void *arg)
 
 int fm_add_handler(fm_context *ctx, fm_handler_fn fn, void *arg)
 {
-    if (!ctx)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
+    if (!fn)
+        return FM_ERR_INVALID;
     for (int id = 0; id < FM_MAX_HANDLERS; id++)
         if (!ctx->handlers[id].fn) {
             int rc = fm_register_handler(ctx, id, fn, arg);

@@ -30,8 +30,6 @@ int fm_mcast_check_list(fm_context *ctx, const int *members, int n, int *pos)
         return FM_ERR_EMPTY;
     if (!members || n < 0)
         return FM_ERR_INVALID;
-    if (n > ctx->size)
-        return FM_ERR_DUPLICATE;
     if (!ctx->seen && !(ctx->seen = calloc((size_t)ctx->size, 1)))
         return FM_ERR_NOMEM;
     int rc = FM_OK, i;
@@ -55,7 +53,7 @@ int fm_group_create(fm_context *ctx, const int *members, int n, fm_group **group
 {
     if (group)
         *group = NULL;
-    if (!ctx)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (!group)
         return FM_ERR_INVALID;
@@ -77,15 +75,29 @@ int fm_group_create(fm_context *ctx, const int *members, int n, fm_group **group
     return FM_OK;
 }
 
-int fm_group_destroy(fm_group *g)
+/* Where g is in the live context's list, found without reading *g (a destroyed group's
+ * memory is freed): NULL when it is not there. */
+static fm_group **group_slot(const fm_group *g)
 {
-    if (!g)
-        return FM_ERR_INVALID;
-    fm_group **pp = &g->ctx->groups;
+    fm_group **pp = &fm_live_ctx->groups;
     while (*pp && *pp != g)
         pp = &(*pp)->next;
-    if (!*pp)
-        return FM_ERR_INVALID;
+    return *pp ? pp : NULL;
+}
+
+static int group_check(const fm_group *g)
+{
+    if (!fm_live_ctx)
+        return FM_ERR_NOT_INIT;
+    return g && group_slot(g) ? FM_OK : FM_ERR_INVALID;
+}
+
+int fm_group_destroy(fm_group *g)
+{
+    int rc = group_check(g);
+    if (rc)
+        return rc;
+    fm_group **pp = group_slot(g);
     *pp = g->next;
     free(g);
     return FM_OK;
@@ -93,12 +105,14 @@ int fm_group_destroy(fm_group *g)
 
 int fm_group_size(const fm_group *g)
 {
-    return g ? g->n : FM_ERR_INVALID;
+    int rc = group_check(g);
+    return rc ? rc : g->n;
 }
 
 int fm_group_position(const fm_group *g)
 {
-    return g ? g->pos : FM_ERR_INVALID;
+    int rc = group_check(g);
+    return rc ? rc : g->pos;
 }
 
 struct fm_group *fm_group_find(fm_context *ctx, uint64_t id)
@@ -186,7 +200,10 @@ int fm_mcast_begin(fm_group *g, const char *tree, unsigned flags, size_t len, in
 {
     if (stream)
         *stream = NULL;
-    if (!g || !stream)
+    int rc = group_check(g);
+    if (rc)
+        return rc;
+    if (!stream)
         return FM_ERR_INVALID;
     return mcast_begin(g->ctx, g->members, g->n, g->pos, g->id, tree, flags, len, handler, stream);
 }
@@ -196,7 +213,7 @@ int fm_mcast_begin_list(fm_context *ctx, const int *members, int n, const char *
 {
     if (stream)
         *stream = NULL;
-    if (!ctx)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (!stream)
         return FM_ERR_INVALID;

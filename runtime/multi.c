@@ -119,7 +119,7 @@ int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len,
 {
     if (stream)
         *stream = NULL;
-    if (!ctx)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (!stream)
         return FM_ERR_INVALID;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "context.h"
+#include "liveness.h"
 #include "log.h"
 
 #define FM_POLL_BATCH 32
@@ -27,14 +28,30 @@ static void on_send_done(fm_context *ctx, fm_pkt *p)
 static int on_failure(fm_context *ctx, const fm_tp_event *e)
 {
     static const char *what[] = {"?", "send", "receive", "zero-copy send", "zero-copy receive"};
-    int peer = e->kind == FM_TP_TSEND_DONE ? -1 : ((fm_pkt *)e->ctx)->peer;
-    fm_log(0, "%s to/from rank %d failed: %s", what[e->kind <= 4 ? e->kind : 0], peer,
-           fm_strerror(e->status));
-    return ctx->finalizing ? FM_OK : e->status;
+    const char *op = what[e->kind <= 4 ? e->kind : 0];
+    /* A posted receive's buffer names its previous packet's sender, not this one's. */
+    if (e->kind == FM_TP_SEND_DONE || e->kind == FM_TP_TRECV_DONE)
+        fm_log(0, "%s to/from rank %d failed: %s", op, ((fm_pkt *)e->ctx)->peer,
+               fm_strerror(e->status));
+    else
+        fm_log(0, "%s failed: %s", op, fm_strerror(e->status));
+    return ctx->finalizing ? FM_OK : fm_liveness_blame(ctx, e->status);
+}
+
+/* A packet larger than a receive buffer: the job's ranks agree on FM_PACKET_SIZE, so it came
+ * from outside (another job); dropped and counted like any malformed packet. */
+static int drop_oversize(fm_context *ctx, fm_pkt *p)
+{
+    ctx->drops[FM_WIRE_LEN_BAD]++;
+    ctx->stats.dropped++;
+    fm_log(1, "dropped a packet: larger than a receive buffer");
+    return fm_pool_repost(ctx, p);
 }
 
 static int on_event(fm_context *ctx, const fm_tp_event *e)
 {
+    if (e->kind == FM_TP_RECV_DONE && e->status == FM_ERR_TOO_LONG)
+        return drop_oversize(ctx, e->ctx);
     int rc = e->status == FM_OK ? FM_OK : on_failure(ctx, e);
     switch (e->kind) {
     case FM_TP_SEND_DONE:
@@ -112,6 +129,24 @@ static void idle_step(fm_context *ctx, unsigned *idle, double deadline)
     nanosleep(&ts, NULL);
 }
 
+/* What a wait that timed out was stuck behind, for the log. */
+static void log_stall(const fm_context *ctx)
+{
+    for (int r = 0; r < ctx->size; r++) {
+        const fm_peer *p = &ctx->peers[r];
+        int queued = 0;
+        for (const fm_pkt *q = p->pending.head; q; q = q->next)
+            queued++;
+        if (queued || p->owed || p->inbound)
+            fm_log(1, "  rank %d: %d packets wait for credit (%d credits), %d credits owed to it%s",
+                   r, queued, p->send_credits, p->owed,
+                   p->inbound ? ", a message from it in progress" : "");
+    }
+    fm_log(1, "  %zu sends in flight, %llu packets sent, %llu received",
+           (size_t)ctx->sends_inflight, (unsigned long long)ctx->stats.packets_sent,
+           (unsigned long long)ctx->stats.packets_received);
+}
+
 int fm_progress_until(fm_context *ctx, fm_progress_cond done, void *arg, const char *what)
 {
     double deadline = now_s() + (double)ctx->cfg.timeout;
@@ -126,8 +161,11 @@ int fm_progress_until(fm_context *ctx, fm_progress_cond done, void *arg, const c
         }
         if ((idle & 255) == 255 && now_s() > deadline) {
             fm_log(0, "waited %ld s (FM_TIMEOUT) for %s; giving up", ctx->cfg.timeout, what);
+            log_stall(ctx);
             return FM_ERR_TIMEOUT;
         }
+        if ((n = fm_liveness_idle(ctx)) < 0)
+            return n;
         idle_step(ctx, &idle, deadline);
     }
     return FM_OK;
@@ -135,13 +173,15 @@ int fm_progress_until(fm_context *ctx, fm_progress_cond done, void *arg, const c
 
 long fm_extract(fm_context *ctx, size_t maxbytes)
 {
-    if (!ctx)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (ctx->in_handler)
         return FM_ERR_IN_HANDLER;
     uint64_t start = ctx->handled;
     for (;;) {
         int n = fm_progress_once(ctx);
+        if (n == 0)
+            n = fm_liveness_idle(ctx); /* an empty poll: now and then, see that peers live */
         if (n < 0)
             return n;
         /* A short round drained the transport: polling again at once would find it empty
@@ -154,7 +194,7 @@ long fm_extract(fm_context *ctx, size_t maxbytes)
 
 long fm_wait(fm_context *ctx, int timeout_ms)
 {
-    if (!ctx)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (ctx->in_handler)
         return FM_ERR_IN_HANDLER;
@@ -171,6 +211,8 @@ long fm_wait(fm_context *ctx, int timeout_ms)
             long more = n < FM_POLL_BATCH ? 0 : fm_extract(ctx, 0);
             return more < 0 ? more : (long)(ctx->handled - start);
         }
+        if ((n = fm_liveness_idle(ctx)) < 0)
+            return n;
         if (now_s() >= deadline)
             return timeout_ms < 0 ? FM_ERR_TIMEOUT : 0;
         idle_step(ctx, &idle, deadline);
@@ -179,12 +221,12 @@ long fm_wait(fm_context *ctx, int timeout_ms)
 
 int fm_wait_fd(const fm_context *ctx)
 {
-    return ctx ? ctx->tp->ops->wait_fd(ctx->tp) : FM_ERR_NOT_INIT;
+    return fm_ctx_live(ctx) ? ctx->tp->ops->wait_fd(ctx->tp) : FM_ERR_NOT_INIT;
 }
 
 int fm_trywait(fm_context *ctx)
 {
-    if (!ctx)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (ctx->sends_inflight > 0 && ctx->tp->ops->wait_fd(ctx->tp) < 0)
         return FM_EAGAIN;

@@ -166,7 +166,7 @@ int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stre
 {
     if (stream)
         *stream = NULL;
-    if (!ctx)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (!stream)
         return FM_ERR_INVALID;

@@ -103,14 +103,34 @@ static int packets(size_t bytes, size_t payload)
     return m < 1 ? 1 : m > INT_MAX ? INT_MAX : (int)m;
 }
 
+/* The model's time for m packets. The simulation costs members x packets, too much to run
+ * in fm_mcast_begin for a long message; past FM_MODEL_EXACT packets the completion time grows
+ * by the same amount per packet (the pipeline's slowest sender sets the pace), so it is
+ * simulated at FM_MODEL_EXACT and FM_MODEL_EXACT / 2 packets and extended along that line. */
+#define FM_MODEL_EXACT 256
+
+static int model_time(const struct fm_tree_desc *d, int m, double step, double lambda, int sf,
+                      double *t)
+{
+    enum fm_model_mode mode = sf ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS;
+    if (m <= FM_MODEL_EXACT)
+        return fm_model_seconds(d, m, step, lambda, mode, t, NULL);
+    double hi, lo;
+    int rc = fm_model_seconds(d, FM_MODEL_EXACT, step, lambda, mode, &hi, NULL);
+    if (rc == FM_OK)
+        rc = fm_model_seconds(d, FM_MODEL_EXACT / 2, step, lambda, mode, &lo, NULL);
+    if (rc == FM_OK)
+        *t = hi + (double)(m - FM_MODEL_EXACT) * (hi - lo) / (FM_MODEL_EXACT / 2);
+    return rc;
+}
+
 int fm_mcast_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes, size_t payload,
                      int sf, double *seconds)
 {
     int m = packets(bytes, payload);
     double step, lambda;
     step_lambda(ctx, bytes, m, &step, &lambda);
-    return fm_model_seconds(d, m, step, lambda, sf ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS,
-                            seconds, NULL);
+    return model_time(d, m, step, lambda, sf, seconds);
 }
 
 /* Fill in a named tree: parameter resolved for this message (kbinomial's k, postal's lambda). */
@@ -139,9 +159,7 @@ static int best_tree(int m, double step, double lambda, int sf, struct fm_tree_d
     for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++) {
         struct fm_tree_desc t = *d;
         double T;
-        if (named(candidates[i], m, lambda / step, &t) ||
-            fm_model_seconds(&t, m, step, lambda, sf ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS, &T,
-                             NULL))
+        if (named(candidates[i], m, lambda / step, &t) || model_time(&t, m, step, lambda, sf, &T))
             continue;
         if (best_t < 0 || T < best_t) {
             best_t = T;
@@ -219,7 +237,7 @@ int fm_mcast_choose(fm_context *ctx, const char *spec, size_t bytes, size_t min_
 int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, unsigned flags,
                           size_t len, double *seconds, char *chosen)
 {
-    if (!ctx)
+    if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (n < 1 || root < 0 || root >= n || !seconds || (flags & ~(unsigned)FM_MCAST_STORE_FORWARD))
         return FM_ERR_INVALID;

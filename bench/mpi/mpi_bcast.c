@@ -60,7 +60,9 @@ typedef struct sample {
 /* One broadcast of size bytes; rank 0 gets *out. */
 static void one_bcast(bc *b, size_t size, int check, sample *out)
 {
-    double mine[2] = {-1, 0}; /* member: until its copy was complete; root: CPU time */
+    /* member: until its copy was complete; root: CPU time; CLOCK_MONOTONIC when the copy was
+     * complete (member) or the broadcast began (root), for --common-clock */
+    double mine[3] = {-1, 0, 0};
     if (check && b->me != b->root)
         for (size_t i = 0; i < size; i++)
             b->buf[i] = (unsigned char)~pattern(i);
@@ -72,25 +74,29 @@ static void one_bcast(bc *b, size_t size, int check, sample *out)
         while (mb_now_us(CLOCK_MONOTONIC) < t_start)
             ;
         double c0 = mb_now_us(CLOCK_PROCESS_CPUTIME_ID);
+        mine[2] = mb_now_us(CLOCK_MONOTONIC);
         MPI_Bcast(b->buf, (int)size, MPI_BYTE, b->root, MPI_COMM_WORLD);
         mine[1] = mb_now_us(CLOCK_PROCESS_CPUTIME_ID) - c0;
     } else {
         MPI_Bcast(b->buf, (int)size, MPI_BYTE, b->root, MPI_COMM_WORLD);
-        mine[0] = mb_now_us(CLOCK_MONOTONIC) - t_start;
+        mine[2] = mb_now_us(CLOCK_MONOTONIC);
+        mine[0] = mine[2] - t_start;
         for (size_t i = 0; check && i < size; i++)
             if (b->buf[i] != pattern(i)) {
                 b->bad++;
                 break;
             }
     }
-    MPI_Gather(mine, 2, MPI_DOUBLE, b->reports, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gather(mine, 3, MPI_DOUBLE, b->reports, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (b->me != 0)
         return;
-    *out = (sample){.done = 0, .lo = 1e300, .hi = -1e300, .cpu = b->reports[2 * b->root + 1]};
+    *out = (sample){.done = 0, .lo = 1e300, .hi = -1e300, .cpu = b->reports[3 * b->root + 1]};
     for (int r = 0; r < b->n; r++) {
         if (r == b->root)
             continue;
-        double us = b->reports[2 * r];
+        double us = b->reports[3 * r];
+        if (b->o->common_clock)
+            us = b->reports[3 * r + 2] - b->reports[3 * b->root + 2];
         out->lo = us < out->lo ? us : out->lo;
         out->hi = us > out->hi ? us : out->hi;
     }
@@ -149,8 +155,12 @@ static void print_header(const bc *b)
     mb_transport(tp, sizeof tp);
     printf("# " PROG " (%s): %d ranks, root %d, %s\n", lib, b->n, b->root, tp);
     printf("# MPI_Bcast picks its own algorithm, no model (resolved, mode, model_us, ratio: -); "
-           "medians of %d repeats; times from each rank's own barrier exit + %.0f us settle\n",
-           o->repeats, o->settle_us);
+           "medians of %d repeats; ",
+           o->repeats);
+    if (o->common_clock)
+        printf("times from the root's start (one clock)\n");
+    else
+        printf("times from each rank's own barrier exit + %.0f us settle\n", o->settle_us);
     printf("# completion = slowest member; min/max = fastest/slowest member; skew = max - min; "
            "cpu = root's CPU time per broadcast\n");
     fputs(MC_TABLE_HEADER, stdout);
@@ -214,7 +224,7 @@ int main(int argc, char **argv)
         status = 2;
     } else {
         b.buf = malloc(o.sizes[o.nsizes - 1]);
-        b.reports = calloc(2 * (size_t)n, sizeof *b.reports);
+        b.reports = calloc(3 * (size_t)n, sizeof *b.reports);
         if (!b.buf || !b.reports) {
             fprintf(stderr, PROG ": rank %d: no memory for %zu B\n", me, o.sizes[o.nsizes - 1]);
             status = 1;

@@ -2,6 +2,11 @@
  * AV table and the RDM endpoint; opened in dependency order and closed in reverse. */
 #include "ofi_internal.h"
 
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "fastmsg.h"
 #include "log.h"
 
@@ -31,6 +36,29 @@ static int fm_ofi_cq_open(fm_ofi_tp *t, int want_fd)
     return fi_cq_open(t->domain, &attr, &t->cq, NULL);
 }
 
+/* shm names its region in /dev/shm after the process id ("<pid>:<domain>:<ep>") and unlinks
+ * it at close. A process that died without closing leaves it behind, and the next process
+ * that gets the same pid then fails fi_enable with -FI_EBUSY. Before this process's first shm
+ * endpoint, a region named after our own pid can only be such a leftover: remove it. (Later
+ * endpoints of the same process are left alone: the regions are then its own.) */
+static void fm_ofi_shm_remove_stale(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    char prefix[32];
+    int len = snprintf(prefix, sizeof prefix, "%ld:", (long)getpid());
+    DIR *dir = opendir("/dev/shm");
+    if (!dir)
+        return;
+    for (struct dirent *e; (e = readdir(dir)) != NULL;)
+        if (!strncmp(e->d_name, prefix, (size_t)len) && !unlinkat(dirfd(dir), e->d_name, 0))
+            fm_log(1, "ofi shm: removed /dev/shm/%s, left by an earlier process %s", e->d_name,
+                   "with our pid");
+    closedir(dir);
+}
+
 int fm_ofi_resources_open(fm_ofi_tp *t, int want_fd, char *err, size_t errlen)
 {
     int rc = FM_OK;
@@ -51,6 +79,8 @@ int fm_ofi_resources_open(fm_ofi_tp *t, int want_fd, char *err, size_t errlen)
     call = "fi_av_open";
     ret = fi_av_open(t->domain, &av_attr, &t->av, NULL);
     FM_CHECK_QUIET(ret == 0, FM_ERR_PROVIDER);
+    if (!strcmp(prov, "shm"))
+        fm_ofi_shm_remove_stale();
     call = "fi_endpoint";
     ret = fi_endpoint(t->domain, t->info, &t->ep, NULL);
     FM_CHECK_QUIET(ret == 0, FM_ERR_PROVIDER);

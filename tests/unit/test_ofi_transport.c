@@ -583,6 +583,37 @@ static void test_dies_by_signal(void **state)
                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 }
 
+/* A region left in /dev/shm by a dead process that had our pid must not stop shm opening
+ * (fi_enable would fail with -FI_EBUSY): the open removes it. In a child, with a fresh pid. */
+static void test_stale_shm_region(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char path[64];
+        alarm(30);
+        snprintf(path, sizeof path, "/dev/shm/%ld:0:0", (long)getpid());
+        FILE *f = fopen(path, "w"); /* what a killed process leaves: a region by that name */
+        if (!f || fputs("stale", f) < 0 || fclose(f))
+            _exit(5);
+        fm_tp_config cfg = {.provider = "shm", .iface = "", .all_local = 1};
+        fm_tp *tp = NULL;
+        char err[256];
+        if (fm_ofi_open(&cfg, &tp, err, sizeof err) != FM_OK) {
+            fprintf(stderr, "open with a stale region: %s\n", err);
+            unlink(path);
+            _exit(3);
+        }
+        tp->ops->close(tp);
+        _exit(access(path, F_OK) == 0 ? 4 : 0); /* close unlinks the region it made */
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* Named "<variant>_<test>" so the providers' runs tell apart. */
 #define PAIR_TEST(f, v)                                                                            \
     {                                                                                              \
@@ -598,16 +629,27 @@ int main(void)
     setenv("FI_PROVIDER", "shm,tcp,ofi_rxm", 0);
     setenv("FI_TCP_IFACE", "lo", 0);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_provider), cmocka_unit_test(test_dies_by_signal),
-        PAIR_TEST(test_info, shm),           PAIR_TEST(test_one_each_way, shm),
-        PAIR_TEST(test_sizes, shm),          PAIR_TEST(test_many, shm),
-        PAIR_TEST(test_wait, shm),           PAIR_TEST(test_tagged, shm),
-        PAIR_TEST(test_bad_rank, shm),       PAIR_TEST(test_truncated, shm_small),
-        PAIR_TEST(test_info, tcp),           PAIR_TEST(test_one_each_way, tcp),
-        PAIR_TEST(test_sizes, tcp),          PAIR_TEST(test_many, tcp),
-        PAIR_TEST(test_wait, tcp),           PAIR_TEST(test_tagged, tcp),
-        PAIR_TEST(test_bad_rank, tcp),       PAIR_TEST(test_truncated, tcp_small),
-        PAIR_TEST(test_info, tcp_nofd),      PAIR_TEST(test_one_each_way, tcp_nofd),
+        cmocka_unit_test(test_bad_provider),
+        cmocka_unit_test(test_dies_by_signal),
+        cmocka_unit_test(test_stale_shm_region),
+        PAIR_TEST(test_info, shm),
+        PAIR_TEST(test_one_each_way, shm),
+        PAIR_TEST(test_sizes, shm),
+        PAIR_TEST(test_many, shm),
+        PAIR_TEST(test_wait, shm),
+        PAIR_TEST(test_tagged, shm),
+        PAIR_TEST(test_bad_rank, shm),
+        PAIR_TEST(test_truncated, shm_small),
+        PAIR_TEST(test_info, tcp),
+        PAIR_TEST(test_one_each_way, tcp),
+        PAIR_TEST(test_sizes, tcp),
+        PAIR_TEST(test_many, tcp),
+        PAIR_TEST(test_wait, tcp),
+        PAIR_TEST(test_tagged, tcp),
+        PAIR_TEST(test_bad_rank, tcp),
+        PAIR_TEST(test_truncated, tcp_small),
+        PAIR_TEST(test_info, tcp_nofd),
+        PAIR_TEST(test_one_each_way, tcp_nofd),
         PAIR_TEST(test_wait, tcp_nofd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

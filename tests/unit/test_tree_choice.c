@@ -11,6 +11,7 @@
 
 #include "context.h"
 #include "mcast.h"
+#include "model.h"
 
 static fm_context ctx_with(const char *costs, size_t packet)
 {
@@ -92,13 +93,37 @@ static void cached_choice_is_the_same(void **state)
     fm_mcast_costs_free(&c);
 }
 
+/* Past 256 packets the prediction is extended along a line: it must stay within 1% of the
+ * full simulation for every tree and both modes. */
+static void long_messages_extrapolate(void **state)
+{
+    (void)state;
+    fm_context c = ctx_with("1000:200:500", 1024);
+    const char *trees[] = {"flat", "chain", "binomial", "kbinomial:2", "postal:2"};
+    for (size_t i = 0; i < sizeof trees / sizeof *trees; i++)
+        for (int sf = 0; sf <= 1; sf++) {
+            struct fm_tree_desc d = {.n = 13, .root = 3};
+            size_t payload = 0, bytes = 1000 * 1024;
+            assert_int_equal(fm_mcast_choose(&c, trees[i], bytes, 0, sf, &d, &payload), FM_OK);
+            double fast = -1, exact = -1;
+            assert_int_equal(fm_mcast_predict(&c, &d, bytes, payload, sf, &fast), FM_OK);
+            double step = 1000e-9 + 1024 * 200e-9 / 1024, lambda = step + 500e-9;
+            assert_int_equal(fm_model_seconds(&d, 1000, step, lambda,
+                                              sf ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS, &exact,
+                                              NULL),
+                             FM_OK);
+            assert_true(fast > 0 && exact > 0);
+            assert_true(fast <= exact * 1.01 && fast >= exact * 0.99);
+        }
+    fm_mcast_costs_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(named_tree_keeps_packet_size),
-        cmocka_unit_test(cheap_packets_get_smaller),
-        cmocka_unit_test(dear_packets_stay_large),
-        cmocka_unit_test(cached_choice_is_the_same),
+        cmocka_unit_test(named_tree_keeps_packet_size), cmocka_unit_test(cheap_packets_get_smaller),
+        cmocka_unit_test(dear_packets_stay_large),      cmocka_unit_test(cached_choice_is_the_same),
+        cmocka_unit_test(long_messages_extrapolate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * checked on every member.
  *
  *   fastmsg-run -n N mcast_check [--trees T1,T2,...] [--sizes S1,S2,...] [--roots all|R]
- *       [--subset all|some] [--how group|list|multi] [--sf] [--sync] [--seed S]
+ *       [--subset all|some] [--how group|list|multi] [--sf] [--sync] [--calibrate]
+ *       [--seed S]
  *
  * The schedule is the cross product roots x trees x sizes (case index m); every rank builds
  * the same one. Case m's members: all ranks, or (some) a subset of at least 2 that contains
@@ -34,7 +35,7 @@ typedef struct mc_case {
 } mc_case;
 
 static fm_context *ctx;
-static int me, nranks, ncases, how_group, how_multi, store_forward, sync_each;
+static int me, nranks, ncases, how_group, how_multi, store_forward, sync_each, calibrate;
 static const char *trees[MAX_TREES];
 static int ntrees;
 static mc_case *cases;
@@ -212,6 +213,8 @@ static int parse_args(int argc, char **argv, size_t *sizes, int *nsizes, int *ro
             store_forward = 1;
         else if (!strcmp(o, "--sync"))
             sync_each = 1;
+        else if (!strcmp(o, "--calibrate"))
+            calibrate = 1;
         else if (!v)
             return -1;
         else if (!strcmp(o, "--trees"))
@@ -271,7 +274,8 @@ int main(int argc, char **argv)
     if (parse_args(argc, argv, sizes, &nsizes, &root, &some, &seed)) {
         fprintf(stderr,
                 "usage: mcast_check [--trees T,...] [--sizes S,...] [--roots all|R] "
-                "[--subset all|some] [--how group|list|multi] [--sf] [--sync] [--seed S]\n");
+                "[--subset all|some] [--how group|list|multi] [--sf] [--sync] [--calibrate] "
+                "[--seed S]\n");
         return 2;
     }
     ctx = st_init();
@@ -287,6 +291,8 @@ int main(int argc, char **argv)
             fm_abort(ctx, 1, "FAIL: fm_group_create");
     if (fm_register_handler(ctx, 0, on_message, NULL) || fm_barrier(ctx))
         fm_abort(ctx, 1, "FAIL: setup");
+    if (calibrate && fm_mcast_calibrate(ctx))
+        fm_abort(ctx, 1, "FAIL: fm_mcast_calibrate");
     for (int m = 0; m < ncases; m++) {
         if (cases[m].root == me)
             send_case(m);

@@ -78,7 +78,7 @@ job bash -c "echo \"$want_var=\${$want_var:-unset}\""
 
 FM_VERBOSE=1 job "$hello"
 [ "$(count "greetings ok")" -eq $N ] || fail "$(count "greetings ok") of $N ranks greeted"
-[ "$(count "rank [0-9]+ of $N, bootstrap $want_boot$")" -eq $N ] ||
+[ "$(count "rank [0-9]+ of $N( \(pid [0-9]+\))?, bootstrap $want_boot$")" -eq $N ] ||
   fail "not every rank joined through bootstrap $want_boot"
 
 job "$probe"

@@ -1,0 +1,522 @@
+#!/usr/bin/env python3
+"""compare.py: fastmsg against raw libfabric and two MPIs, in one run, same sizes, same hosts.
+
+  ping-pong  one host over shm: fm-pingpong (FM_PROVIDER=shm), fi_pingpong -p shm (through
+             compare-pingpong.sh, which interleaves the two), mpi-pingpong-openmpi (btl vader)
+             and mpi-pingpong-mpich (UCX sm).
+  multicast  N emulated hosts (bench/cluster: network namespaces on one bridge, every link
+             shaped to --rate): fm-mcast with every tree plus auto, pipelined and
+             store-and-forward, calibrated on the live job; mpi-bcast-openmpi and
+             mpi-bcast-mpich over TCP on the same hosts.
+
+Prints tables with ratios, writes CSV and (with python3-matplotlib) PNG plots to --out, and
+checks the multicast targets of bench/README.md. Beside every multicast figure: the model's
+prediction and the link-rate bound, size / rate + depth x packet time, with the depth of the
+tree that ran (MPI's trees are unknown: depth 1, the bound of any tree). Needs root for the
+cluster; see bench/README.md.
+"""
+import argparse
+import csv
+import io
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+TREES = ["flat", "chain", "binomial", "kbinomial", "postal", "auto"]
+MPIS = ["openmpi", "mpich"]
+
+
+def fail(msg):
+    sys.exit(f"compare: {msg}")
+
+
+def size_bytes(text):
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(text[-1:].lower(), 1)
+    digits = text[:-1] if mult > 1 else text
+    if not digits.isdigit():
+        fail(f"bad size '{text}'")
+    return int(digits) * mult
+
+
+def size_name(n):
+    for unit, shift in (("M", 20), ("K", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return str(n)
+
+
+def rate_bytes_per_s(text):
+    """tc's rate units: 1gbit, 100mbit, 500kbit, 1000000bit."""
+    t = text.lower()
+    for unit, mult in (("gbit", 1e9), ("mbit", 1e6), ("kbit", 1e3), ("bit", 1.0)):
+        if t.endswith(unit) and t[: -len(unit)].replace(".", "", 1).isdigit():
+            return float(t[: -len(unit)]) * mult / 8
+    fail(f"bad rate '{text}' (e.g. 1gbit, 100mbit)")
+
+
+def run(cmd, env=None, timeout=3600, die=True):
+    """Run cmd; its stdout. On failure show its output and exit (or raise RuntimeError)."""
+    full_env = dict(os.environ, **(env or {}))
+    print("compare: $ " + " ".join(cmd), file=sys.stderr)
+    try:
+        p = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=timeout)
+        code = p.returncode
+    except subprocess.TimeoutExpired as e:
+        p, code = e, "a timeout"
+    if code != 0:
+        sys.stderr.write(str(p.stdout or "")[-2000:] + str(p.stderr or "")[-4000:])
+        if not die:
+            out = p.stdout if isinstance(p.stdout, str) else (p.stdout or b"").decode()
+            raise RuntimeError(f"{cmd[0]} exited {code}", out)
+        fail(f"{cmd[0]} exited {code}")
+    return p.stdout
+
+
+def csv_rows(text):
+    lines = [l for l in text.splitlines() if l and not l.startswith("#")]
+    return list(csv.DictReader(io.StringIO("\n".join(lines))))
+
+
+def num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def median(values):
+    vals = [v for v in values if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def fmt(v, digits=2):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+class Tools:
+    def __init__(self, build):
+        self.build = build
+        self.fm_run = os.path.join(build, "runtime/launcher/fastmsg-run")
+        self.fm_pp = os.path.join(build, "bench/fm-pingpong")
+        self.fm_mcast = os.path.join(build, "bench/fm-mcast")
+        self.fm_tree = os.path.join(build, "runtime/tools/fastmsg-tree")
+        self.fm_info = os.path.join(build, "runtime/tools/fastmsg-info")
+        self.mpi_pp = {m: os.path.join(build, f"bench/mpi/mpi-pingpong-{m}") for m in MPIS}
+        self.mpi_bcast = {m: os.path.join(build, f"bench/mpi/mpi-bcast-{m}") for m in MPIS}
+        self.cluster = os.path.join(HERE, "cluster/cluster.sh")
+        self.agent = os.path.join(HERE, "cluster/netns-agent")
+        for f in (self.fm_run, self.fm_pp, self.fm_mcast, self.fm_tree, self.fm_info):
+            if not os.access(f, os.X_OK):
+                fail(f"{f} not built (meson compile -C {build})")
+        self.mpis = [m for m in MPIS if os.access(self.mpi_pp[m], os.X_OK)]
+        missing = set(MPIS) - set(self.mpis)
+        if missing:
+            print(f"compare: no MPI benchmarks for {', '.join(sorted(missing))} "
+                  "(libopenmpi-dev / libmpich-dev missing at build time)", file=sys.stderr)
+
+    def packet_size(self, env):
+        out = run([self.fm_info], env=env)
+        for line in out.splitlines():
+            if line.strip().startswith("FM_PACKET_SIZE"):
+                return int(line.split("=")[1].split()[0])
+        fail("fastmsg-info printed no FM_PACKET_SIZE")
+
+
+OMPI_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Ping-pong on one host
+
+
+def pingpong(tools, args):
+    sizes_arg = ["--min", "1", "--max", args.pp_max]
+    out = run(["bash", os.path.join(HERE, "compare-pingpong.sh"), "shm", "-r", str(args.repeats),
+               "--max", args.pp_max, "--csv", "--build", tools.build], timeout=7200)
+    rows = {int(r["size"]): {"fm_lat": num(r["fm_lat_us"]), "fi_lat": num(r["fi_lat_us"]),
+                              "fm_bw": num(r["fm_stream_bw_MBps"]), "fi_bw": num(r["fi_bw_MBps"])}
+            for r in csv_rows(out)}
+    launch = {
+        "openmpi": ["mpirun.openmpi", "--bind-to", "none", "--mca", "pml", "ob1", "--mca", "btl",
+                    "self,vader", "--mca", "oob_tcp_if_include", "lo", "-n", "2"],
+        "mpich": ["mpiexec.mpich", "-iface", "lo", "-n", "2"],
+    }
+    env = dict(OMPI_ROOT, UCX_TLS="self,sm")
+    for m in tools.mpis:
+        samples = {}
+        for _ in range(args.repeats):  # one launch per repeat: launches differ, as fm's do
+            out = run(launch[m] + [tools.mpi_pp[m], "-r", "1", "--csv"] + sizes_arg, env=env)
+            for r in csv_rows(out):
+                s = samples.setdefault(int(r["size"]), ([], []))
+                s[0].append(num(r["latency_us"]))
+                s[1].append(num(r["bandwidth_MBps"]))
+        for size, (lat, bw) in samples.items():
+            row = rows.setdefault(size, {})
+            row[m + "_lat"], row[m + "_bw"] = median(lat), median(bw)
+    return rows
+
+
+def pingpong_report(rows, mpis, out_dir):
+    cols = ["fm_lat", "fi_lat"] + [m + "_lat" for m in mpis] + ["fm_bw", "fi_bw"] + \
+        [m + "_bw" for m in mpis]
+    with open(os.path.join(out_dir, "pingpong.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["size"] + cols)
+        for size in sorted(rows):
+            w.writerow([size] + [fmt(rows[size].get(c), 3) for c in cols])
+    print("\n# ping-pong, one host, shm: one-way latency (us) and bandwidth (MB/s); medians")
+    print("# ratios: fastmsg / other (latency: below 1 is faster; bandwidth: above 1 is faster)")
+    print("# bw: fm and MPI stream a window of messages; fi_pingpong's is size / latency")
+    head = f"{'size':>8} {'fm':>8} {'fi':>8}" + "".join(f" {m:>8}" for m in mpis) + \
+        f" {'fm/fi':>6}" + "".join(f" {'fm/' + m[:4]:>8}" for m in mpis) + \
+        f" {'fm-bw':>9} {'fi-bw':>9}" + "".join(f" {m[:5] + '-bw':>9}" for m in mpis)
+    print(head)
+    for size in sorted(rows):
+        r = rows[size]
+        line = f"{size_name(size):>8} {fmt(r.get('fm_lat'), 3):>8} {fmt(r.get('fi_lat'), 3):>8}"
+        line += "".join(f" {fmt(r.get(m + '_lat'), 3):>8}" for m in mpis)
+        line += f" {fmt(ratio(r.get('fm_lat'), r.get('fi_lat'))):>6}"
+        line += "".join(f" {fmt(ratio(r.get('fm_lat'), r.get(m + '_lat'))):>8}" for m in mpis)
+        line += f" {fmt(r.get('fm_bw'), 1):>9} {fmt(r.get('fi_bw'), 1):>9}"
+        line += "".join(f" {fmt(r.get(m + '_bw'), 1):>9}" for m in mpis)
+        print(line)
+
+
+# ---------------------------------------------------------------------------------------------
+# Multicast on the emulated cluster
+
+
+class Cluster:
+    """cluster.sh up on entry, down on exit (also after an error or ^C)."""
+
+    def __init__(self, tools, n, rate, prefix):
+        self.tools, self.n, self.rate, self.prefix = tools, n, rate, prefix
+
+    def __enter__(self):
+        cmd = ["bash", self.tools.cluster, "up", str(self.n), "--prefix", self.prefix]
+        if self.rate:
+            cmd += ["--rate", self.rate]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode == 77:
+            fail("no emulated cluster here: " + p.stderr.strip())
+        if p.returncode != 0:
+            subprocess.run(["bash", self.tools.cluster, "down", "--prefix", self.prefix])
+            fail("cluster.sh up failed: " + p.stderr.strip())
+        self.hosts = run(["bash", self.tools.cluster, "hosts", str(self.n), "--prefix",
+                          self.prefix]).strip()
+        self.addr0 = run(["bash", self.tools.cluster, "addr", "0"]).strip()
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(["bash", self.tools.cluster, "down", "--prefix", self.prefix])
+
+    def in_host0(self, cmd):
+        return [self.tools.agent, self.prefix + "0"] + cmd
+
+
+def mcast_fastmsg(tools, cl, args):
+    env = {"FM_PROVIDER": "tcp", "FM_IFACE": "fm0"}
+    cmd = cl.in_host0([tools.fm_run, "-n", str(cl.n), "--agent", tools.agent, "--hosts",
+                       cl.hosts, "--addr", cl.addr0, tools.fm_mcast, "--sizes", args.sizes,
+                       "--trees", ",".join(TREES), "--sf-too", "--calibrate", "--common-clock", "-r",
+                       str(args.repeats), "--timeout", "600", "--csv"])
+    return csv_rows(run(cmd, env=env, timeout=7200))
+
+
+def mcast_mpi(tools, cl, args, m):
+    agent = tools.agent
+    if m == "openmpi":
+        launch = ["mpirun.openmpi", "--mca", "plm_rsh_agent", agent, "--host", cl.hosts,
+                  "-n", str(cl.n), "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1",
+                  "--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca",
+                  "btl_tcp_if_include", "fm0", "--mca", "oob_tcp_if_include", "fm0"]
+    else:
+        launch = ["mpiexec.mpich", "-launcher", "ssh", "-launcher-exec", agent, "-hosts",
+                  cl.hosts, "-iface", "fm0", "-n", str(cl.n), "-genv", "UCX_TLS", "tcp,self",
+                  "-genv", "UCX_NET_DEVICES", "fm0"]
+    cmd = cl.in_host0(launch + [tools.mpi_bcast[m], "--sizes", args.sizes, "--common-clock",
+                                "-r", str(args.repeats), "--timeout", "60", "--csv"])
+    want = len(args.sizes.split(","))
+    for attempt in (1, 2):
+        try:
+            return csv_rows(run(cmd, env=OMPI_ROOT, timeout=7200, die=False))
+        except RuntimeError as e:
+            # MPICH over UCX's tcp between emulated hosts often stalls after its last row
+            # (in MPI_Finalize); the rows it printed are whole measurements.
+            rows = csv_rows(e.args[1] or "")
+            if len(rows) == want:
+                print(f"compare: {m} failed after printing every row ({e.args[0]}); "
+                      "its rows are used", file=sys.stderr)
+                return rows
+            print(f"compare: {m} failed ({e.args[0]})" +
+                  ("; once more" if attempt == 1 else ""), file=sys.stderr)
+    fail(f"{m} failed twice")
+
+
+def tree_depth(tools, resolved, n, size, packet):
+    """Hops from the root to the deepest member of the tree fm-mcast resolved (name[:k][@P])."""
+    name, _, at = resolved.partition("@")
+    if at:
+        packet = int(at)
+    m = max(1, math.ceil(size / packet))
+    out = run([tools.fm_tree, name, "-n", str(n), "-m", str(m), "--lambda", "2"])
+    kids = {}
+    for line in out.splitlines():
+        if ":" in line and not line.startswith("steps"):
+            node, _, rest = line.partition(":")
+            kids[int(node)] = [int(c) for c in rest.split()]
+    depth, frontier = 0, [0]
+    while True:
+        frontier = [c for p in frontier for c in kids.get(p, [])]
+        if not frontier:
+            return depth, packet
+        depth += 1
+
+
+def mcast(tools, args, n, packet):
+    rows = []
+    with Cluster(tools, n, args.rate, args.prefix) as cl:
+        for r in mcast_fastmsg(tools, cl, args):
+            rows.append(dict(r, who="fastmsg"))
+        for m in tools.mpis:
+            for r in mcast_mpi(tools, cl, args, m):
+                rows.append(dict(r, who=m))
+    rate = rate_bytes_per_s(args.rate)
+    depths = {}
+    for r in rows:
+        size = int(r["size"])
+        if r["who"] == "fastmsg":
+            key = (r["resolved"], size)
+            if key not in depths:
+                depths[key] = tree_depth(tools, r["resolved"], n, size, packet)
+            depth, p = depths[key]
+        else:
+            depth, p = 1, packet
+        r["hosts"] = n
+        r["depth"] = depth
+        r["bound_us"] = (size / rate + depth * min(size, p) / rate) * 1e6
+    return rows
+
+
+def mcast_key(r):
+    return (r["who"], r["tree"], r["mode"])
+
+
+def mcast_report(rows, args, out_dir):
+    fields = ["hosts", "who", "tree", "resolved", "mode", "size", "completion_us",
+              "min_member_us", "max_member_us", "skew_us", "root_cpu_us", "model_us", "depth",
+              "bound_us"]
+    with open(os.path.join(out_dir, "mcast.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    for n in sorted({r["hosts"] for r in rows}):
+        print(f"\n# multicast to {n} emulated hosts, links {args.rate}: completion (us, the "
+              "slowest member, medians), the model's prediction, the link-rate bound")
+        print(f"{'size':>6} {'who':>8} {'tree':>12} {'resolved':>16} {'mode':>5} {'time':>11} "
+              f"{'model':>11} {'bound':>11} {'t/bound':>7} {'t/model':>7} {'skew':>9}")
+        for r in sorted((r for r in rows if r["hosts"] == n),
+                        key=lambda r: (int(r["size"]), mcast_key(r))):
+            t, model, bound = num(r["completion_us"]), num(r["model_us"]), r["bound_us"]
+            print(f"{size_name(int(r['size'])):>6} {r['who']:>8} {r['tree']:>12} "
+                  f"{r['resolved']:>16} {r['mode']:>5} {fmt(t, 1):>11} {fmt(model, 1):>11} "
+                  f"{fmt(bound, 1):>11} {fmt(ratio(t, bound)):>7} {fmt(ratio(t, model)):>7} "
+                  f"{fmt(num(r['skew_us']), 1):>9}")
+
+
+def pick(rows, n, size, who, tree=None, mode=None):
+    for r in rows:
+        if (r["hosts"] == n and int(r["size"]) == size and r["who"] == who and
+                (tree is None or r["tree"] == tree) and (mode is None or r["mode"] == mode)):
+            return r
+    return None
+
+
+def targets(rows, mpis):
+    """bench/README.md's multicast targets on the largest cluster measured."""
+    n = max(r["hosts"] for r in rows)
+    print(f"\n# targets, {n} hosts")
+    checks = []
+    for size, limit in ((16 << 20, 1.25), (1 << 20, 1.5)):
+        a = pick(rows, n, size, "fastmsg", "auto", "fpfs")
+        if a:
+            q = ratio(num(a["completion_us"]), a["bound_us"])
+            checks.append((f"{size_name(size)} auto / link-rate bound <= {limit}", q,
+                           q is not None and q <= limit))
+    for size in (1 << 20, 16 << 20):
+        a = pick(rows, n, size, "fastmsg", "auto", "fpfs")
+        sf = pick(rows, n, size, "fastmsg", "binomial", "sf")
+        if a and sf:
+            q = ratio(num(sf["completion_us"]), num(a["completion_us"]))
+            checks.append((f"{size_name(size)} store-and-forward binomial / auto >= 2", q,
+                           q is not None and q >= 2))
+        if a:
+            q = ratio(num(a["completion_us"]), num(a["model_us"]))
+            checks.append((f"{size_name(size)} auto / model within 0.75..1.25", q,
+                           q is not None and 0.75 <= q <= 1.25))
+        for m in mpis:
+            b = pick(rows, n, size, m)
+            if a and b:
+                q = ratio(num(b["completion_us"]), num(a["completion_us"]))
+                checks.append((f"{size_name(size)} {m} MPI_Bcast / auto >= 1.5", q,
+                               q is not None and q >= 1.5))
+    for what, q, ok in checks:
+        print(f"{'met' if ok else 'NOT met':>8}  {what}: {fmt(q)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots
+
+
+def plots(pp, mc, mpis, args, out_dir):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("compare: no plots (apt-get install python3-matplotlib)", file=sys.stderr)
+        return
+    made = []
+
+    def save(fig, name):
+        path = os.path.join(out_dir, name)
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        made.append(path)
+
+    def loglog(ax, xlabel, ylabel, title):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+
+    if pp:
+        sizes = [s for s in sorted(pp) if s > 0]
+        for what, unit, title, keys in (
+                ("lat", "one-way latency (us)", "ping-pong latency, one host, shm",
+                 ["fm", "fi"] + mpis),
+                ("bw", "bandwidth (MB/s)", "ping-pong bandwidth, one host, shm",
+                 ["fm", "fi"] + mpis)):
+            fig, ax = plt.subplots(figsize=(7, 4.5))
+            for k in keys:
+                ys = [pp[s].get(f"{k}_{what}") for s in sizes]
+                pts = [(s, y) for s, y in zip(sizes, ys) if y]
+                if pts:
+                    label = {"fm": "fastmsg", "fi": "fi_pingpong"}.get(k, k)
+                    ax.plot(*zip(*pts), marker="o", ms=3, label=label)
+            loglog(ax, "message size (bytes)", unit, title)
+            save(fig, f"pingpong_{what}.png")
+    if mc:
+        for n in sorted({r["hosts"] for r in mc}):
+            fig, ax = plt.subplots(figsize=(8, 5.5))
+            series = sorted({mcast_key(r) for r in mc if r["hosts"] == n})
+            for who, tree, mode in series:
+                pts = sorted((int(r["size"]), num(r["completion_us"])) for r in mc
+                             if r["hosts"] == n and mcast_key(r) == (who, tree, mode))
+                label = tree if who == "fastmsg" else who + " MPI_Bcast"
+                style = "--" if mode == "sf" else "-"
+                ax.plot(*zip(*pts), style, marker=".", label=label + (" (s&f)" if mode == "sf"
+                                                                        else ""))
+            auto = sorted((int(r["size"]), num(r["model_us"]), r["bound_us"]) for r in mc
+                          if r["hosts"] == n and mcast_key(r) == ("fastmsg", "auto", "fpfs"))
+            if auto:
+                ax.plot([a[0] for a in auto], [a[1] for a in auto], ":", color="black",
+                        label="model (auto)")
+                ax.plot([a[0] for a in auto], [a[2] for a in auto], "-", color="grey",
+                        linewidth=3, alpha=0.5, label="link-rate bound (auto)")
+            loglog(ax, "message size (bytes)", "completion (us)",
+                   f"multicast to {n} hosts, {args.rate} links")
+            ax.legend(fontsize=7, ncol=2)
+            save(fig, f"mcast_{n}hosts.png")
+        hosts = sorted({r["hosts"] for r in mc})
+        big = max(int(r["size"]) for r in mc)
+        for size in sorted({1 << 20, big}):
+            fig, ax = plt.subplots(figsize=(7, 4.5))
+            for key in sorted({mcast_key(r) for r in mc}):
+                if key[0] == "fastmsg" and key[1] not in ("auto", "binomial"):
+                    continue
+                pts = [(n, num(r["completion_us"])) for n in hosts
+                       for r in [pick(mc, n, size, *key)] if r]
+                if pts:
+                    label = (key[1] if key[0] == "fastmsg" else key[0] + " MPI_Bcast") + \
+                        (" (s&f)" if key[2] == "sf" else "")
+                    ax.plot(*zip(*pts), marker="o", label=label)
+            ax.set_xlabel("hosts")
+            ax.set_ylabel("completion (us)")
+            ax.set_title(f"multicast of {size_name(size)} vs hosts, {args.rate} links")
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=8)
+            save(fig, f"mcast_vs_hosts_{size_name(size)}.png")
+        n = max(hosts)
+        rows = [r for r in mc if r["hosts"] == n and int(r["size"]) == big]
+        if rows:
+            fig, ax = plt.subplots(figsize=(9, 4.5))
+            labels = [(r["tree"] if r["who"] == "fastmsg" else r["who"]) +
+                      (" s&f" if r["mode"] == "sf" else "") for r in rows]
+            lo = [num(r["min_member_us"]) or 0 for r in rows]
+            hi = [num(r["max_member_us"]) or 0 for r in rows]
+            ax.bar(range(len(rows)), [h - l for l, h in zip(lo, hi)], bottom=lo)
+            ax.set_xticks(range(len(rows)))
+            ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=8)
+            ax.set_ylabel("member completion (us): first to last")
+            ax.set_title(f"per-member completion (skew), {size_name(big)} to {n} hosts")
+            ax.grid(True, axis="y", alpha=0.3)
+            save(fig, f"mcast_skew_{n}hosts.png")
+    for p in made:
+        print(f"compare: wrote {p}", file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", nargs="*", choices=["pingpong", "mcast"], default=[],
+                    help="which comparisons (default both)")
+    ap.add_argument("--build", default=os.environ.get("BUILD_DIR", os.path.join(TOP, "build")))
+    ap.add_argument("--out", default="compare-out", help="CSV and PNG go here")
+    ap.add_argument("-r", "--repeats", type=int, default=3, help="medians of this many")
+    ap.add_argument("--pp-max", default="4M", help="largest ping-pong size")
+    ap.add_argument("--hosts", default="4,8,16", help="emulated cluster sizes")
+    ap.add_argument("--rate", default="1gbit", help="link rate of every emulated host")
+    ap.add_argument("--sizes", default="8,64,512,4K,32K,256K,1M,4M,16M",
+                    help="multicast sizes (comma-separated, K/M suffixes)")
+    ap.add_argument("--prefix", default="fmcmp", help="namespace names of the cluster")
+    ap.add_argument("--no-plots", action="store_true")
+    args = ap.parse_args()
+    what = set(args.what) or {"pingpong", "mcast"}
+    if args.repeats < 1:
+        fail("-r takes a positive number")
+    for s in args.sizes.split(","):
+        size_bytes(s)
+    rate_bytes_per_s(args.rate)
+    hosts = [int(h) for h in args.hosts.split(",") if h.strip()]
+    if any(h < 2 for h in hosts):
+        fail("--hosts: every cluster needs at least 2 hosts")
+    tools = Tools(os.path.abspath(args.build))
+    os.makedirs(args.out, exist_ok=True)
+    pp, mc = {}, []
+    if "pingpong" in what:
+        pp = pingpong(tools, args)
+        pingpong_report(pp, tools.mpis, args.out)
+    if "mcast" in what:
+        packet = tools.packet_size({"FM_PROVIDER": "tcp"})
+        for n in hosts:
+            mc += mcast(tools, args, n, packet)
+        mcast_report(mc, args, args.out)
+        targets(mc, tools.mpis)
+    if not args.no_plots:
+        plots(pp, mc, tools.mpis, args, args.out)
+
+
+if __name__ == "__main__":
+    main()
