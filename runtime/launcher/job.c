@@ -12,6 +12,7 @@
 #include "run.h"
 
 static void fm_run_job_grace_cb(struct ev_loop *loop, ev_timer *w, int revents);
+static void fm_run_job_blame_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 int fm_run_job_init(struct fm_run_job *job, const struct fm_run_opts *o)
 {
@@ -20,6 +21,9 @@ int fm_run_job_init(struct fm_run_job *job, const struct fm_run_opts *o)
     job->listen_fd = -1;
     job->stdin_fd = -1;
     job->loop = EV_DEFAULT;
+    job->blame_rank = -1;
+    ev_timer_init(&job->blame_timer, fm_run_job_blame_cb, FM_RUN_BLAME_WAIT, 0.);
+    job->blame_timer.data = job;
     job->rank = calloc((size_t)o->n, sizeof *job->rank);
     if (!job->loop || !job->rank)
         return fm_run_fail(-1, "cannot set up: %s", job->loop ? "out of memory" : "libev failed");
@@ -80,6 +84,7 @@ static void fm_run_job_end(struct fm_run_job *job, int code)
 {
     job->ending = 1;
     job->exit_code = code;
+    ev_timer_stop(job->loop, &job->blame_timer);
     if (job->listen_fd >= 0)
         ev_io_stop(job->loop, &job->listen_w);
     fm_run_job_signal_all(job, SIGTERM);
@@ -132,9 +137,12 @@ static void fm_run_job_review_exited(struct fm_run_job *job, int r)
     if (WIFSIGNALED(st))
         fm_run_job_fail(job, 128 + WTERMSIG(st), "rank %d (pid %d) killed by signal %d (%s)", r,
                         (int)rk->pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
-    else if (WEXITSTATUS(st) != 0)
-        fm_run_job_fail(job, WEXITSTATUS(st), "rank %d exited with status %d", r, WEXITSTATUS(st));
-    else if (rk->hello && !rk->fini && rk->conn && !rk->grace_over)
+    else if (WEXITSTATUS(st) != 0) {
+        if (job->blame_rank < 0) { /* a rank killed meanwhile is named instead */
+            job->blame_rank = r;
+            ev_timer_start(job->loop, &job->blame_timer);
+        }
+    } else if (rk->hello && !rk->fini && rk->conn && !rk->grace_over)
         fm_run_job_grace(job, r);
     else if (rk->hello && !rk->fini)
         fm_run_job_fail(job, 1, "rank %d exited without calling fm_finalize", r);
@@ -155,6 +163,16 @@ void fm_run_job_review(struct fm_run_job *job, int r)
         fm_run_job_fail(job, 1,
                         "rank %d (pid %d) closed its connection without calling fm_finalize", r,
                         (int)rk->pid);
+}
+
+static void fm_run_job_blame_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct fm_run_job *job = w->data;
+    int r = job->blame_rank;
+    (void)loop;
+    (void)revents;
+    fm_run_job_fail(job, WEXITSTATUS(job->rank[r].status), "rank %d exited with status %d", r,
+                    WEXITSTATUS(job->rank[r].status));
 }
 
 static void fm_run_job_grace_cb(struct ev_loop *loop, ev_timer *w, int revents)

@@ -17,6 +17,9 @@
 #define FM_RUN_KILL_AFTER 1.0 /* seconds from SIGTERM to SIGKILL when ending a job */
 #define FM_RUN_GIVE_UP    3.0 /* seconds from ending a job to exiting regardless */
 #define FM_RUN_GRACE      2.0 /* seconds a rank's exit and its connection may be apart */
+/* Seconds a failed exit waits before it is blamed: when a rank is killed, the others fail at
+ * once (their waits see it die), and the report should name the killed rank. */
+#define FM_RUN_BLAME_WAIT 0.2
 
 #define FM_RUN_XSTR(x) #x
 #define FM_RUN_STR(x)  FM_RUN_XSTR(x)
@@ -95,6 +98,8 @@ struct fm_run_job {
     struct fm_run_buf gen; /* kv lines put since the last fence */
     int ending, exit_code;
     ev_timer kill_timer, give_up_timer;
+    ev_timer blame_timer; /* FM_RUN_BLAME_WAIT after the first non-zero exit */
+    int blame_rank;       /* that rank, -1 before */
     ev_signal sig[3];
     int stdin_fd; /* rank 0's stdin when relayed, else -1 */
     struct sigaction orig_pipe;

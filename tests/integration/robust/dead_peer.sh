@@ -117,8 +117,10 @@ named=""
 grep -Eq "fastmsg\[[0-9]+\]: rank $victim \(pid [0-9]+\) has died" "$out" && named="by fastmsg"
 case $launcher in
 run)
-    grep -Eq "^fastmsg-run: rank $victim \(pid [0-9]+\) killed by signal 9" "$out" &&
-        named="${named:+$named and }by fastmsg-run" ;;
+    # The launcher names the killed rank, not a survivor that failed because of it.
+    grep -Eq "^fastmsg-run: rank $victim \(pid [0-9]+\) killed by signal 9" "$out" ||
+        fail "fastmsg-run did not name rank $victim as the one killed"
+    named="${named:+$named and }by fastmsg-run" ;;
 openmpi)
     grep -Eq "process rank $victim with PID [0-9]+ on node .* exited on signal 9" "$out" &&
         named="${named:+$named and }by mpirun" ;;
