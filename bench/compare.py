@@ -480,8 +480,7 @@ def plots(pp, mc, mpis, args, out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="*", choices=["pingpong", "mcast"], default=[],
-                    help="which comparisons (default both)")
+    ap.add_argument("what", nargs="*", help="pingpong and/or mcast (default both)")
     ap.add_argument("--build", default=os.environ.get("BUILD_DIR", os.path.join(TOP, "build")))
     ap.add_argument("--out", default="compare-out", help="CSV and PNG go here")
     ap.add_argument("-r", "--repeats", type=int, default=3, help="medians of this many")
@@ -494,6 +493,9 @@ def main():
     ap.add_argument("--no-plots", action="store_true")
     args = ap.parse_args()
     what = set(args.what) or {"pingpong", "mcast"}
+    if what - {"pingpong", "mcast"}:
+        fail(f"unknown comparison {', '.join(sorted(what - {'pingpong', 'mcast'}))} "
+             "(pingpong, mcast)")
     if args.repeats < 1:
         fail("-r takes a positive number")
     for s in args.sizes.split(","):

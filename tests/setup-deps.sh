@@ -7,8 +7,13 @@ packages=(
   build-essential meson ninja-build pkg-config            # build
   libfabric-dev libfabric-bin                             # transport, fi_pingpong, fi_info
   libev-dev libcmocka-dev libjemalloc-dev libpmix-dev     # libraries
-  openmpi-bin libopenmpi-dev mpich                        # launchers and MPI comparisons
+  openmpi-bin libopenmpi-dev mpich libmpich-dev           # launchers and MPI comparisons
+  slurmctld slurmd slurm-client                           # srun tests (mpi/pmix needs libpmix-dev)
+  python3-matplotlib                                      # bench/compare.py's plots
   iproute2 procps psmisc python3                          # test scripts
+  clang libclang-rt-14-dev                                # fuzzers: libFuzzer is in libclang-rt,
+                                                          # which clang only recommends
+  valgrind                                                # memcheck (pulls libc6-dbg)
 )
 
 missing=()

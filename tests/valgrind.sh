@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# valgrind memcheck: every unit test, then fastmsg programs under fastmsg-run, each rank under
+# valgrind: any memory error or definite leak (fastmsg must free everything at fm_finalize)
+# fails. Uses an existing build if BUILD_DIR names one (tests/run.sh passes its own), else
+# sets up build-vg/.
+# usage: tests/valgrind.sh [meson test arguments]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build-vg}
+if [ ! -d "$build" ]; then
+  meson setup "$build" -Dwerror=true >/dev/null
+fi
+meson compile -C "$build" >"$build/compile.log" 2>&1 || { cat "$build/compile.log"; exit 1; }
+
+vg=(valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
+    --show-leak-kinds=definite --num-callers=30 --quiet)
+status=0
+# valgrind runs the tests 10-50x slower: meson's time limits scale with it.
+meson test -C "$build" --suite unit --print-errorlogs --num-processes 2 \
+  --timeout-multiplier 4 --wrapper "${vg[*]}" "$@" || status=$?
+
+# Whole jobs: every rank under valgrind. A rank with an error or a leak exits 1 and
+# fastmsg-run fails the job.
+run=$build/runtime/launcher/fastmsg-run
+job() { # PROVIDER N PROGRAM PATTERN COUNT: COUNT output lines must match PATTERN
+  local provider=$1 n=$2 prog=$3 pattern=$4 want=$5 out rc=0
+  out=$(FM_PROVIDER=$provider FI_TCP_IFACE=lo FM_TIMEOUT=120 \
+        timeout -k 5 300 "$run" -n "$n" "${vg[@]}" "$build/examples/$prog" 2>&1) || rc=$?
+  local got
+  got=$(grep -c -- "$pattern" <<<"$out" || true)
+  if [ $rc -ne 0 ] || [ "$got" -lt "$want" ]; then
+    echo "$out"
+    echo "valgrind: FAIL: examples/$prog, $n ranks over $provider (exit $rc)"
+    status=1
+  else
+    echo "valgrind: ok: examples/$prog, $n ranks over $provider"
+  fi
+}
+job shm 2 hello "greetings ok" 2
+job tcp 2 hello "greetings ok" 2
+job shm 3 multicast "B, correct" 2
+exit $status
