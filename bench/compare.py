@@ -392,6 +392,11 @@ def plots(pp, mc, mpis, args, out_dir):
         plt.close(fig)
         made.append(path)
 
+    def new_axes(size):
+        fig, ax = plt.subplots(figsize=size)
+        ax.set_prop_cycle(color=plt.cm.tab20.colors)  # more series than tab10 has colours
+        return fig, ax
+
     def loglog(ax, xlabel, ylabel, title):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -408,7 +413,7 @@ def plots(pp, mc, mpis, args, out_dir):
                  ["fm", "fi"] + mpis),
                 ("bw", "bandwidth (MB/s)", "ping-pong bandwidth, one host, shm",
                  ["fm", "fi"] + mpis)):
-            fig, ax = plt.subplots(figsize=(7, 4.5))
+            fig, ax = new_axes((7, 4.5))
             for k in keys:
                 ys = [pp[s].get(f"{k}_{what}") for s in sizes]
                 pts = [(s, y) for s, y in zip(sizes, ys) if y]
@@ -419,7 +424,7 @@ def plots(pp, mc, mpis, args, out_dir):
             save(fig, f"pingpong_{what}.png")
     if mc:
         for n in sorted({r["hosts"] for r in mc}):
-            fig, ax = plt.subplots(figsize=(8, 5.5))
+            fig, ax = new_axes((8, 5.5))
             series = sorted({mcast_key(r) for r in mc if r["hosts"] == n})
             for who, tree, mode in series:
                 pts = sorted((int(r["size"]), num(r["completion_us"])) for r in mc
@@ -442,7 +447,7 @@ def plots(pp, mc, mpis, args, out_dir):
         hosts = sorted({r["hosts"] for r in mc})
         big = max(int(r["size"]) for r in mc)
         for size in sorted({1 << 20, big}):
-            fig, ax = plt.subplots(figsize=(7, 4.5))
+            fig, ax = new_axes((7, 4.5))
             for key in sorted({mcast_key(r) for r in mc}):
                 if key[0] == "fastmsg" and key[1] not in ("auto", "binomial"):
                     continue
@@ -477,6 +482,23 @@ def plots(pp, mc, mpis, args, out_dir):
         print(f"compare: wrote {p}", file=sys.stderr)
 
 
+def replot(args):
+    """The plots again from the CSV files of an earlier run."""
+    pp, mc, mpis = {}, [], []
+    path = os.path.join(args.replot, "pingpong.csv")
+    if os.path.exists(path):
+        for r in csv.DictReader(open(path)):
+            pp[int(r["size"])] = {k: num(v) for k, v in r.items() if k != "size"}
+        mpis = [m for m in MPIS if any(f"{m}_lat" in row for row in pp.values())]
+    path = os.path.join(args.replot, "mcast.csv")
+    if os.path.exists(path):
+        for r in csv.DictReader(open(path)):
+            r["hosts"] = int(r["hosts"])
+            r["bound_us"] = num(r["bound_us"])
+            mc.append(r)
+    plots(pp, mc, mpis, args, args.replot)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -491,7 +513,12 @@ def main():
                     help="multicast sizes (comma-separated, K/M suffixes)")
     ap.add_argument("--prefix", default="fmcmp", help="namespace names of the cluster")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--replot", metavar="DIR",
+                    help="only draw the plots again from DIR's pingpong.csv and mcast.csv")
     args = ap.parse_args()
+    if args.replot:
+        replot(args)
+        return
     what = set(args.what) or {"pingpong", "mcast"}
     if what - {"pingpong", "mcast"}:
         fail(f"unknown comparison {', '.join(sorted(what - {'pingpong', 'mcast'}))} "
