@@ -471,7 +471,11 @@ def plots(pp, mc, mpis, args, out_dir):
                       (" s&f" if r["mode"] == "sf" else "") for r in rows]
             lo = [num(r["min_member_us"]) or 0 for r in rows]
             hi = [num(r["max_member_us"]) or 0 for r in rows]
-            ax.bar(range(len(rows)), [h - l for l, h in zip(lo, hi)], bottom=lo)
+            ax.bar(range(len(rows)), [h - l for l, h in zip(lo, hi)], bottom=lo, alpha=0.6)
+            # (markers too: members that finish within a few ms of each other make no bar)
+            ax.plot(range(len(rows)), lo, "v", color="black", ms=4, label="first member")
+            ax.plot(range(len(rows)), hi, "^", color="black", ms=4, label="last member")
+            ax.legend(fontsize=8)
             ax.set_xticks(range(len(rows)))
             ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=8)
             ax.set_ylabel("member completion (us): first to last")
