@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "mc.h"
+#include "stats.h"
 
 typedef struct report { /* member -> rank 0, once per multicast */
     int32_t iter;
@@ -178,18 +179,6 @@ static int one_mcast(mc *m, const char *tree, unsigned flags, size_t size, sampl
     return FM_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, long n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* A row: medians of completion, fastest and slowest member, skew and root CPU time. */
 #define MC_COLS 5
 
@@ -210,10 +199,10 @@ static int run_row(mc *m, const char *tree, unsigned flags, size_t size, double 
                 it[c * iters + i] = v[c];
         }
         for (int c = 0; c < MC_COLS && rc == FM_OK && m->me == 0; c++)
-            rep[c][r] = median(it + c * iters, iters);
+            rep[c][r] = bench_median(it + c * iters, iters);
     }
     for (int c = 0; c < MC_COLS && rc == FM_OK && m->me == 0; c++)
-        row[c] = median(rep[c], m->o->repeats);
+        row[c] = bench_median(rep[c], m->o->repeats);
     free(it);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "pp.h"
+#include "stats.h"
 
 /* The run's settings as fastmsg reads them; the defaults are runtime/config_table.h's, the
  * same that fastmsg-info prints. */
@@ -48,8 +49,8 @@ static int run_size(pp_link *l, const pp_opts *o, size_t size, pp_row *row)
     *row = (pp_row){.size = size,
                     .lat_iters = pp_lat_iters(o, size),
                     .bw_msgs = pp_bw_windows(o, size) * o->window,
-                    .median = {pp_median(lat, o->repeats), pp_median(bw, o->repeats),
-                               pp_median(rate, o->repeats)}};
+                    .median = {bench_median(lat, o->repeats), bench_median(bw, o->repeats),
+                               bench_median(rate, o->repeats)}};
     return rc;
 }
 

@@ -67,7 +67,6 @@ typedef struct pp_label {
     const char *provider, *packet_size, *credits;
 } pp_label;
 
-double pp_median(double *v, int n); /* sorts v */
 /* The end of the header that every program shares: the CSV header line, or the table's
  * method line and column names. Each program prints its own '#' lines before it. */
 void pp_print_head(const pp_opts *o);

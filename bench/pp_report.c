@@ -1,23 +1,8 @@
 /* The ping-pong benchmarks' output (fm-pingpong, bench/mpi's mpi-pingpong): the shared end of
  * the header, then one row per size, as an aligned table (OSU style) or as CSV. */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "pp_common.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double pp_median(double *v, int n)
-{
-    if (n <= 0)
-        return 0;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 void pp_print_head(const pp_opts *o)
 {

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "mc.h"
+#include "stats.h"
 #include "mpi_common.h"
 
 #define PROG "mpi-bcast-" MB_MPI
@@ -103,18 +104,6 @@ static void one_bcast(bc *b, size_t size, int check, sample *out)
     out->done = out->hi;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, long n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* A row: medians of completion, fastest and slowest member, skew and root CPU time. */
 #define MC_COLS 5
 
@@ -135,10 +124,10 @@ static int run_row(bc *b, size_t size, double *row)
                 it[c * iters + i] = v[c];
         }
         for (int c = 0; c < MC_COLS && b->me == 0; c++)
-            rep[c][r] = median(it + c * iters, iters);
+            rep[c][r] = bench_median(it + c * iters, iters);
     }
     for (int c = 0; c < MC_COLS && b->me == 0; c++)
-        row[c] = median(rep[c], b->o->repeats);
+        row[c] = bench_median(rep[c], b->o->repeats);
     free(it);
     return 0;
 }

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "mpi_common.h"
+#include "stats.h"
 #include "pp_common.h"
 
 #define PROG "mpi-pingpong-" MB_MPI
@@ -156,8 +157,8 @@ static void run_size(mp_link *l, const pp_opts *o, size_t size, pp_row *row)
     *row = (pp_row){.size = size,
                     .lat_iters = pp_lat_iters(o, size),
                     .bw_msgs = pp_bw_windows(o, size) * o->window,
-                    .median = {pp_median(lat, o->repeats), pp_median(bw, o->repeats),
-                               pp_median(rate, o->repeats)}};
+                    .median = {bench_median(lat, o->repeats), bench_median(bw, o->repeats),
+                               bench_median(rate, o->repeats)}};
 }
 
 static void print_header(const pp_opts *o)
