@@ -2,6 +2,7 @@
 #ifndef FM_CONTEXT_H
 #define FM_CONTEXT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bootstrap.h"
@@ -11,6 +12,14 @@
 #include "wire.h"
 
 #define FM_MAX_MESSAGE (1ULL << 48) /* longest message fm_begin_message* accept */
+
+/* The steps of the small-message path, folded into their callers: a call per step costs more
+ * than the step (bench/README.md, "Where the time goes"). */
+#if defined(__GNUC__)
+#define FM_HOT static inline __attribute__((always_inline))
+#else
+#define FM_HOT static inline
+#endif
 
 /* Internal handler ids live above the user's. */
 enum {
@@ -77,15 +86,16 @@ typedef struct fm_pkt_slab {
 } fm_pkt_slab;
 
 struct fm_stream {
+    /* both directions */
     fm_context *ctx;
     struct fm_stream *next; /* the peer's inbound list, or the free list */
-    int sending;            /* 1: our outbound message; 0: an inbound one */
+    int sending;            /* 1: our outbound message (2: its last packet has left); 0: inbound */
     int peer;
     uint16_t handler;
     uint32_t msg_id;
     uint64_t declared; /* fm_begin_message's len */
-    uint64_t counted;  /* receive: bytes announced so far, checked against declared */
-    /* sending */
+    void *user;
+    /* sending (fm_send_alloc zeroes everything above FM_STREAM_RECV_FIRST) */
     uint64_t written; /* bytes appended so far */
     size_t cap;       /* payload bytes per packet for this message */
     uint32_t seq;     /* next packet's sequence number */
@@ -99,25 +109,26 @@ struct fm_stream {
     uint8_t ptype;       /* FM_PKT_DATA, or FM_PKT_MCAST for a tree multicast */
     uint32_t desc_len;   /* multicast: descriptor bytes at the head of packet 0 */
     unsigned char *desc; /* multicast: the descriptor to put there */
-    int origin;          /* receive: the rank handlers see as sender (a multicast's root) */
-    struct fm_fwd *fwd;  /* receive: forwarding state of a multicast (forward.c) */
-    /* receiving */
-    uint32_t next_seq;  /* next sequence number to move to ready */
-    fm_pkt_queue ready; /* in-order packets not yet fully read */
-    fm_pkt *early;      /* packets that arrived ahead of next_seq, sorted by seq */
-    uint64_t avail;     /* unread bytes in ready */
-    uint64_t total;     /* message length, known once complete */
-    int complete;       /* the last packet is in ready */
-    int finished;       /* handler returned FM_DONE: drop the rest */
-    int started;        /* the handler has been called */
-    fm_pkt *blocked;    /* a zero-copy piece in ready whose bytes have not arrived: later
-                         * packets wait in early behind it */
-    void *user;
+    /* receiving (recv.c zeroes the whole stream) */
+    uint64_t counted;    /* bytes announced so far, checked against declared */
+    int origin;          /* the rank handlers see as sender (a multicast's root) */
+    struct fm_fwd *fwd;  /* forwarding state of a multicast (forward.c) */
+    uint32_t next_seq;   /* next sequence number to move to ready */
+    fm_pkt_queue ready;  /* in-order packets not yet fully read */
+    fm_pkt *early;       /* packets that arrived ahead of next_seq, sorted by seq */
+    uint64_t avail;      /* unread bytes in ready */
+    uint64_t total;      /* message length, known once complete */
+    int complete;        /* the last packet is in ready */
+    int finished;        /* handler returned FM_DONE: drop the rest */
+    int started;         /* the handler has been called */
+    fm_pkt *blocked;     /* a zero-copy piece in ready whose bytes have not arrived: later
+                          * packets wait in early behind it */
     unsigned char *dbuf; /* fm_stream_deliver target */
     size_t dcap, dlen;
     fm_deliver_fn dfn;
     void *darg;
 };
+#define FM_STREAM_RECV_FIRST counted
 
 typedef struct fm_peer {
     int send_credits; /* packets we may still send to this peer */
@@ -149,6 +160,7 @@ struct fm_context {
     uint64_t job_key;
     size_t packet_size; /* payload bytes per packet */
     size_t zcopy_min;   /* pieces this large go zero-copy; 0: never (FM_ZCOPY) */
+    size_t copy_below;  /* pieces smaller than this are always copied: zcopy_min, or SIZE_MAX */
     /* Messages of at most small_max bytes travel in packets of small_payload bytes, which the
      * provider injects (shm: 4 KiB): a few injects beat one larger send's slower protocol. */
     size_t small_max, small_payload;
@@ -212,20 +224,42 @@ static inline int fm_ctx_live(const fm_context *ctx)
 int fm_pool_init(fm_context *ctx);
 void fm_pool_fini(fm_context *ctx);
 fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved);
+/* An idle send buffer, or NULL (no growing). */
+static inline fm_pkt *fm_pool_pop_send(fm_context *ctx)
+{
+    fm_pkt *p = ctx->send_free;
+    if (p) {
+        ctx->send_free_n--;
+        ctx->send_free = p->next;
+        p->next = NULL;
+        p->len = 0;
+        p->flags = 0;
+        p->refs = 0;
+    }
+    return p;
+}
 fm_pkt *fm_pool_get_send_any(fm_context *ctx);
 fm_pkt *fm_pool_get_copy(fm_context *ctx);
 void fm_pool_put_copy(fm_context *ctx, fm_pkt *c);
 int fm_pool_reserve(fm_context *ctx, size_t n);
-void fm_pool_unreserve(fm_context *ctx, size_t n);
+static inline void fm_pool_unreserve(fm_context *ctx, size_t n)
+{
+    ctx->send_reserved -= n;
+}
 void fm_pool_put_send(fm_context *ctx, fm_pkt *p);
 int fm_pool_repost(fm_context *ctx, fm_pkt *p);
 
 /* credits.c: the flow-control window */
 void fm_credits_init(fm_context *ctx);
-void fm_credits_gained(fm_context *ctx, int peer, int n);
 void fm_credits_owe(fm_context *ctx, int peer);
-int fm_credits_take_owed(fm_context *ctx, int peer);
 int fm_credits_settle(fm_context *ctx);
+/* The credits to piggyback on a packet to peer p now (and no longer owed). */
+static inline int fm_credits_take_owed(fm_peer *p)
+{
+    int n = p->owed > 0xffff ? 0xffff : p->owed;
+    p->owed -= n;
+    return n;
+}
 int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t tag);
 void fm_credits_packet_done(fm_context *ctx, int peer);
 
@@ -244,7 +278,6 @@ int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t c
                   const unsigned char *desc, size_t desc_len, fm_stream **stream);
 void fm_multi_submit(fm_stream *s, fm_pkt *p, int last);
 int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire_hdr *h);
-void fm_multi_unref(fm_context *ctx, fm_pkt *p);
 void fm_multi_close(fm_stream *s);
 int fm_multi_drained(const fm_stream *s);
 
@@ -285,5 +318,30 @@ int fm_wireup(fm_context *ctx);
 /* barrier.c */
 int fm_barrier_internal(fm_context *ctx);
 int fm_barrier_handler(fm_stream *s, int sender, void *arg);
+
+/* Inline: once per packet. */
+static inline void fm_credits_gained(fm_context *ctx, int peer, int n)
+{
+    if (n <= 0)
+        return;
+    fm_peer *p = &ctx->peers[peer];
+    p->send_credits += n;
+    if (p->pending.head)
+        fm_send_flush_peer(ctx, peer);
+}
+
+/* Drop one hold on a packet buffer (multi.c): a send buffer goes back to the pool, a received
+ * packet back to the network (at the next progress round) with its credit owed to its sender. */
+static inline void fm_multi_unref(fm_context *ctx, fm_pkt *p)
+{
+    if (--p->refs > 0)
+        return;
+    if (p->kind == FM_PKT_SEND_BUF) {
+        fm_pool_put_send(ctx, p);
+        return;
+    }
+    p->next = ctx->repost;
+    ctx->repost = p;
+}
 
 #endif

@@ -23,14 +23,6 @@ void fm_credits_init(fm_context *ctx)
     }
 }
 
-void fm_credits_gained(fm_context *ctx, int peer, int n)
-{
-    if (n <= 0)
-        return;
-    ctx->peers[peer].send_credits += n;
-    fm_send_flush_peer(ctx, peer);
-}
-
 static void mark_dirty(fm_context *ctx, int peer)
 {
     fm_peer *p = &ctx->peers[peer];
@@ -72,15 +64,6 @@ void fm_credits_packet_done(fm_context *ctx, int peer)
         mark_dirty(ctx, peer);
 }
 
-/* The credits to piggyback on a packet to peer now (and no longer owed). */
-int fm_credits_take_owed(fm_context *ctx, int peer)
-{
-    fm_peer *p = &ctx->peers[peer];
-    int n = p->owed > 0xffff ? 0xffff : p->owed;
-    p->owed -= n;
-    return n;
-}
-
 static int send_credit_packet(fm_context *ctx, int peer)
 {
     fm_peer *p = &ctx->peers[peer];
@@ -88,7 +71,7 @@ static int send_credit_packet(fm_context *ctx, int peer)
                      .type = FM_PKT_CREDIT,
                      .src = (uint32_t)ctx->rank,
                      .job_key = ctx->job_key,
-                     .credits = (uint16_t)fm_credits_take_owed(ctx, peer)};
+                     .credits = (uint16_t)fm_credits_take_owed(p)};
     if (p->cts_n) {
         h.flags = FM_PKT_CTS;
         h.msg_len = p->cts[0];

@@ -23,19 +23,6 @@ int fm_multi_drained(const fm_stream *s)
     return 1;
 }
 
-void fm_multi_unref(fm_context *ctx, fm_pkt *p)
-{
-    if (--p->refs > 0)
-        return;
-    if (p->kind == FM_PKT_SEND_BUF) {
-        fm_pool_put_send(ctx, p);
-        return;
-    }
-    /* A received packet: back to the network, its credit owed to its sender. */
-    p->next = ctx->repost;
-    ctx->repost = p;
-}
-
 int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire_hdr *h)
 {
     fm_pkt *c = fm_pool_get_copy(ctx);

@@ -126,25 +126,6 @@ int fm_pool_reserve(fm_context *ctx, size_t n)
     return FM_OK;
 }
 
-void fm_pool_unreserve(fm_context *ctx, size_t n)
-{
-    ctx->send_reserved -= n;
-}
-
-static fm_pkt *pop_send(fm_context *ctx)
-{
-    fm_pkt *p = ctx->send_free;
-    if (p) {
-        ctx->send_free_n--;
-        ctx->send_free = p->next;
-        p->next = NULL;
-        p->len = 0;
-        p->flags = 0;
-        p->refs = 0;
-    }
-    return p;
-}
-
 /* A send buffer, or NULL. reserved: the caller holds a promise (and gives it up). */
 fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved)
 {
@@ -155,7 +136,7 @@ fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved)
         if (n || reserved)
             grow_send(ctx, n == 0 ? 1 : n < 64 ? n : 64);
     }
-    return pop_send(ctx);
+    return fm_pool_pop_send(ctx);
 }
 
 /* A send buffer even past the FM_OVERFLOW budget: for forwarding, which must never wait
@@ -165,7 +146,7 @@ fm_pkt *fm_pool_get_send_any(fm_context *ctx)
 {
     if (!ctx->send_free)
         grow_send(ctx, 16);
-    return pop_send(ctx);
+    return fm_pool_pop_send(ctx);
 }
 
 fm_pkt *fm_pool_get_copy(fm_context *ctx)

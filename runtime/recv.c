@@ -7,6 +7,28 @@
 #include "context.h"
 #include "log.h"
 
+/* A fresh inbound stream for the message h starts, on no list yet. */
+FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
+{
+    fm_stream *s = ctx->stream_free;
+    if (s)
+        ctx->stream_free = s->next;
+    else if (!(s = calloc(1, sizeof *s)))
+        return NULL;
+    /* The sending half is never read while receiving: only the rest is cleared. */
+    memset(&s->FM_STREAM_RECV_FIRST, 0, sizeof *s - offsetof(fm_stream, FM_STREAM_RECV_FIRST));
+    s->ctx = ctx;
+    s->next = NULL;
+    s->sending = 0;
+    s->user = NULL;
+    s->peer = (int)h->src;
+    s->msg_id = h->msg_id;
+    s->handler = h->handler;
+    s->declared = h->msg_len;
+    s->origin = s->peer;
+    return s;
+}
+
 static fm_stream *stream_find(fm_context *ctx, const fm_wire_hdr *h)
 {
     fm_peer *peer = &ctx->peers[h->src];
@@ -14,21 +36,17 @@ static fm_stream *stream_find(fm_context *ctx, const fm_wire_hdr *h)
     for (; *tail; tail = &(*tail)->next)
         if ((*tail)->msg_id == h->msg_id)
             return *tail;
-    fm_stream *s = ctx->stream_free;
+    fm_stream *s = stream_new(ctx, h);
     if (s)
-        ctx->stream_free = s->next;
-    else if (!(s = malloc(sizeof *s)))
-        return NULL;
-    memset(s, 0, sizeof *s);
-    s->ctx = ctx;
-    s->peer = (int)h->src;
-    s->msg_id = h->msg_id;
-    s->handler = h->handler;
-    s->declared = h->msg_len;
-    s->origin = s->peer;
-    s->next = NULL;
-    *tail = s; /* arrival order, so held messages start in the order they came */
+        *tail = s; /* arrival order, so held messages start in the order they came */
     return s;
+}
+
+static void stream_free(fm_context *ctx, fm_stream *s)
+{
+    s->next = ctx->stream_free;
+    ctx->stream_free = s;
+    ctx->stats.messages_received++;
 }
 
 static void stream_release(fm_context *ctx, fm_stream *s)
@@ -38,9 +56,7 @@ static void stream_release(fm_context *ctx, fm_stream *s)
         pp = &(*pp)->next;
     *pp = s->next;
     fm_fwd_free(s);
-    s->next = ctx->stream_free;
-    ctx->stream_free = s;
-    ctx->stats.messages_received++;
+    stream_free(ctx, s);
 }
 
 /* A packet's buffer goes back to the network and the sender gets the credit back, at the
@@ -159,36 +175,42 @@ ssize_t fm_receive(fm_stream *s, void *buf, size_t len)
     return (ssize_t)got;
 }
 
+/* Deliver mode: copy what is left of one arrived packet into the named buffer. */
+static void pour_packet(fm_context *ctx, fm_stream *s, fm_pkt *p, const unsigned char *bytes)
+{
+    size_t n = p->len - p->off;
+    size_t room = s->dcap - s->dlen;
+    if (n > room) {
+        fm_log(0,
+               "message from rank %d is longer than the %zu-byte delivery buffer; "
+               "%zu bytes dropped",
+               s->peer, s->dcap, n - room);
+        n = room;
+    }
+    memcpy(s->dbuf + s->dlen, bytes + p->off, n);
+    s->dlen += n;
+    ctx->handled += n;
+    s->avail -= p->len - p->off;
+    p->off = p->len;
+}
+
 /* Deliver mode: copy everything that has arrived into the named buffer. */
 static void stream_pour(fm_context *ctx, fm_stream *s)
 {
     for (fm_pkt *p = s->ready.head; p; p = p->next) {
-        size_t n = p->len - p->off;
-        if (!n)
+        if (p->len == p->off)
             continue;
         const unsigned char *bytes = pkt_bytes(p);
         if (!bytes)
             break;
-        size_t room = s->dcap - s->dlen;
-        if (n > room) {
-            fm_log(0,
-                   "message from rank %d is longer than the %zu-byte delivery buffer; "
-                   "%zu bytes dropped",
-                   s->peer, s->dcap, n - room);
-            n = room;
-        }
-        memcpy(s->dbuf + s->dlen, bytes + p->off, n);
-        s->dlen += n;
-        ctx->handled += n;
-        s->avail -= p->len - p->off;
-        p->off = p->len;
+        pour_packet(ctx, s, p, bytes);
     }
 }
 
 /* Call the handler on what has arrived. A handler that asks for more of a message that has
  * fully arrived, having read some of it, is called again at once: no packet is coming to call
  * it later. It is not called again when nothing has changed since its last call. */
-static void stream_call(fm_context *ctx, fm_stream *s, fm_handler_slot *h)
+FM_HOT void stream_call(fm_context *ctx, fm_stream *s, fm_handler_slot *h)
 {
     while (!s->finished && !s->dfn && s->ready.head && (!s->started || s->avail || s->complete)) {
         uint64_t before = s->avail;
@@ -270,6 +292,32 @@ static int mcast_first(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_h
     return 1;
 }
 
+/* A message that fits one packet, for a registered handler: the common small message. Its
+ * stream joins no list and needs no sequencing: the handler runs on the packet, and the
+ * message is over when it returns (stream_call leaves it delivered, finished or read). */
+static int recv_whole(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
+{
+    fm_stream *s = stream_new(ctx, h);
+    if (!s) {
+        packet_done(ctx, p);
+        return FM_ERR_NOMEM;
+    }
+    s->counted = s->avail = p->len;
+    s->ready.head = s->ready.tail = p;
+    s->next_seq = 1;
+    s->complete = 1;
+    s->total = h->msg_len;
+    ctx->stats.bytes_received += p->len;
+    stream_call(ctx, s, &ctx->handlers[s->handler]);
+    if (s->dfn) {
+        pour_packet(ctx, s, p, p->buf + FM_WIRE_HDR_LEN);
+        s->dfn(s->dbuf, s->dlen, s->origin, s->darg);
+    }
+    packet_done(ctx, p);
+    stream_free(ctx, s);
+    return FM_OK;
+}
+
 int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
 {
     fm_wire_hdr h;
@@ -301,6 +349,9 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
         packet_done(ctx, p);
         return FM_OK;
     }
+    if (h.type == FM_PKT_DATA && h.seq == 0 && (h.flags & FM_PKT_LAST) &&
+        ctx->handlers[h.handler].fn)
+        return recv_whole(ctx, p, &h);
     fm_stream *s = stream_find(ctx, &h);
     if (!s) {
         packet_done(ctx, p);
@@ -335,7 +386,7 @@ size_t fm_stream_length(const fm_stream *s)
 {
     if (!s)
         return 0;
-    return s->complete ? s->total : s->declared;
+    return !s->sending && s->complete ? s->total : s->declared;
 }
 
 int fm_stream_complete(const fm_stream *s)

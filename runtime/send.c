@@ -13,13 +13,14 @@
 #include "context.h"
 #include "log.h"
 
-int fm_send_packet_now(fm_context *ctx, fm_pkt *p)
+/* Hand one packet with a credit to the transport, its owed credits written into its header
+ * on the way out. */
+FM_HOT int packet_now(fm_context *ctx, fm_peer *peer, fm_pkt *p)
 {
-    fm_peer *peer = &ctx->peers[p->peer];
-    fm_tp *tp = ctx->tp;
     /* Piggyback owed credits; byte 30 of the header (see wire.h). */
-    uint16_t c = (uint16_t)fm_credits_take_owed(ctx, p->peer);
+    uint16_t c = (uint16_t)fm_credits_take_owed(peer);
     fm_put16(p->buf + 30, c);
+    fm_tp *tp = ctx->tp;
     int rc;
     if (p->kind == FM_PKT_COPY_BUF) /* a header of its own before a shared payload */
         rc = tp->ops->sendv(tp, p->peer, p->buf, FM_WIRE_HDR_LEN, p->mr,
@@ -41,6 +42,11 @@ int fm_send_packet_now(fm_context *ctx, fm_pkt *p)
     return FM_OK;
 }
 
+int fm_send_packet_now(fm_context *ctx, fm_pkt *p)
+{
+    return packet_now(ctx, &ctx->peers[p->peer], p);
+}
+
 void fm_send_done(fm_context *ctx, fm_pkt *p)
 {
     if (p->kind == FM_PKT_COPY_BUF) {
@@ -52,10 +58,11 @@ void fm_send_done(fm_context *ctx, fm_pkt *p)
     }
 }
 
-void fm_send_queue(fm_context *ctx, fm_pkt *p)
+/* A packet leaves now if it has a credit and nothing waits ahead of it; else it queues. */
+FM_HOT void queue(fm_context *ctx, fm_pkt *p)
 {
     fm_peer *peer = &ctx->peers[p->peer];
-    if (!peer->pending.head && peer->send_credits > 0 && fm_send_packet_now(ctx, p) == FM_OK)
+    if (!peer->pending.head && peer->send_credits > 0 && packet_now(ctx, peer, p) == FM_OK)
         return;
     ctx->stats.credit_stalls++;
     if (peer->pending.tail)
@@ -65,13 +72,18 @@ void fm_send_queue(fm_context *ctx, fm_pkt *p)
     peer->pending.tail = p;
 }
 
+void fm_send_queue(fm_context *ctx, fm_pkt *p)
+{
+    queue(ctx, p);
+}
+
 int fm_send_flush_peer(fm_context *ctx, int r)
 {
     fm_peer *peer = &ctx->peers[r];
     while (peer->pending.head && peer->send_credits > 0) {
         fm_pkt *p = peer->pending.head;
         fm_pkt *next = p->next; /* p may be free again when the send returns */
-        int rc = fm_send_packet_now(ctx, p);
+        int rc = packet_now(ctx, peer, p);
         if (rc)
             return rc; /* stays queued for the next flush */
         peer->pending.head = next;
@@ -100,7 +112,7 @@ void fm_send_submit(fm_stream *s, fm_pkt *p, int type, int last)
                      .msg_len = last ? s->written : s->declared};
     fm_wire_encode(&h, p->buf);
     p->peer = s->peer;
-    fm_send_queue(ctx, p);
+    queue(ctx, p);
 }
 
 static int peer_drained(fm_context *ctx, void *arg)
@@ -140,8 +152,8 @@ static int next_packet(fm_stream *s)
         s->cur = fm_pool_get_send(ctx, 1);
         return s->cur ? FM_OK : FM_ERR_NOMEM;
     }
-    s->cur = fm_pool_get_send(ctx, 0);
-    if (s->cur)
+    s->cur = fm_pool_pop_send(ctx); /* (the pool grows only when it is empty) */
+    if (s->cur || (s->cur = fm_pool_get_send(ctx, 0)))
         return FM_OK;
     if (ctx->in_handler)
         return FM_EAGAIN; /* a stream opened outside, written inside a handler */
@@ -162,6 +174,57 @@ int fm_send_next_packet(fm_stream *s)
     return rc;
 }
 
+/* A sending stream of packets of cap payload bytes carrying len bytes (a multicast's
+ * descriptor included); arguments already checked. */
+FM_HOT int stream_alloc(fm_context *ctx, size_t len, size_t cap, int handler, fm_stream **stream)
+{
+    /* Never wait inside a handler: promise the message all its packet buffers now, or
+     * refuse. (Packets without credit then wait in memory, not in the handler.) */
+    size_t need = ctx->in_handler ? len / cap + 1 : 0;
+    if (need && fm_pool_reserve(ctx, need))
+        return FM_EAGAIN;
+    fm_stream *s = ctx->stream_free;
+    if (s)
+        ctx->stream_free = s->next;
+    else if (!(s = calloc(1, sizeof *s))) {
+        fm_pool_unreserve(ctx, need);
+        return FM_ERR_NOMEM;
+    }
+    /* The receiving half is never read while sending: only the rest is cleared. */
+    memset(s, 0, offsetof(fm_stream, FM_STREAM_RECV_FIRST));
+    s->ctx = ctx;
+    s->reserved = need;
+    s->sending = 1;
+    s->handler = (uint16_t)handler;
+    s->declared = len;
+    s->cap = cap;
+    *stream = s;
+    return FM_OK;
+}
+
+int fm_send_alloc(fm_context *ctx, size_t len, size_t cap, int handler, fm_stream **stream)
+{
+    return stream_alloc(ctx, len, cap, handler, stream);
+}
+
+/* Open a stream for any handler id, internal ones included; arguments already checked. */
+FM_HOT int stream_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream)
+{
+    size_t cap = len <= ctx->small_max ? ctx->small_payload : ctx->packet_size;
+    int rc = stream_alloc(ctx, len, cap, handler, stream);
+    if (rc)
+        return rc;
+    (*stream)->peer = dest;
+    (*stream)->msg_id = ctx->peers[dest].next_msg_id++;
+    ctx->stats.messages_sent++;
+    return FM_OK;
+}
+
+int fm_send_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream)
+{
+    return stream_open(ctx, dest, len, handler, stream);
+}
+
 int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream)
 {
     if (stream)
@@ -176,47 +239,7 @@ int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stre
         return FM_ERR_HANDLER;
     if ((unsigned long long)len > FM_MAX_MESSAGE)
         return FM_ERR_TOO_LONG;
-    return fm_send_open(ctx, dest, len, handler, stream);
-}
-
-/* A sending stream of packets of cap payload bytes carrying len bytes (a multicast's
- * descriptor included); arguments already checked. */
-int fm_send_alloc(fm_context *ctx, size_t len, size_t cap, int handler, fm_stream **stream)
-{
-    /* Never wait inside a handler: promise the message all its packet buffers now, or
-     * refuse. (Packets without credit then wait in memory, not in the handler.) */
-    size_t need = ctx->in_handler ? len / cap + 1 : 0;
-    if (need && fm_pool_reserve(ctx, need))
-        return FM_EAGAIN;
-    fm_stream *s = ctx->stream_free;
-    if (s)
-        ctx->stream_free = s->next;
-    else if (!(s = calloc(1, sizeof *s))) {
-        fm_pool_unreserve(ctx, need);
-        return FM_ERR_NOMEM;
-    }
-    memset(s, 0, sizeof *s);
-    s->ctx = ctx;
-    s->reserved = need;
-    s->sending = 1;
-    s->handler = (uint16_t)handler;
-    s->declared = len;
-    s->cap = cap;
-    *stream = s;
-    return FM_OK;
-}
-
-/* Open a stream for any handler id, internal ones included; arguments already checked. */
-int fm_send_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream)
-{
-    size_t cap = len <= ctx->small_max ? ctx->small_payload : ctx->packet_size;
-    int rc = fm_send_alloc(ctx, len, cap, handler, stream);
-    if (rc)
-        return rc;
-    (*stream)->peer = dest;
-    (*stream)->msg_id = ctx->peers[dest].next_msg_id++;
-    ctx->stats.messages_sent++;
-    return FM_OK;
+    return stream_open(ctx, dest, len, handler, stream);
 }
 
 static int check_sending(const fm_stream *s)
@@ -226,8 +249,28 @@ static int check_sending(const fm_stream *s)
     return s->sending == 1 ? FM_OK : FM_ERR_STATE;
 }
 
+/* The common piece: it fits the packet being filled (for the first piece, a fresh one from
+ * the pool) without filling it, and is too small to go zero-copy. Copied, nothing more. */
+FM_HOT int piece_fits(fm_stream *s, const void *buf, size_t len)
+{
+    if (!s || s->sending != 1 || (!buf && len) || len > s->declared - s->written)
+        return 0;
+    fm_context *ctx = s->ctx;
+    fm_pkt *p = s->cur;
+    if (!p && !s->multi && !s->reserved && (p = fm_pool_pop_send(ctx)))
+        s->cur = p;
+    if (!p || len >= s->cap - p->len || len >= ctx->copy_below)
+        return 0;
+    memcpy(p->buf + FM_WIRE_HDR_LEN + p->len, buf, len);
+    p->len += (uint32_t)len;
+    s->written += len;
+    return 1;
+}
+
 int fm_send_piece(fm_stream *s, const void *buf, size_t len)
 {
+    if (piece_fits(s, buf, len))
+        return FM_OK;
     int rc = check_sending(s);
     if (rc == FM_ERR_STATE && s->sending == 2) /* the declared length is already sent */
         return len ? FM_ERR_OVERFLOW : FM_OK;
@@ -279,8 +322,11 @@ int fm_end_message(fm_stream *s)
     }
     if (rc)
         return rc;
-    rc = wait_sent(s);
     fm_context *ctx = s->ctx;
+    if (!s->multi && !ctx->peers[s->peer].pending.head)
+        rc = FM_OK; /* everything has left (wait_sent's common case) */
+    else
+        rc = wait_sent(s);
     if (s->multi)
         fm_multi_close(s);
     fm_pool_unreserve(ctx, s->reserved);

@@ -78,55 +78,62 @@ error:
     return rc;
 }
 
-/* One fi_cq_read of at most max entries; count or < 0. */
-static int fm_ofi_cq_drain(fm_ofi_tp *t, fm_tp_event *ev, int max)
+/* After fi_cq_read failed with ret (not -FI_EAGAIN): one error event in ev (1), none (0),
+ * or < 0. */
+static int fm_ofi_cq_failed(fm_ofi_tp *t, fm_tp_event *ev, ssize_t ret)
 {
-    struct fi_cq_msg_entry ent[FM_OFI_CQ_BATCH];
-    size_t want = max < FM_OFI_CQ_BATCH ? (size_t)max : FM_OFI_CQ_BATCH;
-    ssize_t got = fi_cq_read(t->cq, ent, want);
     int rc = FM_OK;
 
-    if (got > 0) {
-        for (ssize_t i = 0; i < got; i++) {
-            fm_ofi_op *op = ent[i].op_context;
-            fm_ofi_event(&ev[i], op, FM_OK, fm_ofi_is_send(op) ? op->len : ent[i].len);
-            fm_ofi_op_put(t, op);
-        }
-        return (int)got;
-    }
-    if (got == -FI_EAGAIN)
-        return 0;
-    if (got == -FI_EAVAIL)
+    if (ret == -FI_EAVAIL)
         return fm_ofi_cq_error(t, ev);
     FM_CHECK(0, FM_ERR_PROVIDER, "ofi %s: fi_cq_read: %s (%zd)", t->base.info.provider,
-             fi_strerror((int)-got), got);
+             fi_strerror((int)-ret), ret);
 error:
     return rc;
 }
 
-int fm_ofi_poll(fm_tp *tp, fm_tp_event *ev, int max)
+/* The less common work before reading the CQ: retrying refused ops, and handing out the
+ * completions we made ourselves. Events written, at most max. */
+static int fm_ofi_poll_own(fm_ofi_tp *t, fm_tp_event *ev, int max)
 {
-    fm_ofi_tp *t = fm_ofi_tp_of(tp);
     fm_ofi_op *op;
     int n = 0;
-    int got;
 
-    if (fm_ofi_unlikely(t->sendq.head || t->recvq.head))
+    if (t->sendq.head || t->recvq.head)
         fm_ofi_retry(t);
     while (n < max && (op = fm_ofi_q_pop(&t->doneq)) != NULL) {
         fm_ofi_event(&ev[n++], op, op->status, op->len);
         fm_ofi_op_put(t, op);
     }
-    if (n >= max)
+    return n;
+}
+
+int fm_ofi_poll(fm_tp *tp, fm_tp_event *ev, int max)
+{
+    fm_ofi_tp *t = fm_ofi_tp_of(tp);
+    struct fi_cq_msg_entry ent[FM_OFI_CQ_BATCH];
+    int n = 0;
+
+    if (fm_ofi_unlikely(t->sendq.head || t->recvq.head || t->doneq.head) &&
+        (n = fm_ofi_poll_own(t, ev, max)) >= max)
         return n;
     /* Until max or a short read: fewer than max events then means the CQ was empty. */
     while (n < max) {
-        int want = max - n < FM_OFI_CQ_BATCH ? max - n : FM_OFI_CQ_BATCH;
-        got = fm_ofi_cq_drain(t, ev + n, want);
-        if (fm_ofi_unlikely(got < 0))
-            return n > 0 ? n : got; /* hand out what we have; the failure repeats next poll */
-        n += got;
-        if (got < want)
+        size_t want = max - n < FM_OFI_CQ_BATCH ? (size_t)(max - n) : FM_OFI_CQ_BATCH;
+        ssize_t got = fi_cq_read(t->cq, ent, want);
+        if (got == -FI_EAGAIN)
+            break;
+        if (fm_ofi_unlikely(got < 0)) {
+            int e = fm_ofi_cq_failed(t, ev + n, got);
+            /* Hand out what we have; a failure repeats next poll. */
+            return e < 0 ? (n > 0 ? n : e) : n + e;
+        }
+        for (ssize_t i = 0; i < got; i++, n++) {
+            fm_ofi_op *op = ent[i].op_context;
+            fm_ofi_event(&ev[n], op, FM_OK, fm_ofi_is_send(op) ? op->len : ent[i].len);
+            fm_ofi_op_put(t, op);
+        }
+        if ((size_t)got < want)
             break;
     }
     return n;

@@ -142,12 +142,14 @@ error:
 int fm_ofi_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx)
 {
     fm_ofi_tp *t = fm_ofi_tp_of(tp);
+    /* The common small packet: injected at once, no op and no completion to hand back (an
+     * inject needs no registration and is within max_msg_size). */
+    if (len < t->inject_end && (unsigned)dest < (unsigned)t->nranks && !t->sendq.head &&
+        fi_inject(t->ep, buf, len, (fi_addr_t)dest) == 0)
+        return FM_TP_SENT;
     int rc = fm_ofi_send_check(t, dest, len, mr, t->inject_end);
     if (rc)
         return rc;
-    /* The common small packet: injected at once, no op and no completion to hand back. */
-    if (len < t->inject_end && !t->sendq.head && fi_inject(t->ep, buf, len, (fi_addr_t)dest) == 0)
-        return FM_TP_SENT;
     fm_ofi_op *op = fm_ofi_op_new(t, FM_TP_SEND_DONE, (void *)buf, len, mr, dest, 0, ctx);
     return op ? fm_ofi_start_send(t, op) : FM_ERR_NOMEM;
 }

@@ -41,7 +41,7 @@ static void check_valid(const uint8_t *data, size_t size, uint64_t key, int nran
 
 static void one(const uint8_t *data, size_t size, uint64_t key, int nranks, size_t max_payload)
 {
-    fm_wire_hdr h;
+    fm_wire_hdr h = {0}; /* (a short packet leaves it unread) */
     fm_wire_status st = fm_wire_decode(data, size, key, nranks, max_payload, &h);
     FUZZ_CHECK(st >= FM_WIRE_OK && st < FM_WIRE_NREASONS);
     const char *why = fm_wire_status_str(st);

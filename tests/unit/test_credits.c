@@ -263,10 +263,10 @@ static void owed_is_capped_per_packet(void **state)
 {
     fixture *f = *state;
     f->ctx.peers[1].owed = 70000;
-    assert_int_equal(fm_credits_take_owed(&f->ctx, 1), 0xffff);
+    assert_int_equal(fm_credits_take_owed(&f->ctx.peers[1]), 0xffff);
     assert_int_equal(f->ctx.peers[1].owed, 70000 - 0xffff);
-    assert_int_equal(fm_credits_take_owed(&f->ctx, 1), 70000 - 0xffff);
-    assert_int_equal(fm_credits_take_owed(&f->ctx, 1), 0);
+    assert_int_equal(fm_credits_take_owed(&f->ctx.peers[1]), 70000 - 0xffff);
+    assert_int_equal(fm_credits_take_owed(&f->ctx.peers[1]), 0);
 }
 
 static void finalizing_sends_no_credit_packets(void **state)
