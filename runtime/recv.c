@@ -1,6 +1,7 @@
 /* The receiving side: a validated data packet joins its message's stream in sequence order,
- * and the stream's handler runs on what has arrived. Packets a handler has read go straight
- * back to the network as receive buffers, and their credits are owed to the sender. */
+ * and the stream's handler runs on what has arrived; a message that fits one packet skips the
+ * stream list and sequencing (recv_whole). Packets a handler has read go back to the network
+ * as receive buffers at the next progress round, and their credits are owed to the sender. */
 #include <stdlib.h>
 #include <string.h>
 

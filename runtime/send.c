@@ -1,12 +1,15 @@
 /* The sending side of a message: fm_begin_message, fm_send_piece, fm_end_message.
  *
  * Path of one packet: fm_send_piece copies the caller's bytes into the stream's current
- * packet buffer (a large piece outside handlers goes zero-copy instead: zcopy.c); a full
- * packet gets its header (fm_send_submit) and joins its destination's
- * queue; fm_send_flush_peer hands queued packets to the transport while credits last,
- * writing the credits we owe that peer into each header on the way out. Outside handlers the
- * caller then waits (driving progress) until its packets have left; inside a handler it never
- * waits. The transport's send completion returns the buffer to the pool (progress.c). */
+ * packet buffer (piece_fits: the common small piece, nothing else to do; a large piece
+ * outside handlers goes zero-copy instead: zcopy.c); a full packet, or the last one at
+ * fm_end_message, gets its header (fm_send_submit) and leaves at once when it has a credit and
+ * nothing waits ahead of it, else joins its destination's queue; fm_send_flush_peer hands
+ * queued packets to the transport as credits come back. Each packet carries the credits we
+ * owe that peer. Outside handlers the caller then waits (driving progress) until its packets
+ * have left; inside a handler it never waits. A small packet is injected and free at once;
+ * otherwise the transport's send completion returns the buffer to the pool (progress.c). The
+ * small-message steps are FM_HOT (inline): a call per step costs more than the step. */
 #include <stdlib.h>
 #include <string.h>
 
