@@ -264,7 +264,8 @@ FM_HOT int piece_fits(fm_stream *s, const void *buf, size_t len)
         s->cur = p;
     if (!p || len >= s->cap - p->len || len >= ctx->copy_below)
         return 0;
-    memcpy(p->buf + FM_WIRE_HDR_LEN + p->len, buf, len);
+    if (len) /* (buf may be NULL then) */
+        memcpy(p->buf + FM_WIRE_HDR_LEN + p->len, buf, len);
     p->len += (uint32_t)len;
     s->written += len;
     return 1;
