@@ -141,9 +141,12 @@ int fm_init(fm_context **ctx);
 /* Synchronise with every rank, then release everything fm_init created. Blocks until every
  * rank has called fm_finalize. ctx is invalid afterwards, whatever it returns (calls given it
  * return FM_ERR_NOT_INIT). Messages still held for a handler id this rank never registered
- * are freed unread, and said so on stderr. Errors: FM_ERR_NOT_INIT (also when called twice),
- * FM_ERR_IN_HANDLER (nothing is released then), FM_ERR_TIMEOUT, FM_ERR_PEER,
- * FM_ERR_BOOTSTRAP. */
+ * are freed unread, and said so on stderr. When the last blocking call on ctx failed with
+ * FM_ERR_TIMEOUT or FM_ERR_PEER (none has succeeded since), the job is taken as broken:
+ * fm_finalize then releases everything at once and returns that error, without waiting for
+ * outgoing packets or for the other ranks.
+ * Errors: FM_ERR_NOT_INIT (also when called twice), FM_ERR_IN_HANDLER (nothing is released
+ * then), FM_ERR_TIMEOUT, FM_ERR_PEER, FM_ERR_BOOTSTRAP. */
 int fm_finalize(fm_context *ctx);
 
 /* This process's rank in 0..size-1, and the job's size; FM_ERR_NOT_INIT if ctx is not the

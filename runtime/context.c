@@ -320,8 +320,14 @@ int fm_finalize(fm_context *ctx)
         return FM_ERR_NOT_INIT;
     if (ctx->in_handler)
         return FM_ERR_IN_HANDLER;
-    /* Everything we sent leaves, everyone gets here, then no one sends again. */
-    int rc = fm_progress_until(ctx, sends_drained, NULL, "outgoing packets at finalize");
+    /* Everything we sent leaves, everyone gets here, then no one sends again; unless the job
+     * is already broken: waiting again would only time out again. */
+    int rc = ctx->failed;
+    if (rc)
+        fm_log(1, "fm_finalize: an earlier wait failed (%s); not waiting for anything",
+               fm_strerror(rc));
+    else
+        rc = fm_progress_until(ctx, sends_drained, NULL, "outgoing packets at finalize");
     if (rc == FM_OK)
         rc = fm_barrier_internal(ctx);
     ctx->finalizing = 1;

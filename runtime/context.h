@@ -189,6 +189,8 @@ struct fm_context {
     int in_handler;   /* depth of handler calls */
     int run_held;     /* a handler was registered inside a handler: run held messages */
     int finalizing;   /* no more credit packets */
+    int failed;       /* the last wait failed with FM_ERR_TIMEOUT or FM_ERR_PEER: fm_finalize
+                       * then waits for nothing more */
     uint64_t handled; /* payload bytes given to handlers, for fm_extract */
 
     /* The one zero-copy send in progress: its sender waits outside any handler, first for

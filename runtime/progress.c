@@ -129,6 +129,15 @@ static void idle_step(fm_context *ctx, unsigned *idle, double deadline)
     nanosleep(&ts, NULL);
 }
 
+/* A wait's error; one that says the job may be broken is remembered for fm_finalize until a
+ * later wait succeeds (a slow peer may come back). */
+static int wait_failed(fm_context *ctx, int rc)
+{
+    if (rc == FM_ERR_TIMEOUT || rc == FM_ERR_PEER)
+        ctx->failed = rc;
+    return rc;
+}
+
 /* What a wait that timed out was stuck behind, for the log. */
 static void log_stall(const fm_context *ctx)
 {
@@ -154,7 +163,7 @@ int fm_progress_until(fm_context *ctx, fm_progress_cond done, void *arg, const c
     while (!done(ctx, arg)) {
         int n = fm_progress_once(ctx);
         if (n < 0)
-            return n;
+            return wait_failed(ctx, n);
         if (n > 0) {
             idle = 0;
             continue;
@@ -162,12 +171,13 @@ int fm_progress_until(fm_context *ctx, fm_progress_cond done, void *arg, const c
         if ((idle & 255) == 255 && now_s() > deadline) {
             fm_log(0, "waited %ld s (FM_TIMEOUT) for %s; giving up", ctx->cfg.timeout, what);
             log_stall(ctx);
-            return FM_ERR_TIMEOUT;
+            return wait_failed(ctx, FM_ERR_TIMEOUT);
         }
         if ((n = fm_liveness_idle(ctx)) < 0)
-            return n;
+            return wait_failed(ctx, n);
         idle_step(ctx, &idle, deadline);
     }
+    ctx->failed = 0;
     return FM_OK;
 }
 
@@ -183,7 +193,7 @@ long fm_extract(fm_context *ctx, size_t maxbytes)
         if (n == 0)
             n = fm_liveness_idle(ctx); /* an empty poll: now and then, see that peers live */
         if (n < 0)
-            return n;
+            return wait_failed(ctx, n);
         /* A short round drained the transport: polling again at once would find it empty
          * (and cost a ping-pong that empty poll on every message). */
         if (n < FM_POLL_BATCH || (maxbytes && ctx->handled - start >= maxbytes))
@@ -205,16 +215,22 @@ long fm_wait(fm_context *ctx, int timeout_ms)
     for (;;) {
         int n = fm_progress_once(ctx);
         if (n < 0)
-            return n;
+            return wait_failed(ctx, n);
         if (n > 0) {
+            ctx->failed = 0;
             /* Take everything else that is ready too (a short round already did). */
             long more = n < FM_POLL_BATCH ? 0 : fm_extract(ctx, 0);
             return more < 0 ? more : (long)(ctx->handled - start);
         }
         if ((n = fm_liveness_idle(ctx)) < 0)
-            return n;
-        if (now_s() >= deadline)
-            return timeout_ms < 0 ? FM_ERR_TIMEOUT : 0;
+            return wait_failed(ctx, n);
+        if (now_s() >= deadline) {
+            if (timeout_ms >= 0)
+                return 0; /* the caller's own limit: nothing came, which is no error */
+            fm_log(0, "waited %ld s (FM_TIMEOUT) for a message; giving up", ctx->cfg.timeout);
+            log_stall(ctx);
+            return wait_failed(ctx, FM_ERR_TIMEOUT);
+        }
         idle_step(ctx, &idle, deadline);
     }
 }

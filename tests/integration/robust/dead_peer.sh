@@ -106,6 +106,10 @@ if [ "$sig" = stop ]; then
     grep -Eq '^fastmsg\[[0-9]+\]: waited 2 s \(FM_TIMEOUT\) for ' "$out" ||
         fail "no survivor said what it waited for"
     ! grep -Eq "rank $victim \(pid [0-9]+\) has died" "$out" || fail "a stopped rank was taken for dead"
+    # The job is broken: a survivor's fm_finalize returns its error without waiting again.
+    grep -Eq '^dead_peer: rank [0-9]+: fm_finalize: timed out \(FM_TIMEOUT\)$' "$out" ||
+        fail "no survivor's fm_finalize reported the timeout"
+    ! grep -q 'at finalize; giving up' "$out" || fail "fm_finalize waited FM_TIMEOUT again"
     grep -v "^rank .*zero-copy" "$out"
     echo "stop to first FM_ERR_TIMEOUT: $(secs $(((t_fail - t_kill) / 1000000)))" \
         "(FM_TIMEOUT=$FM_TIMEOUT); stop to end of job: $(secs $(((end - t_kill) / 1000000)))"
