@@ -5,7 +5,7 @@
 # shows medians. Traffic stays on loopback. See bench/README.md.
 #
 # usage: bench/compare-pingpong.sh [shm|tcp] [-r N] [--min SIZE] [--max SIZE] [-i N]
-#                                  [--no-stream] [--csv] [--build DIR]
+#                                  [--no-stream] [--floor] [--csv] [--build DIR]
 set -euo pipefail
 
 usage() {
@@ -19,13 +19,16 @@ usage: compare-pingpong.sh [shm|tcp] [options]
   -i N          round trips up to 8 KiB (default 10000; fm-pingpong scales it down for
                 larger sizes and fi_pingpong gets the same count)
   --no-stream   skip fm-pingpong's windowed bandwidth column (faster)
+  --floor       also run ofi-floor (bench/ofi_floor.c: the same ping-pong straight on
+                libfabric, set up as fastmsg sets it up) up to 64 KiB: fastmsg / floor is
+                fastmsg's own cost, floor / fi_pingpong that of the set-up
   --csv         comma-separated output
   --build DIR   meson build directory (default $BUILD_DIR, else build/ in the repository)
   -h            this text
 EOF
 }
 
-provider=shm repeats=5 min=0 max=4194304 iters=10000 stream=1 csv=0
+provider=shm repeats=5 min=0 max=4194304 iters=10000 stream=1 csv=0 floor=0
 build=${BUILD_DIR:-$(cd "$(dirname "$0")/.." && pwd)/build}
 while [ $# -gt 0 ]; do
   case $1 in
@@ -35,6 +38,7 @@ while [ $# -gt 0 ]; do
     --max) max=$2; shift ;;
     -i) iters=$2; shift ;;
     --no-stream) stream=0 ;;
+    --floor) floor=1 ;;
     --csv) csv=1 ;;
     --build) build=$2; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -45,7 +49,9 @@ done
 
 fm_pp=$build/bench/fm-pingpong
 fm_run=$build/runtime/launcher/fastmsg-run
-for f in "$fm_pp" "$fm_run"; do
+fl_bin=$build/bench/ofi-floor
+floor_max=65536 # ofi-floor's largest message
+for f in "$fm_pp" "$fm_run" $([ "$floor" -eq 0 ] || echo "$fl_bin"); do
   [ -x "$f" ] || { echo "compare-pingpong: $f not built (meson compile -C $build)" >&2; exit 1; }
 done
 command -v fi_pingpong >/dev/null || { echo "compare-pingpong: no fi_pingpong (apt-get install libfabric-bin)" >&2; exit 1; }
@@ -82,6 +88,25 @@ fm_sample() {
     "${extra[@]}" >"$tmp/fm.out" 2>"$tmp/fm.err" || {
     echo "compare-pingpong: fm-pingpong failed at $s B:" >&2; cat "$tmp/fm.err" >&2; return 1; }
   awk -F, 'NR == 2 { print $5, ($6 == "" ? "-" : $6), $8 }' "$tmp/fm.out"
+}
+
+# One ofi-floor sample (both ranks, meeting through a directory): "latency_us", or "-" above
+# its largest size.
+floor_sample() {
+  local s=$1 n=$2 d pid out
+  if [ "$floor" -eq 0 ] || [ "$s" -gt "$floor_max" ]; then echo -; return; fi
+  d=$(mktemp -d -p "$tmp")
+  timeout -k 5 300 "$fl_bin" --dir "$d" --rank 1 -p "$fi_prov" -S "$s" -I "$n" \
+    2>"$tmp/fl1.err" &
+  pid=$!
+  if ! out=$(timeout -k 5 300 "$fl_bin" --dir "$d" --rank 0 -p "$fi_prov" -S "$s" -I "$n" \
+    2>"$tmp/fl0.err"); then
+    echo "compare-pingpong: ofi-floor failed at $s B:" >&2; cat "$tmp/fl0.err" "$tmp/fl1.err" >&2
+    kill "$pid" 2>/dev/null || true
+    return 1
+  fi
+  wait "$pid" || true
+  echo "$out"
 }
 
 free_port() {
@@ -133,7 +158,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0 && a != "-") printf "%.
 ppbw() { awk -v s="$1" -v l="$2" 'BEGIN { printf "%.2f", (l > 0) ? s / l : 0 }'; }
 fmt2() { if [ "$1" = - ]; then echo -; else printf "%.2f" "$1"; fi; }
 
-declare -A fm_lat fm_sbw fi_lat fi_bw n_iter lat_r bw_r
+declare -A fm_lat fm_sbw fi_lat fi_bw n_iter lat_r bw_r fl_lat fl_r
 for ((r = 1; r <= repeats; r++)); do
   for s in "${sizes[@]}"; do
     # One retry: a launch can fail for reasons outside both programs (a port taken meanwhile).
@@ -145,20 +170,27 @@ for ((r = 1; r <= repeats; r++)); do
     fi_lat[$s]+=" $ilat" fi_bw[$s]+=" $ibw"
     # Each fm sample against the fi sample taken right after it: drift cancels in the pair.
     lat_r[$s]+=" $(ratio "$lat" "$ilat")" bw_r[$s]+=" $(ratio "$(ppbw "$s" "$lat")" "$ibw")"
+    out=$(floor_sample "$s" "$it") || out=$(floor_sample "$s" "$it") || exit 1
+    fl_lat[$s]+=" $out" fl_r[$s]+=" $(ratio "$lat" "$out")"
   done
   echo "compare-pingpong: repeat $r of $repeats done" >&2
 done
 
+fl_head=() fl_csv=""
+[ "$floor" -eq 0 ] || fl_head=(floor-lat fm/floor) fl_csv=",floor_lat_us,fm_floor_ratio"
 if [ "$csv" -eq 1 ]; then
-  echo "provider,packet_size,credits,size,iters,fm_lat_us,fi_lat_us,lat_ratio,fm_bw_MBps,fi_bw_MBps,bw_ratio,fm_stream_bw_MBps"
+  echo "provider,packet_size,credits,size,iters,fm_lat_us,fi_lat_us,lat_ratio,fm_bw_MBps,fi_bw_MBps,bw_ratio,fm_stream_bw_MBps$fl_csv"
 else
   echo "# compare-pingpong: provider $provider (fastmsg FM_PROVIDER=$FM_PROVIDER; fi_pingpong -p \"$fi_prov\" -e rdm), FI_PROVIDER=$FI_PROVIDER"
   echo "# FM_PACKET_SIZE=$pkt FM_CREDITS=$credits; median of $repeats samples per size, one launch each, fm and fi interleaved"
   echo "# lat: one-way (half round trip), us.  bw: ping-pong MB/s = size / lat (fi_pingpong's MB/sec)"
   echo "# ratio: fastmsg / fi_pingpong, the median of the per-repeat ratios (each fm sample with the fi sample right after it)"
   echo "# fm-stream: fm-pingpong's windowed bandwidth, MB/s (fi_pingpong has no such mode)"
-  printf "%-9s %8s %10s %10s %9s %11s %11s %9s %11s\n" "# size" iters fm-lat fi-lat lat-ratio \
+  [ "$floor" -eq 0 ] || echo "# floor-lat: ofi-floor, libfabric set up as fastmsg sets it up; fm/floor: median of per-repeat ratios"
+  printf "%-9s %8s %10s %10s %9s %11s %11s %9s %11s" "# size" iters fm-lat fi-lat lat-ratio \
     fm-bw fi-bw bw-ratio fm-stream
+  [ "$floor" -eq 0 ] || printf " %10s %9s" "${fl_head[@]}"
+  echo
 fi
 for s in "${sizes[@]}"; do
   fl=$(median <<<"${fm_lat[$s]}") il=$(median <<<"${fi_lat[$s]}")
@@ -167,10 +199,13 @@ for s in "${sizes[@]}"; do
   [ "$s" -eq 0 ] && fb=0 ib=0
   lr=$(median <<<"${lat_r[$s]}") br=$(median <<<"${bw_r[$s]}")
   lr=$(fmt2 "$lr") br=$(fmt2 "$br")
+  fll=$(median <<<"${fl_lat[$s]}") flr=$(fmt2 "$(median <<<"${fl_r[$s]}")")
   if [ "$csv" -eq 1 ]; then
-    echo "$provider,$pkt,$credits,$s,${n_iter[$s]},$fl,$il,$lr,$fb,$ib,$br,$sb"
+    echo -n "$provider,$pkt,$credits,$s,${n_iter[$s]},$fl,$il,$lr,$fb,$ib,$br,$sb"
+    [ "$floor" -eq 0 ] && echo || echo ",$fll,$flr"
   else
-    printf "%-9s %8s %10.3f %10.3f %9s %11.2f %11.2f %9s %11s\n" "$s" "${n_iter[$s]}" "$fl" "$il" \
+    printf "%-9s %8s %10.3f %10.3f %9s %11.2f %11.2f %9s %11s" "$s" "${n_iter[$s]}" "$fl" "$il" \
       "$lr" "$fb" "$ib" "$br" "$sb"
+    [ "$floor" -eq 0 ] && echo || printf " %10s %9s\n" "$fll" "$flr"
   fi
 done

@@ -38,11 +38,21 @@ export FM_PROVIDER=$provider FI_TCP_IFACE=lo FM_TIMEOUT=60 FM_VERBOSE=0
 
 tag=dead-peer-$$-$RANDOM
 out=$(mktemp)
+mark=$(mktemp) # older than anything the job creates
 cleanup() {
     # A stopped rank ignores everything but SIGKILL and SIGCONT.
     pkill -CONT -f -- "$tag" 2>/dev/null || true
     pkill -KILL -f -- "$tag" 2>/dev/null || true
-    rm -f "$out"
+    # shm unlinks its /dev/shm region ("<pid>:...") only when an endpoint closes: remove those
+    # of this job's killed ranks (made after $mark, by a process now gone), or they hold memory.
+    local f p st
+    for f in /dev/shm/[0-9]*:*; do
+        [ -e "$f" ] && [ "$f" -nt "$mark" ] || continue
+        p=${f#/dev/shm/}
+        st=$(awk '{ print $3 }' "/proc/${p%%:*}/stat" 2>/dev/null || true)
+        [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] || rm -f "$f" # gone, or a zombie
+    done
+    rm -f "$out" "$mark"
 }
 trap cleanup EXIT
 
