@@ -56,9 +56,11 @@ typedef struct fm_pkt {
     fm_pkt_kind kind;
     int peer; /* destination (send) or source (receive) */
     uint32_t seq;
-    uint32_t len;   /* payload bytes */
-    uint32_t off;   /* payload bytes already read by the handler (receive) */
-    uint16_t flags; /* FM_PKT_LAST */
+    uint32_t len;    /* payload bytes */
+    uint32_t off;    /* payload bytes already read by the handler (receive) */
+    uint16_t flags;  /* FM_PKT_LAST */
+    uint8_t compact; /* send: a whole message behind FM_PKT_SHORT's header, which sits just
+                      * before the payload (wire.h) */
     /* An FM_PKT_RNDV packet (receive): len is the piece's length, its bytes arrive apart. */
     uint8_t zc;          /* fm_zc_state */
     uint64_t tag;        /* the piece's tag */
@@ -236,6 +238,7 @@ static inline fm_pkt *fm_pool_pop_send(fm_context *ctx)
         p->next = NULL;
         p->len = 0;
         p->flags = 0;
+        p->compact = 0;
         p->refs = 0;
     }
     return p;

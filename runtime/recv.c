@@ -345,6 +345,10 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
         return fm_pool_repost(ctx, p);
     }
     fm_credits_gained(ctx, (int)h.src, h.credits);
+    if (h.type == FM_PKT_SHORT) { /* its payload moves to where every packet's is */
+        memmove(p->buf + FM_WIRE_HDR_LEN, p->buf + FM_WIRE_SHORT_LEN, h.payload_len);
+        h.type = FM_PKT_DATA;
+    }
     if (h.type == FM_PKT_CREDIT) {
         ctx->stats.credit_packets_received++;
         if (h.flags & FM_PKT_CTS)

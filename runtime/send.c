@@ -20,23 +20,29 @@
  * on the way out. */
 FM_HOT int packet_now(fm_context *ctx, fm_peer *peer, fm_pkt *p)
 {
-    /* Piggyback owed credits; byte 30 of the header (see wire.h). */
+    /* Piggyback owed credits: byte 30 of the header, 16 of the compact one (see wire.h). */
+    unsigned char *hdr = p->buf;
+    size_t hlen = FM_WIRE_HDR_LEN;
+    if (p->compact) {
+        hdr = p->buf + FM_WIRE_HDR_LEN - FM_WIRE_SHORT_LEN;
+        hlen = FM_WIRE_SHORT_LEN;
+    }
     uint16_t c = (uint16_t)fm_credits_take_owed(peer);
-    fm_put16(p->buf + 30, c);
+    fm_put16(hdr + (p->compact ? 16 : 30), c);
     fm_tp *tp = ctx->tp;
     int rc;
     if (p->kind == FM_PKT_COPY_BUF) /* a header of its own before a shared payload */
         rc = tp->ops->sendv(tp, p->peer, p->buf, FM_WIRE_HDR_LEN, p->mr,
                             p->payload->buf + FM_WIRE_HDR_LEN, p->len, p->payload->mr, p);
     else
-        rc = tp->ops->send(tp, p->peer, p->buf, FM_WIRE_HDR_LEN + p->len, p->mr, p);
+        rc = tp->ops->send(tp, p->peer, hdr, hlen + p->len, p->mr, p);
     if (rc < 0) {
         peer->owed += c;
         return rc;
     }
     peer->send_credits--;
     ctx->stats.packets_sent++;
-    if (p->buf[1] != FM_PKT_RNDV) /* (a piece's bytes count once it is sent: zcopy.c) */
+    if (hdr[1] != FM_PKT_RNDV) /* (a piece's bytes count once it is sent: zcopy.c) */
         ctx->stats.bytes_sent += p->len;
     if (rc == FM_TP_SENT)
         fm_send_done(ctx, p); /* injected: the buffer is free at once */
@@ -113,7 +119,12 @@ void fm_send_submit(fm_stream *s, fm_pkt *p, int type, int last)
                      .payload_len = p->len,
                      .handler = s->handler,
                      .msg_len = last ? s->written : s->declared};
-    fm_wire_encode(&h, p->buf);
+    /* A whole small message goes behind the compact header, written just before its payload. */
+    p->compact = type == FM_PKT_DATA && last && h.seq == 0 && p->len <= FM_WIRE_SHORT_MAX;
+    if (p->compact)
+        fm_wire_encode_short(&h, p->buf + FM_WIRE_HDR_LEN - FM_WIRE_SHORT_LEN);
+    else
+        fm_wire_encode(&h, p->buf);
     p->peer = s->peer;
     queue(ctx, p);
 }

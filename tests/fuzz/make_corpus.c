@@ -40,6 +40,17 @@ static void packet(const char *name, fm_wire_hdr h, const void *payload)
     put("wire", name, buf, FM_WIRE_HDR_LEN + h.payload_len);
 }
 
+/* A whole small message behind the compact header. */
+static void short_packet(const char *name, fm_wire_hdr h, const void *payload)
+{
+    unsigned char buf[FM_WIRE_SHORT_LEN + FM_WIRE_SHORT_MAX];
+    h.version = FM_WIRE_VERSION;
+    h.job_key = JOB_KEY;
+    fm_wire_encode_short(&h, buf);
+    memcpy(buf + FM_WIRE_SHORT_LEN, payload, h.payload_len);
+    put("wire", name, buf, FM_WIRE_SHORT_LEN + h.payload_len);
+}
+
 /* A list descriptor of n members (ranks n-1 .. 0) after the 2-byte nranks - 1 prefix. */
 static size_t list_desc(unsigned char *out, int nranks, int builder, uint32_t param,
                         uint32_t lambda_milli, int n, int root_pos)
@@ -78,6 +89,9 @@ static void wire_corpus(void)
                          .payload_len = 14,
                          .msg_len = 14},
            text);
+    short_packet("short",
+                 (fm_wire_hdr){.src = 2, .msg_id = 9, .payload_len = 8, .handler = 1, .credits = 1},
+                 text);
     packet("credit", (fm_wire_hdr){.type = FM_PKT_CREDIT, .src = 2, .credits = 4}, NULL);
     packet("credit-cts",
            (fm_wire_hdr){.type = FM_PKT_CREDIT, .flags = FM_PKT_CTS, .msg_len = 0x10002}, NULL);

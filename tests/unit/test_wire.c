@@ -55,6 +55,38 @@ static void clear_to_send(void **state)
     assert_int_equal(fm_wire_decode(buf, sizeof buf, KEY, 4, 1024, &d), FM_WIRE_TYPE_BAD);
 }
 
+/* A whole message of at most FM_WIRE_SHORT_MAX bytes behind the compact header: it reads as
+ * packet 0 flagged last; a foreign key, rank or length is refused as in the full header. */
+static void compact_header(void **state)
+{
+    (void)state;
+    unsigned char buf[FM_WIRE_SHORT_LEN + FM_WIRE_SHORT_MAX + 1];
+    fm_wire_hdr h = sample(), d;
+    h.payload_len = 8;
+    fm_wire_encode_short(&h, buf);
+    assert_int_equal(buf[1], FM_PKT_SHORT);
+    assert_int_equal(fm_wire_decode(buf, FM_WIRE_SHORT_LEN + 8, KEY, 4, 1024, &d), FM_WIRE_OK);
+    assert_int_equal(d.type, FM_PKT_SHORT);
+    assert_int_equal(d.flags, FM_PKT_LAST);
+    assert_int_equal(d.seq, 0);
+    assert_int_equal(d.src, 3);
+    assert_int_equal(d.handler, 7);
+    assert_int_equal(d.credits, 513);
+    assert_int_equal(d.msg_id, 0xdeadbeef);
+    assert_int_equal(d.payload_len, 8);
+    assert_true(d.msg_len == 8 && d.job_key == KEY);
+    assert_int_equal(fm_wire_decode(buf, FM_WIRE_SHORT_LEN + 8, KEY ^ 1, 4, 1024, &d),
+                     FM_WIRE_KEY_BAD);
+    assert_int_equal(fm_wire_decode(buf, FM_WIRE_SHORT_LEN + 8, KEY, 3, 1024, &d), FM_WIRE_SRC_BAD);
+    assert_int_equal(fm_wire_decode(buf, FM_WIRE_SHORT_LEN + 7, KEY, 4, 1024, &d), FM_WIRE_LEN_BAD);
+    assert_int_equal(fm_wire_decode(buf, FM_WIRE_SHORT_LEN - 1, KEY, 4, 1024, &d), FM_WIRE_SHORT);
+    h.payload_len = FM_WIRE_SHORT_MAX + 1; /* too long for the compact form */
+    fm_wire_encode_short(&h, buf);
+    assert_int_equal(fm_wire_decode(buf, sizeof buf, KEY, 4, 1024, &d), FM_WIRE_LEN_BAD);
+    buf[0] = 9;
+    assert_int_equal(fm_wire_decode(buf, sizeof buf, KEY, 4, 1024, &d), FM_WIRE_VERSION_BAD);
+}
+
 static fm_wire_status decode_changed(void (*change)(fm_wire_hdr *), size_t len, int nranks)
 {
     unsigned char buf[FM_WIRE_HDR_LEN + 2048];
@@ -135,6 +167,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip),
         cmocka_unit_test(clear_to_send),
+        cmocka_unit_test(compact_header),
         cmocka_unit_test(rejects_each_fault),
         cmocka_unit_test(random_bytes_never_crash),
     };
