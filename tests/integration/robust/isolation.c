@@ -8,7 +8,8 @@
  * Rank 0 publishes its job key and endpoint address in DIR/NAME.addr, reads the other job's,
  * opens a second endpoint (fm_tp_open, same provider), and sends it the flood: packets that
  * are well-formed but carry this job's key (data, credit, clear-to-send, zero-copy
- * announcement, multicast), and malformed ones, each with exactly one defect (short, bad
+ * announcement, multicast, a compact one-packet message), and malformed ones, each with
+ * exactly one defect, in the full header or the compact one (short, bad
  * version, type, flags, source rank or length, empty; those carry the other job's own key, so
  * that nothing but that defect is wrong), and with --oversize 1 one larger than the receiver's
  * buffers (not over shm: libfabric 1.17's shm provider then loops forever in the receiver,
@@ -208,6 +209,25 @@ static void add(uint8_t version, uint8_t type, uint16_t flags, uint32_t src, uin
     fl.sent[why]++;
 }
 
+/* A compact one-packet message (FM_PKT_SHORT): payload_len claimed, payload bytes sent;
+ * header_only sends just its first 10 bytes. */
+static void add_short(uint32_t src, uint64_t key, uint32_t payload_len, size_t payload,
+                      int header_only, fm_wire_status why)
+{
+    size_t len = header_only ? 10 : FM_WIRE_SHORT_LEN + payload;
+    flood_pkt *p = &fl.pkt[fl.n++];
+    p->buf = calloc(1, FM_WIRE_SHORT_LEN + payload + 1);
+    p->len = len;
+    fm_wire_hdr h = {.version = FM_WIRE_VERSION,
+                     .src = src,
+                     .job_key = key,
+                     .msg_id = (uint32_t)fl.n,
+                     .payload_len = payload_len,
+                     .credits = 2};
+    fm_wire_encode_short(&h, p->buf);
+    fl.sent[why]++;
+}
+
 /* Each packet has one defect: ours is our key on an otherwise valid packet; theirs carry
  * their key and one malformed field. */
 static void build_flood(void)
@@ -236,6 +256,11 @@ static void build_flood(void)
     add(v, FM_PKT_CREDIT, 0, 1, theirs, 8, 8, 0, FM_WIRE_LEN_BAD);
     add(v, FM_PKT_DATA, FM_PKT_LAST, 0, theirs, 100, 100, 10, FM_WIRE_LEN_BAD);
     add(v, FM_PKT_RNDV, 0, 0, theirs, 8, 8, 1 << 20, FM_WIRE_LEN_BAD);
+    add_short(0, ours, 8, 8, 0, FM_WIRE_KEY_BAD);
+    add_short(1, theirs, 0, 0, 1, FM_WIRE_SHORT);
+    add_short(2, theirs, 8, 8, 0, FM_WIRE_SRC_BAD);
+    add_short(0, theirs, 8, 4, 0, FM_WIRE_LEN_BAD);
+    add_short(0, theirs, FM_WIRE_SHORT_MAX + 1, FM_WIRE_SHORT_MAX + 1, 0, FM_WIRE_LEN_BAD);
     /* Larger than a receive buffer: the provider reports it truncated. */
     if (oversize)
         add(v, FM_PKT_DATA, FM_PKT_LAST, 0, theirs, (uint32_t)max + 100, max + 100, max + 100,
