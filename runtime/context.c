@@ -193,8 +193,7 @@ static int setup(fm_context *ctx)
     FM_CHECK(rc == FM_OK, rc, "%s", err);
     ctx->packet_size = (size_t)ctx->cfg.packet_size;
     ctx->credits = (int)ctx->cfg.credits;
-    ctx->zcopy_min = (size_t)ctx->cfg.zcopy;
-    ctx->copy_below = ctx->zcopy_min ? ctx->zcopy_min : SIZE_MAX;
+    ctx->zcopy_min = ctx->cfg.zcopy ? (size_t)ctx->cfg.zcopy : SIZE_MAX;
 
     rc = fm_boot_init(&ctx->boot, ctx->cfg.bootstrap, (int)ctx->cfg.timeout);
     FM_CHECK(rc == FM_OK, rc, "bootstrap: %s (FM_BOOTSTRAP=\"%.40s\")", ctx->boot.err,

@@ -161,8 +161,7 @@ struct fm_context {
     int rank, size;
     uint64_t job_key;
     size_t packet_size; /* payload bytes per packet */
-    size_t zcopy_min;   /* pieces this large go zero-copy; 0: never (FM_ZCOPY) */
-    size_t copy_below;  /* pieces smaller than this are always copied: zcopy_min, or SIZE_MAX */
+    size_t zcopy_min;   /* pieces this large go zero-copy (FM_ZCOPY; SIZE_MAX: never) */
     /* Messages of at most small_max bytes travel in packets of small_payload bytes, which the
      * provider injects (shm: 4 KiB): a few injects beat one larger send's slower protocol. */
     size_t small_max, small_payload;

@@ -20,15 +20,16 @@
  * on the way out. */
 FM_HOT int packet_now(fm_context *ctx, fm_peer *peer, fm_pkt *p)
 {
-    /* Piggyback owed credits: byte 30 of the header, 16 of the compact one (see wire.h). */
+    /* Piggyback owed credits into the header, full or compact (see wire.h). */
     unsigned char *hdr = p->buf;
-    size_t hlen = FM_WIRE_HDR_LEN;
+    size_t hlen = FM_WIRE_HDR_LEN, credits_at = FM_WIRE_CREDITS_AT;
     if (p->compact) {
         hdr = p->buf + FM_WIRE_HDR_LEN - FM_WIRE_SHORT_LEN;
         hlen = FM_WIRE_SHORT_LEN;
+        credits_at = FM_WIRE_SHORT_CREDITS_AT;
     }
     uint16_t c = (uint16_t)fm_credits_take_owed(peer);
-    fm_put16(hdr + (p->compact ? 16 : 30), c);
+    fm_put16(hdr + credits_at, c);
     fm_tp *tp = ctx->tp;
     int rc;
     if (p->kind == FM_PKT_COPY_BUF) /* a header of its own before a shared payload */
@@ -147,7 +148,7 @@ static int multi_drained(fm_context *ctx, void *arg)
 }
 
 /* Outside handlers, wait until this stream's packets have left for the network. */
-static int wait_sent(fm_stream *s)
+FM_HOT int wait_sent(fm_stream *s)
 {
     if (s->ctx->in_handler)
         return FM_OK;
@@ -263,17 +264,15 @@ static int check_sending(const fm_stream *s)
     return s->sending == 1 ? FM_OK : FM_ERR_STATE;
 }
 
-/* The common piece: it fits the packet being filled (for the first piece, a fresh one from
- * the pool) without filling it, and is too small to go zero-copy. Copied, nothing more. */
+/* The common piece (arguments already checked): it fits the packet being filled (for the
+ * first piece, a fresh one from the pool) without filling it, and is too small to go
+ * zero-copy. Copied, nothing more. */
 FM_HOT int piece_fits(fm_stream *s, const void *buf, size_t len)
 {
-    if (!s || s->sending != 1 || (!buf && len) || len > s->declared - s->written)
-        return 0;
-    fm_context *ctx = s->ctx;
     fm_pkt *p = s->cur;
-    if (!p && !s->multi && !s->reserved && (p = fm_pool_pop_send(ctx)))
+    if (!p && !s->multi && !s->reserved && (p = fm_pool_pop_send(s->ctx)))
         s->cur = p;
-    if (!p || len >= s->cap - p->len || len >= ctx->copy_below)
+    if (!p || len >= s->cap - p->len || len >= s->ctx->zcopy_min)
         return 0;
     if (len) /* (buf may be NULL then) */
         memcpy(p->buf + FM_WIRE_HDR_LEN + p->len, buf, len);
@@ -284,8 +283,6 @@ FM_HOT int piece_fits(fm_stream *s, const void *buf, size_t len)
 
 int fm_send_piece(fm_stream *s, const void *buf, size_t len)
 {
-    if (piece_fits(s, buf, len))
-        return FM_OK;
     int rc = check_sending(s);
     if (rc == FM_ERR_STATE && s->sending == 2) /* the declared length is already sent */
         return len ? FM_ERR_OVERFLOW : FM_OK;
@@ -295,6 +292,8 @@ int fm_send_piece(fm_stream *s, const void *buf, size_t len)
         return FM_ERR_INVALID;
     if (len > s->declared - s->written)
         return FM_ERR_OVERFLOW;
+    if (piece_fits(s, buf, len))
+        return FM_OK;
     if (fm_zcopy_wanted(s, len))
         return fm_zcopy_send(s, buf, len);
     const unsigned char *src = buf;
@@ -337,11 +336,8 @@ int fm_end_message(fm_stream *s)
     }
     if (rc)
         return rc;
+    rc = wait_sent(s);
     fm_context *ctx = s->ctx;
-    if (!s->multi && !ctx->peers[s->peer].pending.head)
-        rc = FM_OK; /* everything has left (wait_sent's common case) */
-    else
-        rc = wait_sent(s);
     if (s->multi)
         fm_multi_close(s);
     fm_pool_unreserve(ctx, s->reserved);

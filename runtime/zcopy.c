@@ -34,9 +34,8 @@ int fm_zcopy_wanted(const fm_stream *s, size_t len)
 {
     const fm_context *ctx = s->ctx;
     /* Internal messages (the barrier's) are read whole at their first packet: never here. */
-    return ctx->zcopy_min && len >= ctx->zcopy_min && ctx->tp->info.tagged && !ctx->in_handler &&
-           !s->reserved && !ctx->zc_send.waiting && !ctx->zc_send.busy &&
-           s->handler < FM_MAX_HANDLERS && !s->multi;
+    return len >= ctx->zcopy_min && ctx->tp->info.tagged && !ctx->in_handler && !s->reserved &&
+           !ctx->zc_send.waiting && !ctx->zc_send.busy && s->handler < FM_MAX_HANDLERS && !s->multi;
 }
 
 static int zc_cleared(fm_context *ctx, void *arg)
