@@ -1,42 +1,55 @@
-/* Transport selection. Every FM_PROVIDER value goes to libfabric for now; the in-process and
- * udp multicast transports will be chosen here too. */
+/* The provider table: which provider serves an FM_PROVIDER value. Every provider's code
+ * lives in its own folder; nothing here knows libfabric. */
 #include "transport.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "fastmsg.h"
 
-int fm_tp_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
+/* In order: the first provider that serves a name gets it. */
+static const fm_tp_provider *const providers[] = {
+    &fm_ofi_provider,
+};
+#define NPROVIDERS (sizeof providers / sizeof providers[0])
+
+static const fm_tp_provider *provider_for(const char *name, char *err, size_t errlen)
 {
-    if (!cfg || !tp || !cfg->provider || !*cfg->provider) {
+    if (!name || !*name) {
         snprintf(err, errlen, "FM_PROVIDER is empty");
-        return FM_ERR_CONFIG;
+        return NULL;
     }
-    return fm_ofi_open(cfg, tp, err, errlen);
+    for (size_t i = 0; i < NPROVIDERS; i++)
+        if (providers[i]->serves(name))
+            return providers[i];
+    snprintf(err, errlen, "no provider serves \"%.60s\"", name);
+    return NULL;
 }
 
-/* For fastmsg-info: the libfabric version and the RDM providers it finds. */
-#include <rdma/fabric.h>
-#include <string.h>
+int fm_tp_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
+{
+    const fm_tp_provider *p = cfg && tp ? provider_for(cfg->provider, err, errlen) : NULL;
+    return p ? p->open(cfg, tp, err, errlen) : FM_ERR_CONFIG;
+}
+
+int fm_tp_check_config(const fm_tp_config *cfg, char *err, size_t errlen)
+{
+    const fm_tp_provider *p = cfg ? provider_for(cfg->provider, err, errlen) : NULL;
+    if (!p)
+        return FM_ERR_CONFIG;
+    return p->check ? p->check(cfg, err, errlen) : FM_OK;
+}
 
 void fm_tp_list_providers(char *buf, size_t len)
 {
-    struct fi_info *hints = fi_allocinfo(), *info = NULL;
-    int o =
-        snprintf(buf, len, "%u.%u, RDM providers:", FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
-    if (!hints)
+    if (!len)
         return;
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG;
-    if (fi_getinfo(FI_VERSION(1, 14), NULL, NULL, 0, hints, &info) == 0) {
-        for (struct fi_info *i = info; i && o > 0 && (size_t)o < len; i = i->next) {
-            const char *name = i->fabric_attr->prov_name;
-            char tok[80];
-            snprintf(tok, sizeof tok, " %s", name);
-            if (!strstr(buf, tok))
-                o += snprintf(buf + o, len - (size_t)o, "%s", tok);
-        }
-        fi_freeinfo(info);
+    buf[0] = '\0';
+    for (size_t i = 0; i < NPROVIDERS; i++) {
+        size_t used = strlen(buf);
+        if (used + 1 < len)
+            snprintf(buf + used, len - used, "%s%s: ", i ? "; " : "", providers[i]->name);
+        used = strlen(buf);
+        providers[i]->list(buf + used, len - used);
     }
-    fi_freeinfo(hints);
 }

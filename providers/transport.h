@@ -49,6 +49,13 @@ typedef struct fm_tp_info {
     int ordered;  /* packets from one sender arrive in the order sent (FI_ORDER_SAS) */
     int tagged;   /* tsend/trecv exist: the zero-copy path for large pieces */
     int sendv;    /* sendv gathers its two parts (else it copies them when they are large) */
+    /* Capabilities: what the layers above ask instead of comparing provider names. */
+    int wait_fd;     /* wait_fd returns a descriptor: idle waits can sleep on it */
+    int connected;   /* first sends set up connections, which simultaneous first sends from
+                      * both ends can break: wire every pair up in one direction (wireup.c) */
+    int local_only;  /* packets move through memory within one host (shared memory): no
+                      * network stack, no network latency; every rank shares this host */
+    int dgram_mcast; /* datagram multicast to joined groups (none yet) */
 } fm_tp_info;
 
 struct fm_tp_ops {
@@ -103,11 +110,23 @@ struct fm_tp {
 /* Open the transport for cfg->provider. On failure returns an FM_ERR_* code and writes a
  * one-line reason into err. */
 int fm_tp_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
-
-/* Implementations. */
-int fm_ofi_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
-
-/* "X.Y, RDM providers: prov1 prov2 ..." into buf, for fastmsg-info. */
+/* Check cfg's settings before anything starts (fm_init): FM_OK, or FM_ERR_CONFIG with a
+ * reason naming the variable (FM_IFACE="x": ...) in err. */
+int fm_tp_check_config(const fm_tp_config *cfg, char *err, size_t errlen);
+/* What the providers can open, for fastmsg-info: one line per provider into buf. */
 void fm_tp_list_providers(char *buf, size_t len);
+
+/* One provider: the table in transport.c holds one line per provider. */
+typedef struct fm_tp_provider {
+    const char *name;
+    /* 1 when this provider serves the FM_PROVIDER value. */
+    int (*serves)(const char *provider);
+    int (*check)(const fm_tp_config *cfg, char *err, size_t errlen);
+    int (*open)(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
+    /* Appends what it can open to buf. */
+    void (*list)(char *buf, size_t len);
+} fm_tp_provider;
+
+extern const fm_tp_provider fm_ofi_provider; /* providers/ofi: libfabric RDM endpoints */
 
 #endif

@@ -153,6 +153,9 @@ static inline void fm_ofi_op_put(fm_ofi_tp *t, fm_ofi_op *op)
 }
 
 /* ofi_select.c: map cfg->provider, pin the environment, fi_getinfo. */
+/* ofi_transport.c */
+int fm_ofi_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
+
 int fm_ofi_select(const fm_tp_config *cfg, struct fi_info **info, char *err, size_t errlen);
 
 /* ofi_resources.c: open fabric, domain, CQ (with a wait fd if want_fd and the provider has

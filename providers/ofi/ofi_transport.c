@@ -6,6 +6,7 @@
 #include "log.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Ops allocated per pool chunk when the provider reports no queue sizes. */
 #define FM_OFI_MIN_CHUNK 256
@@ -44,6 +45,12 @@ static void fm_ofi_describe(fm_ofi_tp *t)
     in->ordered = (fi->tx_attr->msg_order & sas) && (fi->rx_attr->msg_order & sas);
     in->tagged = (fi->caps & FI_TAGGED) != 0;
     in->sendv = fi->tx_attr->iov_limit >= 2;
+    /* rxm builds its RDM endpoint from connected (msg) endpoints; tcp's own is one too. */
+    in->connected = strstr(fi->fabric_attr->prov_name, "ofi_rxm") != NULL ||
+                    strstr(fi->fabric_attr->prov_name, "tcp") != NULL;
+    in->local_only = !strcmp(fi->fabric_attr->prov_name, "shm") ||
+                     ((fi->caps & FI_LOCAL_COMM) && !(fi->caps & FI_REMOTE_COMM));
+    in->dgram_mcast = 0;
     t->inject_end = in->inject_size ? in->inject_size + 1 : 0;
     t->needs_mr = in->needs_mr;
     t->chunk_ops = fi->tx_attr->size + fi->rx_attr->size;
@@ -79,6 +86,7 @@ int fm_ofi_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
     fm_ofi_describe(t);
     rc = fm_ofi_resources_open(t, !cfg->no_wait_fd, err, errlen);
     FM_CHECK_QUIET(rc == FM_OK, rc);
+    t->base.info.wait_fd = t->wait_fd >= 0;
     FM_OFI_CHECK(fm_ofi_pool_grow(t) == FM_OK, FM_ERR_NOMEM,
                  "provider '%s': out of memory for %zu operation descriptors",
                  t->base.info.provider, t->chunk_ops);

@@ -113,10 +113,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned char *seen = calloc((size_t)nranks, 1);
     FUZZ_CHECK(seen);
     fm_mcast_desc d;
-    if (fm_mcast_desc_decode(buf, len, nranks, fm_tree_count(), seen, &d) == 0) {
+    if (fm_mcast_desc_decode(buf, len, nranks, seen, &d) == 0) {
         int list = !(d.flags & FM_DESC_GROUP);
         FUZZ_CHECK(d.desc_len >= FM_DESC_FIXED && d.desc_len <= len);
-        FUZZ_CHECK(d.builder < fm_tree_count() && d.n >= 1 && d.root_pos < d.n);
+        FUZZ_CHECK(fm_tree_builder_get(d.builder) && d.n >= 1 && d.root_pos < d.n);
         FUZZ_CHECK(d.root_rank < (uint32_t)nranks);
         FUZZ_CHECK(list ? d.members == buf + FM_DESC_FIXED : !d.members && d.group);
         if (list) {

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
+#include "credits.h"
+#include "send.h"
 
 #define KEY      0x5eed5eed5eed5eedULL
 #define NPEERS   3

@@ -35,7 +35,7 @@ static void list_round_trip(void **state)
     size_t len = encode_list(members, 5, 2, buf);
     assert_int_equal(len, 32 + 20);
     fm_mcast_desc d;
-    assert_int_equal(fm_mcast_desc_decode(buf, len + 10, NRANKS, NBUILDERS, seen, &d), 0);
+    assert_int_equal(fm_mcast_desc_decode(buf, len + 10, NRANKS, seen, &d), 0);
     assert_int_equal(d.desc_len, len);
     assert_int_equal(d.builder, 3);
     assert_int_equal(d.flags, FM_DESC_STORE_FORWARD);
@@ -61,7 +61,7 @@ static void group_round_trip(void **state)
                   e;
     unsigned char buf[64];
     fm_mcast_desc_encode(&d, NULL, buf);
-    assert_int_equal(fm_mcast_desc_decode(buf, 32, NRANKS, NBUILDERS, seen, &e), 0);
+    assert_int_equal(fm_mcast_desc_decode(buf, 32, NRANKS, seen, &e), 0);
     assert_true(e.group == d.group);
     assert_int_equal(e.n, 12);
     assert_null(e.members);
@@ -75,7 +75,7 @@ static int decode_with(void (*change)(unsigned char *buf), size_t len)
     encode_list(members, 4, 1, buf);
     change(buf);
     fm_mcast_desc d;
-    return fm_mcast_desc_decode(buf, len, NRANKS, NBUILDERS, seen, &d);
+    return fm_mcast_desc_decode(buf, len, NRANKS, seen, &d);
 }
 
 static void none(unsigned char *b)
@@ -154,7 +154,7 @@ static void random_bytes_never_crash(void **state)
         }
         x = x * 1103515245 + 12345;
         size_t cut = (x >> 16) % (sizeof buf + 1);
-        int rc = fm_mcast_desc_decode(buf, cut, NRANKS, NBUILDERS, seen, &d);
+        int rc = fm_mcast_desc_decode(buf, cut, NRANKS, seen, &d);
         if (rc == 0) { /* whatever it accepted must be usable */
             assert_true(d.desc_len <= cut && d.root_pos < d.n);
             for (uint32_t k = 0; d.members && k < d.n; k++)

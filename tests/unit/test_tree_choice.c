@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "context.h"
@@ -18,6 +19,8 @@ static fm_context ctx_with(const char *costs, size_t packet)
     fm_context c;
     memset(&c, 0, sizeof c);
     c.packet_size = packet;
+    c.mcast = calloc(1, sizeof *c.mcast);
+    assert_non_null(c.mcast);
     snprintf(c.cfg.tree, sizeof c.cfg.tree, "auto");
     snprintf(c.cfg.mcast_costs, sizeof c.cfg.mcast_costs, "%s", costs);
     return c;
@@ -46,7 +49,7 @@ static void named_tree_keeps_packet_size(void **state)
     struct fm_tree_desc d;
     assert_int_equal(choose(&c, "chain", 8, 1 << 20, 0, &d), 8192);
     assert_int_equal(choose(&c, "binomial", 8, 1 << 20, 0, &d), 8192);
-    fm_mcast_costs_free(&c);
+    fm_mcast_fini(&c);
 }
 
 static void cheap_packets_get_smaller(void **state)
@@ -66,7 +69,7 @@ static void cheap_packets_get_smaller(void **state)
     assert_true(choose(&c, NULL, 8, 1 << 20, 4000, &d) >= 4000);
     /* One packet's worth is never split. */
     assert_int_equal(choose(&c, NULL, 8, 4096, 0, &d), 8192);
-    fm_mcast_costs_free(&c);
+    fm_mcast_fini(&c);
 }
 
 static void dear_packets_stay_large(void **state)
@@ -76,7 +79,7 @@ static void dear_packets_stay_large(void **state)
     fm_context c = ctx_with("1000000:1:0", 8192);
     struct fm_tree_desc d;
     assert_int_equal(choose(&c, NULL, 8, 1 << 20, 0, &d), 8192);
-    fm_mcast_costs_free(&c);
+    fm_mcast_fini(&c);
 }
 
 static void cached_choice_is_the_same(void **state)
@@ -90,7 +93,7 @@ static void cached_choice_is_the_same(void **state)
     assert_int_equal(a.builder, b.builder);
     assert_int_equal(a.param, b.param);
     assert_int_equal(a.m, b.m);
-    fm_mcast_costs_free(&c);
+    fm_mcast_fini(&c);
 }
 
 /* Past 256 packets the prediction is extended along a line: it must stay within 1% of the
@@ -115,7 +118,7 @@ static void long_messages_extrapolate(void **state)
             assert_true(fast > 0 && exact > 0);
             assert_true(fast <= exact * 1.01 && fast >= exact * 0.99);
         }
-    fm_mcast_costs_free(&c);
+    fm_mcast_fini(&c);
 }
 
 int main(void)

@@ -1,0 +1,97 @@
+/* The context's queries (fm_rank, fm_size, fm_job_key, fm_get_stats), fm_abort, fm_version,
+ * and fm_finalize's report. fm_init and fm_finalize themselves are runtime/init.c's. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fm_build_config.h"
+#include "log.h"
+#include "setup.h"
+
+fm_context *fm_live_ctx;
+
+static void print_stats(const fm_context *ctx)
+{
+    const fm_stats *s = &ctx->stats;
+    fprintf(stderr,
+            "fastmsg[%d] stats: sent %llu pkts %llu B %llu msgs | received %llu pkts %llu B "
+            "%llu msgs | zero-copy %llu out %llu in | credit pkts %llu out %llu in | credit stalls "
+            "%llu | dropped %llu (foreign %llu) | refused %llu\n",
+            ctx->rank, (unsigned long long)s->packets_sent, (unsigned long long)s->bytes_sent,
+            (unsigned long long)s->messages_sent, (unsigned long long)s->packets_received,
+            (unsigned long long)s->bytes_received, (unsigned long long)s->messages_received,
+            (unsigned long long)s->zcopy_sent, (unsigned long long)s->zcopy_received,
+            (unsigned long long)s->credit_packets_sent,
+            (unsigned long long)s->credit_packets_received, (unsigned long long)s->credit_stalls,
+            (unsigned long long)s->dropped, (unsigned long long)ctx->drops[FM_WIRE_KEY_BAD],
+            (unsigned long long)ctx->tp->refused);
+}
+
+/* Messages that never ran because no handler was registered for their id here: fm_finalize
+ * frees them unread, so say so once. */
+static void report_held(const fm_context *ctx)
+{
+    int n = 0, from = -1;
+    unsigned id = 0;
+    for (int r = 0; r < ctx->size; r++)
+        for (const fm_stream *s = ctx->peers[r].inbound; s; s = s->next)
+            if (!ctx->handlers[s->handler].fn && !s->finished && !n++) {
+                from = s->origin;
+                id = s->handler;
+            }
+    if (n)
+        fm_log(0,
+               "fm_finalize: %d message%s never ran: no handler registered for %s (handler id "
+               "%u from rank %d%s)",
+               n, n > 1 ? "s" : "", n > 1 ? "their ids" : "its id", id, from, n > 1 ? ", ..." : "");
+}
+
+void fm_core_report(const fm_context *ctx)
+{
+    if (ctx->cfg.stats)
+        print_stats(ctx);
+    report_held(ctx);
+}
+
+int fm_rank(const fm_context *ctx)
+{
+    return fm_ctx_live(ctx) ? ctx->rank : FM_ERR_NOT_INIT;
+}
+
+int fm_size(const fm_context *ctx)
+{
+    return fm_ctx_live(ctx) ? ctx->size : FM_ERR_NOT_INIT;
+}
+
+uint64_t fm_job_key(const fm_context *ctx)
+{
+    return fm_ctx_live(ctx) ? ctx->job_key : 0;
+}
+
+int fm_get_stats(const fm_context *ctx, fm_stats *stats)
+{
+    if (!fm_ctx_live(ctx))
+        return FM_ERR_NOT_INIT;
+    if (!stats)
+        return FM_ERR_INVALID;
+    *stats = ctx->stats;
+    stats->dropped_foreign = ctx->drops[FM_WIRE_KEY_BAD];
+    stats->eagain_retries = ctx->tp->refused;
+    return FM_OK;
+}
+
+void fm_abort(fm_context *ctx, int code, const char *msg)
+{
+    char line[512];
+    if (!fm_ctx_live(ctx))
+        ctx = NULL; /* (finalized or never initialised: nothing to read through it) */
+    snprintf(line, sizeof line, "rank %d: %s", ctx ? ctx->rank : -1, msg ? msg : "fm_abort");
+    if (ctx && ctx->boot.ops)
+        fm_boot_abort(&ctx->boot, code, line);
+    fprintf(stderr, "fastmsg: abort(%d): %s\n", code, line);
+    _Exit(code ? code : 1);
+}
+
+const char *fm_version(void)
+{
+    return FM_VERSION_STRING;
+}

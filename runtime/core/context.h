@@ -1,0 +1,121 @@
+/* The context: one process's fastmsg instance, as the core sees it. Module-private state sits
+ * in sub-structs named for their module (pool, zc); the layers above the core keep theirs
+ * behind opaque pointers (mcast, services), so the core never needs their headers. Internal
+ * to the runtime: the core's modules declare their calls in their own headers beside them. */
+#ifndef FM_CORE_CONTEXT_H
+#define FM_CORE_CONTEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bootstrap.h"
+#include "config.h"
+#include "fastmsg.h"
+#include "peer.h"
+#include "pkt.h"
+#include "stream.h"
+#include "transport.h"
+#include "wire.h"
+
+#define FM_MAX_MESSAGE (1ULL << 48) /* longest message fm_begin_message* accept */
+
+/* The steps of the small-message path, folded into their callers: a call per step costs more
+ * than the step (bench/README.md, "Where the time goes"). */
+#if defined(__GNUC__)
+#define FM_HOT static inline __attribute__((always_inline))
+#else
+#define FM_HOT static inline
+#endif
+
+/* Internal handler ids live above the user's: the layers above the core take them with
+ * fm_handlers_add_internal (handlers.h) at fm_init, in the same order on every rank. */
+#define FM_INTERNAL_HANDLERS 8
+#define FM_HANDLER_COUNT     (FM_MAX_HANDLERS + FM_INTERNAL_HANDLERS)
+
+typedef struct fm_handler_slot {
+    fm_handler_fn fn;
+    void *arg;
+} fm_handler_slot;
+
+/* Packet buffers (pool.c). */
+typedef struct fm_pool_state {
+    fm_pkt_slab *recv_slabs, *send_slabs, *copy_slabs;
+    fm_pkt *copy_free;    /* idle per-destination copy headers */
+    fm_pkt *send_free;    /* idle send packet buffers */
+    size_t send_free_n;   /* how many */
+    size_t send_reserved; /* promised to streams opened inside handlers */
+    size_t send_pkts;     /* send buffers in existence */
+    size_t send_pkts_max; /* the FM_OVERFLOW budget, in packets */
+} fm_pool_state;
+
+/* Zero-copy (zcopy.c): the one zero-copy send in progress; its sender waits outside any
+ * handler, first for the receiver's clear-to-send (waiting, cleared), then for the tagged
+ * send (busy). */
+typedef struct fm_zcopy_state {
+    struct {
+        int waiting, cleared, busy, status;
+        uint64_t tag;
+        fm_tp_mr *mr;
+    } send;
+    unsigned char withdraw; /* context of the empty sends that withdraw a piece */
+} fm_zcopy_state;
+
+struct fm_mcast;       /* the multicast layer's state (runtime/mcast) */
+struct fm_mcast_hooks; /* what the core calls on multicast packets (hooks.h) */
+struct fm_services;    /* barrier and wire-up state (runtime/services) */
+struct fm_topo;        /* where each rank is (runtime/topo) */
+
+struct fm_context {
+    fm_config cfg;
+    fm_boot boot;
+    fm_tp *tp;
+    struct fm_topo *topo;
+    int rank, size;
+    uint64_t job_key;
+    size_t packet_size; /* payload bytes per packet */
+    size_t zcopy_min;   /* pieces this large go zero-copy (FM_ZCOPY; SIZE_MAX: never) */
+    /* Messages of at most small_max bytes travel in packets of small_payload bytes, which the
+     * provider injects (shm: 4 KiB): a few injects beat one larger send's slower protocol. */
+    size_t small_max, small_payload;
+    int credits; /* window per peer */
+    int credit_threshold;
+
+    fm_peer *peers;
+    int *dirty; /* peers owing credits, to settle after a progress round */
+    int ndirty;
+    fm_handler_slot handlers[FM_HANDLER_COUNT];
+    int internal_handlers; /* internal ids taken so far */
+
+    fm_pool_state pool;
+    fm_pkt *repost;       /* receive buffers handlers are done with, to post again */
+    size_t sends_inflight; /* handed to the transport, completion not seen */
+    fm_stream *stream_free;
+    unsigned char *seen; /* size bytes of scratch: duplicate checks of member lists */
+
+    int in_handler;   /* depth of handler calls */
+    int run_held;     /* a handler was registered inside a handler: run held messages */
+    int finalizing;   /* no more credit packets */
+    int failed;       /* the last wait failed with FM_ERR_TIMEOUT or FM_ERR_PEER: fm_finalize
+                       * then waits for nothing more */
+    uint64_t handled; /* payload bytes given to handlers, for fm_extract */
+
+    fm_zcopy_state zc;
+
+    const struct fm_mcast_hooks *mcast_hooks; /* NULL: multicast packets are dropped */
+    struct fm_mcast *mcast;
+    struct fm_services *services;
+
+    fm_stats stats;
+    uint64_t drops[FM_WIRE_NREASONS];
+};
+
+/* context.c: the context fm_init returned; NULL before fm_init and after fm_finalize. Public
+ * calls compare their context with it before reading through the pointer, so a finalized or
+ * foreign pointer gets FM_ERR_NOT_INIT instead of a read of freed memory. */
+extern fm_context *fm_live_ctx;
+static inline int fm_ctx_live(const fm_context *ctx)
+{
+    return ctx && ctx == fm_live_ctx;
+}
+
+#endif

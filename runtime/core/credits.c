@@ -1,0 +1,130 @@
+/* Credit flow control. A credit is one receive buffer reserved for one sender. We gain
+ * credits from the piggyback field of any packet a peer sends us; we owe a peer one credit
+ * per packet of its that we have finished with. Owed credits ride on our next data packet to
+ * that peer, or, once half the window is owed and no data packet can carry them, go in a
+ * credit packet (which needs no credit: every peer has one spare posted buffer for it, and
+ * we have at most one credit packet in flight to each peer). A credit packet also carries a
+ * zero-copy piece's clear-to-send (zcopy.c), so that too needs no credit. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "credits.h"
+#include "log.h"
+#include "send.h"
+
+void fm_credits_init(fm_context *ctx)
+{
+    ctx->credit_threshold = (ctx->credits + 1) / 2;
+    for (int r = 0; r < ctx->size; r++) {
+        fm_peer *p = &ctx->peers[r];
+        p->send_credits = ctx->credits;
+        p->credit_pkt.kind = FM_PKT_CREDIT_BUF;
+        p->credit_pkt.buf = p->credit_buf;
+        p->credit_pkt.peer = r;
+    }
+}
+
+static void mark_dirty(fm_context *ctx, int peer)
+{
+    fm_peer *p = &ctx->peers[peer];
+    if (!p->credit_dirty) {
+        p->credit_dirty = 1;
+        ctx->dirty[ctx->ndirty++] = peer;
+    }
+}
+
+void fm_credits_owe(fm_context *ctx, int peer)
+{
+    fm_peer *p = &ctx->peers[peer];
+    p->owed++;
+    if (p->owed >= ctx->credit_threshold)
+        mark_dirty(ctx, peer);
+}
+
+int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t tag)
+{
+    fm_peer *p = &ctx->peers[peer];
+    if (p->cts_n == p->cts_cap) {
+        int cap = p->cts_cap ? 2 * p->cts_cap : 4;
+        uint64_t *t = realloc(p->cts, (size_t)cap * sizeof *t);
+        if (!t)
+            return FM_ERR_NOMEM;
+        p->cts = t;
+        p->cts_cap = cap;
+    }
+    p->cts[p->cts_n++] = tag;
+    mark_dirty(ctx, peer); /* sent when this progress round settles */
+    return FM_OK;
+}
+
+void fm_credits_packet_done(fm_context *ctx, int peer)
+{
+    fm_peer *p = &ctx->peers[peer];
+    p->credit_busy = 0;
+    if (p->cts_n)
+        mark_dirty(ctx, peer);
+}
+
+static int send_credit_packet(fm_context *ctx, int peer)
+{
+    fm_peer *p = &ctx->peers[peer];
+    fm_wire_hdr h = {.version = FM_WIRE_VERSION,
+                     .type = FM_PKT_CREDIT,
+                     .src = (uint32_t)ctx->rank,
+                     .job_key = ctx->job_key,
+                     .credits = (uint16_t)fm_credits_take_owed(p)};
+    if (p->cts_n) {
+        h.flags = FM_PKT_CTS;
+        h.msg_len = p->cts[0];
+    }
+    fm_wire_encode(&h, p->credit_buf);
+    p->credit_busy = 1;
+    int rc =
+        ctx->tp->ops->send(ctx->tp, peer, p->credit_buf, FM_WIRE_HDR_LEN, NULL, &p->credit_pkt);
+    if (rc < 0) {
+        p->credit_busy = 0;
+        p->owed += h.credits;
+        return rc;
+    }
+    if (h.flags & FM_PKT_CTS) {
+        p->cts_n--;
+        memmove(p->cts, p->cts + 1, (size_t)p->cts_n * sizeof *p->cts);
+    }
+    if (rc == FM_TP_SENT)
+        p->credit_busy = 0;
+    ctx->stats.credit_packets_sent++;
+    return FM_OK;
+}
+
+/* After a progress round: return what is owed, by piggyback if a packet can leave, else
+ * explicitly. A peer whose credit packet is still in flight stays dirty until it completes. */
+int fm_credits_settle(fm_context *ctx)
+{
+    int keep = 0, rc = FM_OK;
+    for (int i = 0; i < ctx->ndirty; i++) {
+        int r = ctx->dirty[i];
+        fm_peer *p = &ctx->peers[r];
+        fm_send_flush_peer(ctx, r);
+        if (!p->cts_n && (p->owed < ctx->credit_threshold || ctx->finalizing)) {
+            p->credit_dirty = 0;
+            continue;
+        }
+        if (p->credit_busy) {
+            ctx->dirty[keep++] = r;
+            continue;
+        }
+        int e = send_credit_packet(ctx, r);
+        if (e) {
+            ctx->dirty[keep++] = r; /* retried after the next progress round */
+            if (!rc)
+                rc = e;
+            continue;
+        }
+        if (p->cts_n) /* more clear-to-sends: the next credit packet takes one */
+            ctx->dirty[keep++] = r;
+        else
+            p->credit_dirty = 0;
+    }
+    ctx->ndirty = keep;
+    return rc;
+}

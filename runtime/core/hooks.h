@@ -1,0 +1,20 @@
+/* How the core reaches multicast without knowing it: the multicast layer registers these
+ * calls at fm_init (ctx->mcast_hooks). The core calls them only for multicast packets (type
+ * FM_PKT_MCAST) and for streams whose s->fwd is set, so one-destination messages pay
+ * nothing. Without hooks a multicast is dropped and counted. */
+#ifndef FM_CORE_HOOKS_H
+#define FM_CORE_HOOKS_H
+
+#include "context.h"
+
+struct fm_mcast_hooks {
+    /* Packet 0 of a multicast: read its descriptor, set s->fwd and s->origin. Returns the
+     * descriptor's length (the handler reads after it), or -1: the message is dropped. */
+    int (*start)(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_hdr *h);
+    /* Packet p of s has come into sequence: on to this member's children. */
+    void (*packet)(fm_context *ctx, fm_stream *s, fm_pkt *p);
+    /* s is over: free s->fwd (and anything it holds), set it to NULL. */
+    void (*release)(fm_stream *s);
+};
+
+#endif

@@ -1,0 +1,12 @@
+/* Member and destination lists (members.c): the one check that fm_begin_message_multi, groups
+ * and multicasts share. */
+#ifndef FM_CORE_MEMBERS_H
+#define FM_CORE_MEMBERS_H
+
+#include "context.h"
+
+/* FM_OK, or FM_ERR_EMPTY / INVALID / RANK / DUPLICATE / NOMEM; *pos = the caller's position
+ * in the list, or -1. */
+int fm_members_check(fm_context *ctx, const int *members, int n, int *pos);
+
+#endif

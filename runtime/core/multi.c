@@ -1,0 +1,122 @@
+/* One payload, many destinations: fm_begin_message_multi, and the fan-out that multicast
+ * forwarding (forward.c) shares with it.
+ *
+ * A multi-destination stream fills its packet buffers exactly like a one-destination stream
+ * (send.c). A full packet is then sent once per destination, each time from that same buffer
+ * behind a 40-byte header of its own (the destination's message id, its credits): a "copy"
+ * is only that header (FM_PKT_COPY_BUF), sent with the transport's two-part sendv. Each copy
+ * waits for its own destination's credit in that destination's queue, so a slow destination
+ * delays only its own copies. The payload buffer counts the copies holding it (refs) and goes
+ * back to its pool when the last one has completed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "members.h"
+#include "multi.h"
+#include "send.h"
+
+int fm_multi_drained(const fm_stream *s)
+{
+    for (int i = 0; i < s->ndest; i++)
+        if (s->ctx->peers[s->dests[i]].pending.head)
+            return 0;
+    return 1;
+}
+
+int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire_hdr *h)
+{
+    fm_pkt *c = fm_pool_get_copy(ctx);
+    if (!c)
+        return FM_ERR_NOMEM;
+    fm_wire_encode(h, c->buf);
+    c->payload = payload;
+    c->len = payload->len;
+    c->peer = dest;
+    payload->refs++;
+    fm_send_queue(ctx, c);
+    return FM_OK;
+}
+
+void fm_multi_submit(fm_stream *s, fm_pkt *p, int last)
+{
+    fm_context *ctx = s->ctx;
+    fm_wire_hdr h = {.version = FM_WIRE_VERSION,
+                     .type = s->ptype,
+                     .flags = last ? FM_PKT_LAST : 0,
+                     .src = (uint32_t)ctx->rank,
+                     .job_key = ctx->job_key,
+                     .seq = s->seq++,
+                     .payload_len = p->len,
+                     .handler = s->handler,
+                     .msg_len = last ? s->written : s->declared};
+    p->refs = 1; /* ours until every copy is queued: an injected copy is done at once */
+    for (int i = 0; i < s->ndest; i++) {
+        h.msg_id = s->dest_msg_ids[i];
+        if (fm_multi_send_copy(ctx, p, s->dests[i], &h))
+            fm_log(0, "out of memory for a packet copy to rank %d: its message is cut short",
+                   s->dests[i]);
+    }
+    fm_multi_unref(ctx, p);
+}
+
+void fm_multi_close(fm_stream *s)
+{
+    free(s->dests); /* with the ids and the descriptor (fm_multi_open) */
+    s->dests = NULL;
+    s->dest_msg_ids = NULL;
+    s->desc = NULL;
+    s->ndest = s->multi = 0;
+    s->desc_len = 0;
+}
+
+int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t cap, int handler,
+                  const unsigned char *desc, size_t desc_len, fm_stream **stream)
+{
+    /* One allocation: the ranks, their message ids, the descriptor. Freed by close. */
+    size_t ids_at = (size_t)n * sizeof(int);
+    size_t desc_at = ids_at + (size_t)n * sizeof(uint32_t);
+    unsigned char *mem = malloc(desc_at + desc_len + 1);
+    if (!mem)
+        return FM_ERR_NOMEM;
+    int rc = fm_send_alloc(ctx, len + desc_len, cap, handler, stream);
+    if (rc) {
+        free(mem);
+        return rc;
+    }
+    fm_stream *s = *stream;
+    s->multi = 1;
+    s->declared = len;
+    s->peer = ctx->rank; /* unused: every packet goes through dests */
+    s->ndest = n;
+    s->dests = (int *)mem;
+    s->dest_msg_ids = (uint32_t *)(mem + ids_at);
+    for (int i = 0; i < n; i++) {
+        s->dests[i] = dests[i];
+        s->dest_msg_ids[i] = ctx->peers[dests[i]].next_msg_id++;
+    }
+    s->ptype = desc_len ? FM_PKT_MCAST : FM_PKT_DATA;
+    s->desc = desc_len ? memcpy(mem + desc_at, desc, desc_len) : NULL;
+    s->desc_len = (uint32_t)desc_len;
+    ctx->stats.messages_sent += (uint64_t)n;
+    return FM_OK;
+}
+
+int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len, int handler,
+                           fm_stream **stream)
+{
+    if (stream)
+        *stream = NULL;
+    if (!fm_ctx_live(ctx))
+        return FM_ERR_NOT_INIT;
+    if (!stream)
+        return FM_ERR_INVALID;
+    if (handler < 0 || handler >= FM_MAX_HANDLERS)
+        return FM_ERR_HANDLER;
+    if ((unsigned long long)len > FM_MAX_MESSAGE)
+        return FM_ERR_TOO_LONG;
+    int self, rc = fm_members_check(ctx, dests, n, &self);
+    if (rc == FM_OK && self >= 0)
+        rc = FM_ERR_SELF;
+    return rc ? rc : fm_multi_open(ctx, dests, n, len, ctx->packet_size, handler, NULL, 0, stream);
+}

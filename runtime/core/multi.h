@@ -1,0 +1,30 @@
+/* One payload, one header per destination (multi.c): fm_begin_message_multi, and the fan-out
+ * that multicast roots and forwarding members share. */
+#ifndef FM_CORE_MULTI_H
+#define FM_CORE_MULTI_H
+
+#include "context.h"
+#include "pool.h"
+
+int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t cap, int handler,
+                  const unsigned char *desc, size_t desc_len, fm_stream **stream);
+void fm_multi_submit(fm_stream *s, fm_pkt *p, int last);
+int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire_hdr *h);
+void fm_multi_close(fm_stream *s);
+int fm_multi_drained(const fm_stream *s);
+
+/* Drop one hold on a packet buffer: a send buffer goes back to the pool, a received packet
+ * back to the network (at the next progress round) with its credit owed to its sender. */
+static inline void fm_multi_unref(fm_context *ctx, fm_pkt *p)
+{
+    if (--p->refs > 0)
+        return;
+    if (p->kind == FM_PKT_SEND_BUF) {
+        fm_pool_put_send(ctx, p);
+        return;
+    }
+    p->next = ctx->repost;
+    ctx->repost = p;
+}
+
+#endif

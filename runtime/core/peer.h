@@ -1,0 +1,30 @@
+/* What this rank keeps per peer: credits both ways, message ids, queued packets, inbound
+ * messages. */
+#ifndef FM_CORE_PEER_H
+#define FM_CORE_PEER_H
+
+#include <stdint.h>
+
+#include "pkt.h"
+#include "stream.h"
+#include "wire.h"
+
+typedef struct fm_peer {
+    int send_credits; /* packets we may still send to this peer */
+    int owed;         /* credits we owe it: its packets we have freed */
+    int credit_dirty; /* on the context's list of peers owing credits */
+    uint32_t next_msg_id;
+    uint64_t next_tag;    /* zero-copy pieces sent to this peer */
+    fm_pkt_queue pending; /* data packets waiting for a credit */
+    fm_pkt credit_pkt;    /* our one credit packet to it */
+    int credit_busy;      /* that packet is in flight */
+    unsigned char credit_buf[FM_WIRE_HDR_LEN];
+    fm_stream *inbound; /* its messages in progress here */
+    /* Zero-copy pieces of its whose receive we have posted: clear-to-send tags that go out
+     * on our credit packets to it, one per packet (zcopy.c). */
+    uint64_t *cts;
+    int cts_n, cts_cap;
+} fm_peer;
+
+
+#endif

@@ -1,0 +1,68 @@
+/* Packet buffers: a header and payload in registered memory, and their bookkeeping. */
+#ifndef FM_CORE_PKT_H
+#define FM_CORE_PKT_H
+
+#include <stdint.h>
+
+#include "transport.h"
+
+struct fm_stream;
+
+/* COPY: one destination's copy of a packet whose payload lives in another buffer (a send
+ * buffer of a multi-destination stream, or a received packet being forwarded): buf holds only
+ * its header, payload the packet it carries (multi.c). */
+typedef enum {
+    FM_PKT_RECV_BUF = 1,
+    FM_PKT_SEND_BUF,
+    FM_PKT_CREDIT_BUF,
+    FM_PKT_COPY_BUF
+} fm_pkt_kind;
+
+/* Zero-copy state of a received FM_PKT_RNDV packet (zcopy.c). */
+typedef enum {
+    FM_ZC_NONE = 0,  /* an ordinary packet: its payload is in buf */
+    FM_ZC_ANNOUNCED, /* the piece is announced; no receive posted for it yet */
+    FM_ZC_POSTED,    /* a tagged receive is posted for it */
+    FM_ZC_ARRIVED    /* its bytes are in data (a bounce buffer) or already delivered */
+} fm_zc_state;
+
+/* A packet buffer: header + payload in registered memory, plus its bookkeeping. */
+typedef struct fm_pkt {
+    struct fm_pkt *next; /* free list, pending queue or a stream's packet list */
+    unsigned char *buf;  /* FM_WIRE_HDR_LEN header bytes, then the payload */
+    fm_tp_mr *mr;
+    fm_pkt_kind kind;
+    int peer; /* destination (send) or source (receive) */
+    uint32_t seq;
+    uint32_t len;    /* payload bytes */
+    uint32_t off;    /* payload bytes already read by the handler (receive) */
+    uint16_t flags;  /* FM_PKT_LAST */
+    uint8_t compact; /* send: a whole message behind FM_PKT_SHORT's header, which sits just
+                      * before the payload (wire.h) */
+    /* An FM_PKT_RNDV packet (receive): len is the piece's length, its bytes arrive apart. */
+    uint8_t zc;          /* fm_zc_state */
+    uint64_t tag;        /* the piece's tag */
+    unsigned char *data; /* the piece's bounce buffer, NULL when it goes straight to the
+                          * delivery buffer */
+    fm_tp_mr *data_mr;   /* registration of the bounce or delivery range, if needed */
+    struct fm_stream *owner;
+    /* Multi-destination and forwarded packets: holds on this buffer (copies in flight, and
+     * for a received packet its stream's hold until the handler is done with it); the buffer
+     * is free when the count drops to 0. */
+    int refs;
+    struct fm_pkt *payload; /* FM_PKT_COPY_BUF: the packet whose payload it sends */
+} fm_pkt;
+
+typedef struct fm_pkt_queue {
+    fm_pkt *head, *tail;
+} fm_pkt_queue;
+
+/* A chunk of packet buffers allocated and registered at once. */
+typedef struct fm_pkt_slab {
+    struct fm_pkt_slab *next;
+    void *mem;
+    fm_pkt *pkts;
+    fm_tp_mr *mr;
+} fm_pkt_slab;
+
+#endif

@@ -1,0 +1,255 @@
+/* Progress: read the transport's completions and act on them. Single-threaded and explicit:
+ * nothing happens unless the application calls fm_extract or fm_wait, or a blocking call
+ * waits here. Idle waits sleep on the provider's fd where it has one and otherwise back off
+ * politely (spin briefly, then yield the core, then short sleeps), so that 16 processes on 2
+ * cores all make progress. */
+#include <poll.h>
+#include <sched.h>
+#include <time.h>
+
+#include "credits.h"
+#include "liveness.h"
+#include "log.h"
+#include "pool.h"
+#include "progress.h"
+#include "recv.h"
+#include "send.h"
+#include "zcopy.h"
+
+#define FM_POLL_BATCH 32
+
+static void on_send_done(fm_context *ctx, fm_pkt *p)
+{
+    if (p->kind == FM_PKT_CREDIT_BUF) {
+        fm_credits_packet_done(ctx, p->peer);
+        return;
+    }
+    ctx->sends_inflight--;
+    fm_send_done(ctx, p);
+}
+
+/* A failed operation: the peer is gone or the network broke. After finalize's barrier the
+ * peers may already be gone, which is no error. */
+static int on_failure(fm_context *ctx, const fm_tp_event *e)
+{
+    static const char *what[] = {"?", "send", "receive", "zero-copy send", "zero-copy receive"};
+    const char *op = what[e->kind <= 4 ? e->kind : 0];
+    /* A posted receive's buffer names its previous packet's sender, not this one's. */
+    if (e->kind == FM_TP_SEND_DONE || e->kind == FM_TP_TRECV_DONE)
+        fm_log(0, "%s to/from rank %d failed: %s", op, ((fm_pkt *)e->ctx)->peer,
+               fm_strerror(e->status));
+    else
+        fm_log(0, "%s failed: %s", op, fm_strerror(e->status));
+    return ctx->finalizing ? FM_OK : fm_liveness_blame(e->status);
+}
+
+/* A packet larger than a receive buffer: the job's ranks agree on FM_PACKET_SIZE, so it came
+ * from outside (another job); dropped and counted like any malformed packet. */
+static int drop_oversize(fm_context *ctx, fm_pkt *p)
+{
+    ctx->drops[FM_WIRE_LEN_BAD]++;
+    ctx->stats.dropped++;
+    fm_log(1, "dropped a packet: larger than a receive buffer");
+    return fm_pool_repost(ctx, p);
+}
+
+static int on_event(fm_context *ctx, const fm_tp_event *e)
+{
+    if (e->kind == FM_TP_RECV_DONE && e->status == FM_ERR_TOO_LONG)
+        return drop_oversize(ctx, e->ctx);
+    int rc = e->status == FM_OK ? FM_OK : on_failure(ctx, e);
+    switch (e->kind) {
+    case FM_TP_SEND_DONE:
+        on_send_done(ctx, e->ctx);
+        break;
+    case FM_TP_RECV_DONE:
+        /* A failed receive's buffer is not reposted: its transport is broken. */
+        if (e->status == FM_OK && fm_recv_packet(ctx, e->ctx, e->len))
+            rc = FM_ERR_NOMEM;
+        break;
+    case FM_TP_TSEND_DONE:
+        fm_zcopy_sent(ctx, e->ctx, e->status);
+        break;
+    case FM_TP_TRECV_DONE:
+        fm_zcopy_arrived(ctx, e->ctx, e->len, e->status);
+        break;
+    }
+    return rc;
+}
+
+/* One round: returns the number of completions handled (>= 0) or an error. */
+int fm_progress_once(fm_context *ctx)
+{
+    fm_tp_event ev[FM_POLL_BATCH];
+    if (ctx->run_held && !ctx->in_handler) {
+        ctx->run_held = 0;
+        fm_recv_run_held(ctx, -1);
+    }
+    int rc = ctx->repost ? fm_recv_repost(ctx) : FM_OK;
+    int n = ctx->tp->ops->poll(ctx->tp, ev, FM_POLL_BATCH);
+    if (n < 0)
+        return n;
+    for (int i = 0; i < n; i++) {
+        int e = on_event(ctx, &ev[i]);
+        if (e && !rc)
+            rc = e;
+    }
+    if (ctx->ndirty) {
+        int e = fm_credits_settle(ctx);
+        if (e && !rc)
+            rc = e;
+    }
+    return rc ? rc : n;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* One idle step; *idle counts consecutive idle steps. */
+static void idle_step(fm_context *ctx, unsigned *idle, double deadline)
+{
+    unsigned i = (*idle)++;
+    int fd = ctx->tp->ops->wait_fd(ctx->tp);
+    if (fd >= 0 && i >= 16) {
+        if (ctx->tp->ops->trywait(ctx->tp) == FM_OK) {
+            double left_ms = (deadline - now_s()) * 1e3;
+            struct pollfd pfd = {.fd = fd, .events = POLLIN};
+            /* Short naps: tcp;ofi_rxm's connection set-up does not signal the CQ fd (1.17),
+             * so a long sleep stalls first contact. */
+            poll(&pfd, 1, left_ms < 1 ? 1 : left_ms > 2 ? 2 : (int)left_ms);
+        }
+        return;
+    }
+    if (i < 64)
+        return; /* spin: a reply is usually microseconds away */
+    if (i < 1024) {
+        sched_yield();
+        return;
+    }
+    struct timespec ts = {0, i < 4096 ? 20000 : 200000};
+    nanosleep(&ts, NULL);
+}
+
+/* A wait's error; one that says the job may be broken is remembered for fm_finalize until a
+ * later wait succeeds (a slow peer may come back). */
+static int wait_failed(fm_context *ctx, int rc)
+{
+    if (rc == FM_ERR_TIMEOUT || rc == FM_ERR_PEER)
+        ctx->failed = rc;
+    return rc;
+}
+
+/* What a wait that timed out was stuck behind, for the log. */
+static void log_stall(const fm_context *ctx)
+{
+    for (int r = 0; r < ctx->size; r++) {
+        const fm_peer *p = &ctx->peers[r];
+        int queued = 0;
+        for (const fm_pkt *q = p->pending.head; q; q = q->next)
+            queued++;
+        if (queued || p->owed || p->inbound)
+            fm_log(1, "  rank %d: %d packets wait for credit (%d credits), %d credits owed to it%s",
+                   r, queued, p->send_credits, p->owed,
+                   p->inbound ? ", a message from it in progress" : "");
+    }
+    fm_log(1, "  %zu sends in flight, %llu packets sent, %llu received",
+           (size_t)ctx->sends_inflight, (unsigned long long)ctx->stats.packets_sent,
+           (unsigned long long)ctx->stats.packets_received);
+}
+
+int fm_progress_until(fm_context *ctx, fm_progress_cond done, void *arg, const char *what)
+{
+    double deadline = now_s() + (double)ctx->cfg.timeout;
+    unsigned idle = 0;
+    while (!done(ctx, arg)) {
+        int n = fm_progress_once(ctx);
+        if (n < 0)
+            return wait_failed(ctx, n);
+        if (n > 0) {
+            idle = 0;
+            continue;
+        }
+        if ((idle & 255) == 255 && now_s() > deadline) {
+            fm_log(0, "waited %ld s (FM_TIMEOUT) for %s; giving up", ctx->cfg.timeout, what);
+            log_stall(ctx);
+            return wait_failed(ctx, FM_ERR_TIMEOUT);
+        }
+        if ((n = fm_liveness_idle()) < 0)
+            return wait_failed(ctx, n);
+        idle_step(ctx, &idle, deadline);
+    }
+    ctx->failed = 0;
+    return FM_OK;
+}
+
+long fm_extract(fm_context *ctx, size_t maxbytes)
+{
+    if (!fm_ctx_live(ctx))
+        return FM_ERR_NOT_INIT;
+    if (ctx->in_handler)
+        return FM_ERR_IN_HANDLER;
+    uint64_t start = ctx->handled;
+    for (;;) {
+        int n = fm_progress_once(ctx);
+        if (n == 0)
+            n = fm_liveness_idle(); /* an empty poll: now and then, see that peers live */
+        if (n < 0)
+            return wait_failed(ctx, n);
+        /* A short round drained the transport: polling again at once would find it empty
+         * (and cost a ping-pong that empty poll on every message). */
+        if (n < FM_POLL_BATCH || (maxbytes && ctx->handled - start >= maxbytes))
+            break;
+    }
+    return (long)(ctx->handled - start);
+}
+
+long fm_wait(fm_context *ctx, int timeout_ms)
+{
+    if (!fm_ctx_live(ctx))
+        return FM_ERR_NOT_INIT;
+    if (ctx->in_handler)
+        return FM_ERR_IN_HANDLER;
+    double limit = timeout_ms < 0 ? (double)ctx->cfg.timeout : timeout_ms / 1e3;
+    double deadline = now_s() + limit;
+    uint64_t start = ctx->handled;
+    unsigned idle = 0;
+    for (;;) {
+        int n = fm_progress_once(ctx);
+        if (n < 0)
+            return wait_failed(ctx, n);
+        if (n > 0) {
+            ctx->failed = 0;
+            /* Take everything else that is ready too (a short round already did). */
+            long more = n < FM_POLL_BATCH ? 0 : fm_extract(ctx, 0);
+            return more < 0 ? more : (long)(ctx->handled - start);
+        }
+        if ((n = fm_liveness_idle()) < 0)
+            return wait_failed(ctx, n);
+        if (now_s() >= deadline) {
+            if (timeout_ms >= 0)
+                return 0; /* the caller's own limit: nothing came, which is no error */
+            fm_log(0, "waited %ld s (FM_TIMEOUT) for a message; giving up", ctx->cfg.timeout);
+            log_stall(ctx);
+            return wait_failed(ctx, FM_ERR_TIMEOUT);
+        }
+        idle_step(ctx, &idle, deadline);
+    }
+}
+
+int fm_wait_fd(const fm_context *ctx)
+{
+    return fm_ctx_live(ctx) ? ctx->tp->ops->wait_fd(ctx->tp) : FM_ERR_NOT_INIT;
+}
+
+int fm_trywait(fm_context *ctx)
+{
+    if (!fm_ctx_live(ctx))
+        return FM_ERR_NOT_INIT;
+    if (ctx->sends_inflight > 0 && ctx->tp->ops->wait_fd(ctx->tp) < 0)
+        return FM_EAGAIN;
+    return ctx->tp->ops->trywait(ctx->tp) == FM_OK ? FM_OK : FM_EAGAIN;
+}

@@ -1,0 +1,480 @@
+/* The receiving side: a validated data packet joins its message's stream in sequence order,
+ * and the stream's handler runs on what has arrived; a message that fits one packet skips the
+ * stream list and sequencing (recv_whole). Packets a handler has read go back to the network
+ * as receive buffers at the next progress round, and their credits are owed to the sender. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "credits.h"
+#include "hooks.h"
+#include "log.h"
+#include "multi.h"
+#include "pool.h"
+#include "recv.h"
+#include "zcopy.h"
+
+/* A fresh inbound stream for the message h starts, on no list yet. */
+FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
+{
+    fm_stream *s = ctx->stream_free;
+    if (s)
+        ctx->stream_free = s->next;
+    else if (!(s = calloc(1, sizeof *s)))
+        return NULL;
+    /* Field by field, the receiving half and what both share: the sending half is never read
+     * while receiving, and stores are cheaper than a memset call here. (The assertion asks
+     * for this list to be updated when the receiving half changes.) */
+    _Static_assert(sizeof *s - offsetof(fm_stream, FM_STREAM_RECV_FIRST) == 136,
+                   "stream_new must set every receiving field");
+    s->ctx = ctx;
+    s->next = NULL;
+    s->sending = 0;
+    s->peer = (int)h->src;
+    s->handler = h->handler;
+    s->msg_id = h->msg_id;
+    s->declared = h->msg_len;
+    s->user = NULL;
+    s->counted = 0;
+    s->origin = s->peer;
+    s->fwd = NULL;
+    s->next_seq = 0;
+    s->ready.head = s->ready.tail = NULL;
+    s->early = NULL;
+    s->avail = s->total = 0;
+    s->complete = s->finished = s->started = 0;
+    s->blocked = NULL;
+    s->dbuf = NULL;
+    s->dcap = s->dlen = 0;
+    s->dfn = NULL;
+    s->darg = NULL;
+    return s;
+}
+
+static fm_stream *stream_find(fm_context *ctx, const fm_wire_hdr *h)
+{
+    fm_peer *peer = &ctx->peers[h->src];
+    fm_stream **tail = &peer->inbound;
+    for (; *tail; tail = &(*tail)->next)
+        if ((*tail)->msg_id == h->msg_id)
+            return *tail;
+    fm_stream *s = stream_new(ctx, h);
+    if (s)
+        *tail = s; /* arrival order, so held messages start in the order they came */
+    return s;
+}
+
+static void stream_free(fm_context *ctx, fm_stream *s)
+{
+    s->next = ctx->stream_free;
+    ctx->stream_free = s;
+    ctx->stats.messages_received++;
+}
+
+static void stream_release(fm_context *ctx, fm_stream *s)
+{
+    fm_stream **pp = &ctx->peers[s->peer].inbound;
+    while (*pp != s)
+        pp = &(*pp)->next;
+    *pp = s->next;
+    if (s->fwd)
+        ctx->mcast_hooks->release(s);
+    stream_free(ctx, s);
+}
+
+/* A packet's buffer goes back to the network and the sender gets the credit back, at the
+ * start of the next progress round: off the path from a message's arrival to whatever the
+ * application sends in answer. */
+static void packet_done(fm_context *ctx, fm_pkt *p)
+{
+    if (p->zc)
+        fm_zcopy_release(ctx, p);
+    fm_multi_unref(ctx, p); /* when no copy to a multicast child still sends from it */
+}
+
+int fm_recv_repost(fm_context *ctx)
+{
+    int rc = FM_OK;
+    while (ctx->repost) {
+        fm_pkt *p = ctx->repost;
+        ctx->repost = p->next;
+        int peer = p->peer;
+        int e = fm_pool_repost(ctx, p);
+        if (e && !rc)
+            rc = e;
+        fm_credits_owe(ctx, peer);
+    }
+    return rc;
+}
+
+/* The bytes of a packet in ready that a handler may read now; NULL while a zero-copy piece
+ * is still on its way (or went straight to the delivery buffer: then off == len). */
+static const unsigned char *pkt_bytes(const fm_pkt *p)
+{
+    if (!p->zc)
+        return p->buf + FM_WIRE_HDR_LEN;
+    return p->zc == FM_ZC_ARRIVED ? p->data : NULL;
+}
+
+/* Move packets that are next in sequence from the early list to ready; a zero-copy piece
+ * stops the move until its bytes are here (zcopy.c). */
+static void stream_advance(fm_stream *s)
+{
+    while (!s->blocked && s->early && s->early->seq == s->next_seq) {
+        fm_pkt *p = s->early;
+        s->early = p->next;
+        p->next = NULL;
+        if (s->ready.tail)
+            s->ready.tail->next = p;
+        else
+            s->ready.head = p;
+        s->ready.tail = p;
+        s->next_seq++;
+        if (p->zc) {
+            p->owner = s;
+            s->blocked = p;
+            break;
+        }
+        if (s->fwd) /* on to this member's children, in order */
+            s->ctx->mcast_hooks->packet(s->ctx, s, p);
+        s->avail += p->len - p->off;
+        if (p->flags & FM_PKT_LAST)
+            s->complete = 1;
+    }
+}
+
+static void stream_insert(fm_stream *s, fm_pkt *p)
+{
+    fm_pkt **pp = &s->early;
+    while (*pp && (*pp)->seq < p->seq)
+        pp = &(*pp)->next;
+    p->next = *pp;
+    *pp = p;
+    stream_advance(s);
+}
+
+/* Free every fully read packet at the head of ready (all: every packet, read or not, up to
+ * a zero-copy piece whose receive is posted: its buffer is the transport's until it lands). */
+static void stream_trim(fm_context *ctx, fm_stream *s, int all)
+{
+    while (s->ready.head && (all || s->ready.head->off == s->ready.head->len)) {
+        fm_pkt *p = s->ready.head;
+        if (p->zc == FM_ZC_POSTED)
+            break;
+        s->ready.head = p->next;
+        if (p == s->blocked)
+            s->blocked = NULL; /* its receive could not be posted: the piece is lost */
+        else
+            s->avail -= p->len - p->off;
+        packet_done(ctx, p);
+    }
+    if (!s->ready.head)
+        s->ready.tail = NULL;
+}
+
+ssize_t fm_receive(fm_stream *s, void *buf, size_t len)
+{
+    if (!s || s->sending || (!buf && len))
+        return FM_ERR_INVALID;
+    if (s->complete && s->avail == 0 && len > 0)
+        return FM_ERR_UNDERFLOW;
+    unsigned char *dst = buf;
+    size_t got = 0;
+    for (fm_pkt *p = s->ready.head; p && got < len; p = p->next) {
+        size_t n = p->len - p->off;
+        if (!n)
+            continue;
+        const unsigned char *bytes = pkt_bytes(p);
+        if (!bytes)
+            break;
+        if (n > len - got)
+            n = len - got;
+        memcpy(dst + got, bytes + p->off, n);
+        p->off += (uint32_t)n;
+        got += n;
+    }
+    s->avail -= got;
+    s->ctx->handled += got;
+    return (ssize_t)got;
+}
+
+/* Deliver mode: copy what is left of one arrived packet into the named buffer. */
+FM_HOT void pour_packet(fm_context *ctx, fm_stream *s, fm_pkt *p, const unsigned char *bytes)
+{
+    size_t n = p->len - p->off;
+    size_t room = s->dcap - s->dlen;
+    if (n > room) {
+        fm_log(0,
+               "message from rank %d is longer than the %zu-byte delivery buffer; "
+               "%zu bytes dropped",
+               s->peer, s->dcap, n - room);
+        n = room;
+    }
+    memcpy(s->dbuf + s->dlen, bytes + p->off, n);
+    s->dlen += n;
+    ctx->handled += n;
+    s->avail -= p->len - p->off;
+    p->off = p->len;
+}
+
+/* Deliver mode: copy everything that has arrived into the named buffer. */
+static void stream_pour(fm_context *ctx, fm_stream *s)
+{
+    for (fm_pkt *p = s->ready.head; p; p = p->next) {
+        if (p->len == p->off)
+            continue;
+        const unsigned char *bytes = pkt_bytes(p);
+        if (!bytes)
+            break;
+        pour_packet(ctx, s, p, bytes);
+    }
+}
+
+/* Call the handler on what has arrived. A handler that asks for more of a message that has
+ * fully arrived, having read some of it, is called again at once: no packet is coming to call
+ * it later. It is not called again when nothing has changed since its last call. */
+FM_HOT void stream_call(fm_context *ctx, fm_stream *s, fm_handler_slot *h)
+{
+    while (!s->finished && !s->dfn && s->ready.head && (!s->started || s->avail || s->complete)) {
+        uint64_t before = s->avail;
+        s->started = 1;
+        ctx->in_handler++;
+        int r = h->fn(s, s->origin, h->arg);
+        ctx->in_handler--;
+        if (r == FM_DONE && !s->dfn)
+            s->finished = 1;
+        if (s->finished || s->dfn || !s->complete || s->avail == 0)
+            break;
+        if (s->avail == before) {
+            fm_log(0,
+                   "handler %d read nothing of a complete message from rank %d and asked "
+                   "for more; dropping its last %llu bytes",
+                   s->handler, s->peer, (unsigned long long)s->avail);
+            s->finished = 1;
+        }
+    }
+}
+
+/* Run the handler (or the delivery) on what has arrived; release the stream when it is over. */
+static void stream_run(fm_context *ctx, fm_stream *s)
+{
+    fm_handler_slot *h = &ctx->handlers[s->handler];
+    if (!h->fn && !s->finished) {
+        /* Not registered here yet: hold the message (its packets hold the sender's credits)
+         * until fm_register_handler runs it. A zero-copy piece lands in a bounce buffer
+         * meanwhile, so its sender is not kept waiting. */
+        fm_log(1, "holding a message from rank %d for unregistered handler %u", s->peer,
+               s->handler);
+        fm_zcopy_post(ctx, s);
+        return;
+    }
+    stream_call(ctx, s, h);
+    if (s->dfn)
+        stream_pour(ctx, s);
+    if (!s->finished)
+        stream_trim(ctx, s, 0);
+    fm_zcopy_post(ctx, s); /* after the trim: straight into the delivery buffer if it can */
+    if (s->finished)
+        stream_trim(ctx, s, 1);
+    if (!s->complete)
+        return;
+    if (s->dfn)
+        s->dfn(s->dbuf, s->dlen, s->origin, s->darg);
+    if (s->dfn || s->finished || s->avail == 0) {
+        stream_trim(ctx, s, 1);
+        stream_release(ctx, s);
+    }
+}
+
+/* A zero-copy piece has landed: packets behind it move up, and the handler runs. */
+void fm_recv_resume(fm_context *ctx, fm_stream *s)
+{
+    stream_advance(s);
+    stream_run(ctx, s);
+}
+
+/* Packet 0 of a multicast: its descriptor says where this member forwards to; the handler
+ * reads after it. A descriptor that is malformed or not meant for us gets the message dropped
+ * (counted): its packets still pass through, in sequence, to be freed. 1 if p is consumed. */
+static int mcast_first(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_hdr *h)
+{
+    if (s->fwd || s->started)
+        return 0; /* (a second packet 0: the length checks deal with it) */
+    int used = ctx->mcast_hooks ? ctx->mcast_hooks->start(ctx, s, p, h) : -1;
+    if (used >= 0) {
+        p->off = (uint32_t)used;
+        return 0;
+    }
+    ctx->drops[FM_WIRE_DESC_BAD]++;
+    ctx->stats.dropped++;
+    fm_log(1, "dropped a multicast from rank %d: bad descriptor", p->peer);
+    s->finished = 1;
+    p->off = p->len;
+    stream_insert(s, p);
+    stream_run(ctx, s);
+    return 1;
+}
+
+/* A message that fits one packet, for a registered handler: the common small message. Its
+ * stream joins no list and needs no sequencing: the handler runs on the packet, and the
+ * message is over when it returns (stream_call leaves it delivered, finished or read). */
+static int recv_whole(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
+{
+    fm_stream *s = stream_new(ctx, h);
+    if (!s) {
+        packet_done(ctx, p);
+        return FM_ERR_NOMEM;
+    }
+    s->counted = s->avail = p->len;
+    s->ready.head = s->ready.tail = p;
+    s->next_seq = 1;
+    s->complete = 1;
+    s->total = h->msg_len;
+    ctx->stats.bytes_received += p->len;
+    stream_call(ctx, s, &ctx->handlers[s->handler]);
+    if (s->dfn) {
+        pour_packet(ctx, s, p, p->buf + FM_WIRE_HDR_LEN);
+        s->dfn(s->dbuf, s->dlen, s->origin, s->darg);
+    }
+    packet_done(ctx, p);
+    stream_free(ctx, s);
+    return FM_OK;
+}
+
+int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
+{
+    fm_wire_hdr h;
+    fm_wire_status st = fm_wire_decode(p->buf, len, ctx->job_key, ctx->size, ctx->packet_size, &h);
+    if (st != FM_WIRE_OK) {
+        ctx->drops[st]++;
+        ctx->stats.dropped++;
+        fm_log(1, "dropped a packet: %s", fm_wire_status_str(st));
+        return fm_pool_repost(ctx, p);
+    }
+    fm_credits_gained(ctx, (int)h.src, h.credits);
+    if (h.type == FM_PKT_SHORT) { /* its payload moves to where every packet's is */
+        memmove(p->buf + FM_WIRE_HDR_LEN, p->buf + FM_WIRE_SHORT_LEN, h.payload_len);
+        h.type = FM_PKT_DATA;
+    }
+    if (h.type == FM_PKT_CREDIT) {
+        ctx->stats.credit_packets_received++;
+        if (h.flags & FM_PKT_CTS)
+            fm_zcopy_cleared(ctx, (int)h.src, h.msg_len);
+        return fm_pool_repost(ctx, p); /* credit packets hold no credit */
+    }
+    p->peer = (int)h.src;
+    p->seq = h.seq;
+    p->len = h.payload_len;
+    p->off = 0;
+    p->flags = h.flags;
+    p->refs = 1; /* its stream's, until the handler is done with it */
+    ctx->stats.packets_received++;
+    if (h.handler >= FM_HANDLER_COUNT) {
+        ctx->stats.dropped++;
+        fm_log(0, "dropped a packet from rank %d for handler id %u (out of range)", p->peer,
+               h.handler);
+        packet_done(ctx, p);
+        return FM_OK;
+    }
+    if (h.type == FM_PKT_DATA && h.seq == 0 && (h.flags & FM_PKT_LAST) &&
+        ctx->handlers[h.handler].fn)
+        return recv_whole(ctx, p, &h);
+    fm_stream *s = stream_find(ctx, &h);
+    if (!s) {
+        packet_done(ctx, p);
+        return FM_ERR_NOMEM;
+    }
+    if (h.type == FM_PKT_MCAST && h.seq == 0 && mcast_first(ctx, s, p, &h))
+        return FM_OK;
+    /* The message's bytes never exceed what its sender declared. */
+    uint64_t room = s->declared - s->counted;
+    if (h.type == FM_PKT_RNDV ? fm_zcopy_check(ctx, p, room) : p->len - p->off > room) {
+        ctx->drops[FM_WIRE_LEN_BAD]++;
+        ctx->stats.dropped++;
+        packet_done(ctx, p);
+        return FM_OK;
+    }
+    s->counted += p->len - p->off;
+    if (!p->zc)
+        ctx->stats.bytes_received += p->len - p->off;
+    if (h.flags & FM_PKT_LAST)
+        s->total = h.msg_len;
+    stream_insert(s, p);
+    stream_run(ctx, s);
+    return FM_OK;
+}
+
+size_t fm_stream_available(const fm_stream *s)
+{
+    return s && !s->sending ? s->avail : 0;
+}
+
+size_t fm_stream_length(const fm_stream *s)
+{
+    if (!s)
+        return 0;
+    return !s->sending && s->complete ? s->total : s->declared;
+}
+
+int fm_stream_complete(const fm_stream *s)
+{
+    return s && !s->sending && s->complete;
+}
+
+void fm_stream_set_user(fm_stream *s, void *user)
+{
+    if (s)
+        s->user = user;
+}
+
+void *fm_stream_user(const fm_stream *s)
+{
+    return s ? s->user : NULL;
+}
+
+int fm_stream_deliver(fm_stream *s, void *buf, size_t cap, fm_deliver_fn done, void *arg)
+{
+    if (!s || s->sending || !done || (!buf && cap))
+        return FM_ERR_INVALID;
+    if (s->dfn)
+        return FM_ERR_STATE;
+    s->dbuf = buf;
+    s->dcap = cap;
+    s->dlen = 0;
+    s->dfn = done;
+    s->darg = arg;
+    return FM_OK;
+}
+
+void fm_recv_run_held(fm_context *ctx, int handler)
+{
+    for (int r = 0; r < ctx->size; r++) {
+        fm_stream *s = ctx->peers[r].inbound, *next;
+        for (; s; s = next) {
+            next = s->next; /* stream_run may release s */
+            if (s->handler == handler || (handler < 0 && ctx->handlers[s->handler].fn))
+                stream_run(ctx, s);
+        }
+    }
+}
+
+static void pkts_release(fm_context *ctx, fm_pkt *p)
+{
+    for (; p; p = p->next)
+        if (p->zc)
+            fm_zcopy_release(ctx, p);
+}
+
+/* Messages still in progress at finalize: free them and their zero-copy buffers. */
+void fm_recv_fini(fm_context *ctx)
+{
+    for (int r = 0; r < ctx->size; r++)
+        while (ctx->peers[r].inbound) {
+            fm_stream *s = ctx->peers[r].inbound;
+            ctx->peers[r].inbound = s->next;
+            pkts_release(ctx, s->ready.head);
+            pkts_release(ctx, s->early);
+            if (s->fwd)
+                ctx->mcast_hooks->release(s);
+            free(s);
+        }
+}

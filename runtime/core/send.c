@@ -1,0 +1,354 @@
+/* The sending side of a message: fm_begin_message, fm_send_piece, fm_end_message.
+ *
+ * Path of one packet: fm_send_piece copies the caller's bytes into the stream's current
+ * packet buffer (piece_fits: the common small piece, nothing else to do; a large piece
+ * outside handlers goes zero-copy instead: zcopy.c); a full packet, or the last one at
+ * fm_end_message, gets its header (fm_send_submit) and leaves at once when it has a credit and
+ * nothing waits ahead of it, else joins its destination's queue; fm_send_flush_peer hands
+ * queued packets to the transport as credits come back. Each packet carries the credits we
+ * owe that peer. Outside handlers the caller then waits (driving progress) until its packets
+ * have left; inside a handler it never waits. A small packet is injected and free at once;
+ * otherwise the transport's send completion returns the buffer to the pool (progress.c). The
+ * small-message steps are FM_HOT (inline): a call per step costs more than the step. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "credits.h"
+#include "log.h"
+#include "multi.h"
+#include "pool.h"
+#include "progress.h"
+#include "send.h"
+#include "zcopy.h"
+
+/* Hand one packet with a credit to the transport, its owed credits written into its header
+ * on the way out. */
+FM_HOT int packet_now(fm_context *ctx, fm_peer *peer, fm_pkt *p)
+{
+    /* Piggyback owed credits into the header, full or compact (see wire.h). */
+    unsigned char *hdr = p->buf;
+    size_t hlen = FM_WIRE_HDR_LEN, credits_at = FM_WIRE_CREDITS_AT;
+    if (p->compact) {
+        hdr = p->buf + FM_WIRE_HDR_LEN - FM_WIRE_SHORT_LEN;
+        hlen = FM_WIRE_SHORT_LEN;
+        credits_at = FM_WIRE_SHORT_CREDITS_AT;
+    }
+    uint16_t c = (uint16_t)fm_credits_take_owed(peer);
+    fm_put16(hdr + credits_at, c);
+    fm_tp *tp = ctx->tp;
+    int rc;
+    if (p->kind == FM_PKT_COPY_BUF) /* a header of its own before a shared payload */
+        rc = tp->ops->sendv(tp, p->peer, p->buf, FM_WIRE_HDR_LEN, p->mr,
+                            p->payload->buf + FM_WIRE_HDR_LEN, p->len, p->payload->mr, p);
+    else
+        rc = tp->ops->send(tp, p->peer, hdr, hlen + p->len, p->mr, p);
+    if (rc < 0) {
+        peer->owed += c;
+        return rc;
+    }
+    peer->send_credits--;
+    ctx->stats.packets_sent++;
+    if (hdr[1] != FM_PKT_RNDV) /* (a piece's bytes count once it is sent: zcopy.c) */
+        ctx->stats.bytes_sent += p->len;
+    if (rc == FM_TP_SENT)
+        fm_send_done(ctx, p); /* injected: the buffer is free at once */
+    else
+        ctx->sends_inflight++;
+    return FM_OK;
+}
+
+int fm_send_packet_now(fm_context *ctx, fm_pkt *p)
+{
+    return packet_now(ctx, &ctx->peers[p->peer], p);
+}
+
+void fm_send_done(fm_context *ctx, fm_pkt *p)
+{
+    if (p->kind == FM_PKT_COPY_BUF) {
+        fm_pkt *payload = p->payload;
+        fm_pool_put_copy(ctx, p);
+        fm_multi_unref(ctx, payload);
+    } else {
+        fm_pool_put_send(ctx, p);
+    }
+}
+
+/* A packet leaves now if it has a credit and nothing waits ahead of it; else it queues. */
+FM_HOT void queue(fm_context *ctx, fm_pkt *p)
+{
+    fm_peer *peer = &ctx->peers[p->peer];
+    if (!peer->pending.head && peer->send_credits > 0 && packet_now(ctx, peer, p) == FM_OK)
+        return;
+    ctx->stats.credit_stalls++;
+    if (peer->pending.tail)
+        peer->pending.tail->next = p;
+    else
+        peer->pending.head = p;
+    peer->pending.tail = p;
+}
+
+void fm_send_queue(fm_context *ctx, fm_pkt *p)
+{
+    queue(ctx, p);
+}
+
+int fm_send_flush_peer(fm_context *ctx, int r)
+{
+    fm_peer *peer = &ctx->peers[r];
+    while (peer->pending.head && peer->send_credits > 0) {
+        fm_pkt *p = peer->pending.head;
+        fm_pkt *next = p->next; /* p may be free again when the send returns */
+        int rc = packet_now(ctx, peer, p);
+        if (rc)
+            return rc; /* stays queued for the next flush */
+        peer->pending.head = next;
+        if (!next)
+            peer->pending.tail = NULL;
+    }
+    return FM_OK;
+}
+
+void fm_send_submit(fm_stream *s, fm_pkt *p, int type, int last)
+{
+    if (s->multi) {
+        fm_multi_submit(s, p, last);
+        return;
+    }
+    fm_context *ctx = s->ctx;
+    fm_wire_hdr h = {.version = FM_WIRE_VERSION,
+                     .type = (uint8_t)type,
+                     .flags = last ? FM_PKT_LAST : 0,
+                     .src = (uint32_t)ctx->rank,
+                     .job_key = ctx->job_key,
+                     .msg_id = s->msg_id,
+                     .seq = s->seq++,
+                     .payload_len = p->len,
+                     .handler = s->handler,
+                     .msg_len = last ? s->written : s->declared};
+    /* A whole small message goes behind the compact header, written just before its payload. */
+    p->compact = type == FM_PKT_DATA && last && h.seq == 0 && p->len <= FM_WIRE_SHORT_MAX;
+    if (p->compact)
+        fm_wire_encode_short(&h, p->buf + FM_WIRE_HDR_LEN - FM_WIRE_SHORT_LEN);
+    else
+        fm_wire_encode(&h, p->buf);
+    p->peer = s->peer;
+    queue(ctx, p);
+}
+
+static int peer_drained(fm_context *ctx, void *arg)
+{
+    return ctx->peers[*(int *)arg].pending.head == NULL;
+}
+
+static int send_buffer_free(fm_context *ctx, void *arg)
+{
+    (void)arg;
+    return ctx->pool.send_free != NULL || ctx->pool.send_pkts < ctx->pool.send_pkts_max;
+}
+
+static int multi_drained(fm_context *ctx, void *arg)
+{
+    (void)ctx;
+    return fm_multi_drained(arg);
+}
+
+/* Outside handlers, wait until this stream's packets have left for the network. */
+FM_HOT int wait_sent(fm_stream *s)
+{
+    if (s->ctx->in_handler)
+        return FM_OK;
+    if (s->multi)
+        return fm_multi_drained(s) ? FM_OK : fm_progress_until(s->ctx, multi_drained, s, "credits");
+    if (!s->ctx->peers[s->peer].pending.head)
+        return FM_OK;
+    return fm_progress_until(s->ctx, peer_drained, &s->peer, "credits");
+}
+
+static int next_packet(fm_stream *s)
+{
+    fm_context *ctx = s->ctx;
+    if (s->reserved) {
+        s->reserved--;
+        s->cur = fm_pool_get_send(ctx, 1);
+        return s->cur ? FM_OK : FM_ERR_NOMEM;
+    }
+    s->cur = fm_pool_pop_send(ctx); /* (the pool grows only when it is empty) */
+    if (s->cur || (s->cur = fm_pool_get_send(ctx, 0)))
+        return FM_OK;
+    if (ctx->in_handler)
+        return FM_EAGAIN; /* a stream opened outside, written inside a handler */
+    int rc = fm_progress_until(ctx, send_buffer_free, NULL, "a send buffer");
+    if (rc)
+        return rc;
+    s->cur = fm_pool_get_send(ctx, 0);
+    return s->cur ? FM_OK : FM_ERR_NOMEM;
+}
+
+int fm_send_next_packet(fm_stream *s)
+{
+    int rc = next_packet(s);
+    if (rc == FM_OK && s->seq == 0 && s->desc_len) { /* a multicast's descriptor leads */
+        memcpy(s->cur->buf + FM_WIRE_HDR_LEN, s->desc, s->desc_len);
+        s->cur->len = s->desc_len;
+    }
+    return rc;
+}
+
+/* A sending stream of packets of cap payload bytes carrying len bytes (a multicast's
+ * descriptor included); arguments already checked. */
+FM_HOT int stream_alloc(fm_context *ctx, size_t len, size_t cap, int handler, fm_stream **stream)
+{
+    /* Never wait inside a handler: promise the message all its packet buffers now, or
+     * refuse. (Packets without credit then wait in memory, not in the handler.) */
+    size_t need = ctx->in_handler ? len / cap + 1 : 0;
+    if (need && fm_pool_reserve(ctx, need))
+        return FM_EAGAIN;
+    fm_stream *s = ctx->stream_free;
+    if (s)
+        ctx->stream_free = s->next;
+    else if (!(s = calloc(1, sizeof *s))) {
+        fm_pool_unreserve(ctx, need);
+        return FM_ERR_NOMEM;
+    }
+    /* The receiving half is never read while sending: only the rest is cleared. */
+    memset(s, 0, offsetof(fm_stream, FM_STREAM_RECV_FIRST));
+    s->ctx = ctx;
+    s->reserved = need;
+    s->sending = 1;
+    s->handler = (uint16_t)handler;
+    s->declared = len;
+    s->cap = cap;
+    *stream = s;
+    return FM_OK;
+}
+
+int fm_send_alloc(fm_context *ctx, size_t len, size_t cap, int handler, fm_stream **stream)
+{
+    return stream_alloc(ctx, len, cap, handler, stream);
+}
+
+/* Open a stream for any handler id, internal ones included; arguments already checked. */
+FM_HOT int stream_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream)
+{
+    size_t cap = len <= ctx->small_max ? ctx->small_payload : ctx->packet_size;
+    int rc = stream_alloc(ctx, len, cap, handler, stream);
+    if (rc)
+        return rc;
+    (*stream)->peer = dest;
+    (*stream)->msg_id = ctx->peers[dest].next_msg_id++;
+    ctx->stats.messages_sent++;
+    return FM_OK;
+}
+
+int fm_send_open(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream)
+{
+    return stream_open(ctx, dest, len, handler, stream);
+}
+
+int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream)
+{
+    if (stream)
+        *stream = NULL;
+    if (!fm_ctx_live(ctx))
+        return FM_ERR_NOT_INIT;
+    if (!stream)
+        return FM_ERR_INVALID;
+    if (dest < 0 || dest >= ctx->size)
+        return FM_ERR_RANK;
+    if (handler < 0 || handler >= FM_MAX_HANDLERS)
+        return FM_ERR_HANDLER;
+    if ((unsigned long long)len > FM_MAX_MESSAGE)
+        return FM_ERR_TOO_LONG;
+    return stream_open(ctx, dest, len, handler, stream);
+}
+
+static int check_sending(const fm_stream *s)
+{
+    if (!s)
+        return FM_ERR_INVALID;
+    return s->sending == 1 ? FM_OK : FM_ERR_STATE;
+}
+
+/* The common piece (arguments already checked): it fits the packet being filled (for the
+ * first piece, a fresh one from the pool) without filling it, and is too small to go
+ * zero-copy. Copied, nothing more. */
+FM_HOT int piece_fits(fm_stream *s, const void *buf, size_t len)
+{
+    fm_pkt *p = s->cur;
+    if (!p && !s->multi && !s->reserved && (p = fm_pool_pop_send(s->ctx)))
+        s->cur = p;
+    if (!p || len >= s->cap - p->len || len >= s->ctx->zcopy_min)
+        return 0;
+    if (len) /* (buf may be NULL then) */
+        memcpy(p->buf + FM_WIRE_HDR_LEN + p->len, buf, len);
+    p->len += (uint32_t)len;
+    s->written += len;
+    return 1;
+}
+
+int fm_send_piece(fm_stream *s, const void *buf, size_t len)
+{
+    int rc = check_sending(s);
+    if (rc == FM_ERR_STATE && s->sending == 2) /* the declared length is already sent */
+        return len ? FM_ERR_OVERFLOW : FM_OK;
+    if (rc)
+        return rc;
+    if (!buf && len)
+        return FM_ERR_INVALID;
+    if (len > s->declared - s->written)
+        return FM_ERR_OVERFLOW;
+    if (piece_fits(s, buf, len))
+        return FM_OK;
+    if (fm_zcopy_wanted(s, len))
+        return fm_zcopy_send(s, buf, len);
+    const unsigned char *src = buf;
+    while (len > 0) {
+        if (!s->cur && (rc = fm_send_next_packet(s)))
+            return rc;
+        size_t room = s->cap - s->cur->len;
+        size_t n = len < room ? len : room;
+        memcpy(s->cur->buf + FM_WIRE_HDR_LEN + s->cur->len, src, n);
+        s->cur->len += (uint32_t)n;
+        s->written += n;
+        src += n;
+        len -= n;
+        if (s->cur->len == s->cap) {
+            /* A full packet leaves now; it is the last if the declared length is reached. */
+            int last = s->written == s->declared;
+            fm_send_submit(s, s->cur, FM_PKT_DATA, last);
+            s->cur = NULL;
+            if (last)
+                s->sending = 2;
+            if ((rc = wait_sent(s)))
+                return rc;
+        }
+    }
+    return FM_OK;
+}
+
+int fm_end_message(fm_stream *s)
+{
+    int rc = check_sending(s);
+    if (rc == FM_ERR_STATE && s->sending == 2)
+        rc = FM_OK; /* the last packet already left with the final piece */
+    else if (rc == FM_OK) {
+        if (!s->cur)
+            rc = fm_send_next_packet(s); /* an empty last packet ends the message */
+        if (rc == FM_OK) {
+            fm_send_submit(s, s->cur, FM_PKT_DATA, 1);
+            s->cur = NULL;
+        }
+    }
+    if (rc)
+        return rc;
+    rc = wait_sent(s);
+    fm_context *ctx = s->ctx;
+    if (s->multi)
+        fm_multi_close(s);
+    fm_pool_unreserve(ctx, s->reserved);
+    s->reserved = 0;
+    s->sending = 0;
+    s->next = ctx->stream_free;
+    ctx->stream_free = s;
+    return rc;
+}

@@ -1,0 +1,230 @@
+/* The core's part of fm_init and fm_finalize (runtime/init.c calls these in order).
+ *
+ * fm_core_open: agree on settings and learn where every rank runs (host cards through the
+ * bootstrap, the topology from them) -> open the transport -> exchange endpoint addresses ->
+ * credits and packet buffers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "credits.h"
+#include "liveness.h"
+#include "log.h"
+#include "pool.h"
+#include "progress.h"
+#include "recv.h"
+#include "setup.h"
+#include "topo.h"
+
+/* What every rank publishes before the network is up: where it runs and the settings that
+ * must agree across the job. A host is a host name plus a network namespace (topo.h), so
+ * ranks in different namespaces of one machine count as different hosts. */
+typedef struct fm_host_card {
+    char host[128]; /* fm_topo_host_key */
+    uint32_t packet_size, credits;
+    char provider[64];
+    fm_liveness_id live; /* this process, for peers that can see it (liveness.c) */
+} fm_host_card;
+
+static void host_card(const fm_context *ctx, fm_host_card *c)
+{
+    memset(c, 0, sizeof *c);
+    fm_topo_host_key(c->host, sizeof c->host);
+    c->packet_size = (uint32_t)ctx->packet_size;
+    c->credits = (uint32_t)ctx->credits;
+    snprintf(c->provider, sizeof c->provider, "%.63s", ctx->cfg.provider);
+    fm_liveness_self(&c->live);
+}
+
+/* The first setting two cards disagree on (its variable's name; their value in t, ours in m),
+ * or NULL. */
+static const char *card_differs(const fm_host_card *theirs, const fm_host_card *mine, char *t,
+                                char *m, size_t len)
+{
+    if (strcmp(theirs->provider, mine->provider)) {
+        snprintf(t, len, "%s", theirs->provider);
+        snprintf(m, len, "%s", mine->provider);
+        return "FM_PROVIDER";
+    }
+    int credits = theirs->credits != mine->credits;
+    if (!credits && theirs->packet_size == mine->packet_size)
+        return NULL;
+    snprintf(t, len, "%u", credits ? theirs->credits : theirs->packet_size);
+    snprintf(m, len, "%u", credits ? mine->credits : mine->packet_size);
+    return credits ? "FM_CREDITS" : "FM_PACKET_SIZE";
+}
+
+/* Every rank's host key into keys[r] (cards: size of them). */
+static int read_cards(fm_context *ctx, fm_host_card *cards, const fm_host_card *mine)
+{
+    int rc = FM_OK;
+    for (int r = 0; r < ctx->size; r++) {
+        fm_host_card *theirs = &cards[r];
+        size_t len = sizeof *theirs;
+        rc = fm_boot_get(&ctx->boot, r, "fm.card", theirs, &len);
+        FM_CHECK(rc == FM_OK && len == sizeof *theirs, rc ? rc : FM_ERR_BOOTSTRAP,
+                 "bootstrap get of rank %d failed: %s", r, ctx->boot.err);
+        theirs->host[sizeof theirs->host - 1] = '\0';
+        fm_liveness_watch(ctx->rank, ctx->size, r, &theirs->live, &mine->live);
+        char t[64], m[64];
+        const char *name = card_differs(theirs, mine, t, m, sizeof t);
+        FM_CHECK(!name, FM_ERR_CONFIG,
+                 "rank %d runs with %s=\"%s\", this rank with %s=\"%s\": every rank must use "
+                 "the same FM_PROVIDER, FM_PACKET_SIZE and FM_CREDITS",
+                 r, name, t, name, m);
+    }
+error:
+    return rc;
+}
+
+/* Agree on settings and build the topology (ctx->topo) from every rank's host. */
+static int exchange_cards(fm_context *ctx)
+{
+    fm_host_card mine, *cards = calloc((size_t)ctx->size, sizeof *cards);
+    const char **keys = calloc((size_t)ctx->size, sizeof *keys);
+    int rc = FM_ERR_NOMEM;
+    FM_CHECK(cards && keys, rc, "out of memory for %d host cards", ctx->size);
+    host_card(ctx, &mine);
+    rc = fm_boot_put(&ctx->boot, "fm.card", &mine, sizeof mine);
+    FM_CHECK(rc == FM_OK, rc, "bootstrap put failed: %s", ctx->boot.err);
+    rc = fm_boot_fence(&ctx->boot);
+    FM_CHECK(rc == FM_OK, rc, "bootstrap fence failed: %s", ctx->boot.err);
+    if ((rc = read_cards(ctx, cards, &mine)))
+        goto error;
+    fm_liveness_start();
+    for (int r = 0; r < ctx->size; r++)
+        keys[r] = cards[r].host;
+    char err[256] = "";
+    rc = fm_topo_build(ctx->size, keys, ctx->cfg.topology, &ctx->topo, err, sizeof err);
+    FM_CHECK(rc == FM_OK, rc, "FM_TOPOLOGY=\"%.60s\": %s", ctx->cfg.topology, err);
+error:
+    free(cards);
+    free(keys);
+    return rc;
+}
+
+/* Publish our endpoint address, read everyone's, connect. */
+static int exchange_addresses(fm_context *ctx)
+{
+    unsigned char addr[256];
+    size_t len = sizeof addr;
+    unsigned char *all = NULL;
+    int rc = ctx->tp->ops->addr(ctx->tp, addr, &len);
+    FM_CHECK(rc == FM_OK, rc, "cannot read this endpoint's address");
+    rc = fm_boot_put(&ctx->boot, "fm.addr", addr, len);
+    FM_CHECK(rc == FM_OK, rc, "bootstrap put failed: %s", ctx->boot.err);
+    rc = fm_boot_fence(&ctx->boot);
+    FM_CHECK(rc == FM_OK, rc, "bootstrap fence failed: %s", ctx->boot.err);
+    all = calloc((size_t)ctx->size, len);
+    FM_CHECK(all, FM_ERR_NOMEM, "out of memory for %d addresses", ctx->size);
+    for (int r = 0; r < ctx->size; r++) {
+        size_t got = len;
+        rc = fm_boot_get(&ctx->boot, r, "fm.addr", all + (size_t)r * len, &got);
+        FM_CHECK(rc == FM_OK && got == len, rc ? rc : FM_ERR_BOOTSTRAP, "address of rank %d: %s", r,
+                 rc ? ctx->boot.err : "length differs");
+    }
+    rc = ctx->tp->ops->connect(ctx->tp, all, len, ctx->size);
+    FM_CHECK(rc == FM_OK, rc, "cannot insert the peers' addresses");
+error:
+    free(all);
+    return rc;
+}
+
+static int open_transport(fm_context *ctx)
+{
+    int rc = exchange_cards(ctx);
+    if (rc)
+        return rc;
+    int all_local = fm_topo_nhosts(ctx->topo) == 1;
+    fm_tp_config tc = {.provider = ctx->cfg.provider,
+                       .no_wait_fd = !ctx->cfg.wait_fd,
+                       .iface = ctx->cfg.iface,
+                       .all_local = all_local,
+                       .verbose = (int)ctx->cfg.verbose};
+    char err[256] = "";
+    rc = fm_tp_open(&tc, &ctx->tp, err, sizeof err);
+    FM_CHECK(rc == FM_OK, rc, "FM_PROVIDER=\"%.60s\": %s", ctx->cfg.provider, err);
+    fm_log(1, "provider %s (fabric %s), inject %zu B, %d ranks%s", ctx->tp->info.provider,
+           ctx->tp->info.fabric, ctx->tp->info.inject_size, ctx->size,
+           all_local ? " on one host" : "");
+    return exchange_addresses(ctx);
+error:
+    return rc;
+}
+
+/* Where the provider injects packets of a useful size (shm: 4 KiB), messages up to four such
+ * packets go as injects: on shm a 4 KiB + header send would otherwise take the slower
+ * large-message protocol (2.6 us against 0.45 us, bench/README.md). */
+static void small_packets(fm_context *ctx)
+{
+    size_t inject = ctx->tp->info.inject_size;
+    ctx->small_payload = ctx->packet_size;
+    ctx->small_max = 0;
+    if (inject >= FM_WIRE_HDR_LEN + 256 && inject - FM_WIRE_HDR_LEN < ctx->packet_size) {
+        ctx->small_payload = inject - FM_WIRE_HDR_LEN;
+        ctx->small_max = 4 * ctx->small_payload;
+    }
+}
+
+int fm_core_open(fm_context *ctx)
+{
+    ctx->packet_size = (size_t)ctx->cfg.packet_size;
+    ctx->credits = (int)ctx->cfg.credits;
+    ctx->zcopy_min = ctx->cfg.zcopy ? (size_t)ctx->cfg.zcopy : SIZE_MAX;
+    ctx->rank = ctx->boot.rank;
+    ctx->size = ctx->boot.size;
+    ctx->job_key = ctx->boot.job_key;
+    ctx->peers = calloc((size_t)ctx->size, sizeof *ctx->peers);
+    ctx->dirty = calloc((size_t)ctx->size, sizeof *ctx->dirty);
+    if (!ctx->peers || !ctx->dirty) {
+        fm_log(0, "out of memory for %d peers", ctx->size);
+        return FM_ERR_NOMEM;
+    }
+    int rc = open_transport(ctx);
+    if (rc)
+        return rc;
+    small_packets(ctx);
+    fm_credits_init(ctx);
+    return fm_pool_init(ctx);
+}
+
+static int sends_drained(fm_context *ctx, void *arg)
+{
+    (void)arg;
+    for (int r = 0; r < ctx->size; r++)
+        if (ctx->peers[r].pending.head || ctx->peers[r].credit_busy)
+            return 0;
+    return ctx->sends_inflight == 0;
+}
+
+int fm_core_drain(fm_context *ctx, const char *what)
+{
+    return fm_progress_until(ctx, sends_drained, NULL, what);
+}
+
+void fm_core_close(fm_context *ctx)
+{
+    if (ctx->tp)
+        fm_recv_fini(ctx);
+    while (ctx->stream_free) {
+        fm_stream *s = ctx->stream_free;
+        ctx->stream_free = s->next;
+        free(s);
+    }
+    if (ctx->tp) {
+        /* Registrations go before the endpoint closes; the memory after it. */
+        fm_pool_fini(ctx);
+        ctx->tp->ops->close(ctx->tp);
+        ctx->tp = NULL;
+    }
+    fm_topo_free(ctx->topo);
+    ctx->topo = NULL;
+    for (int r = 0; ctx->peers && r < ctx->size; r++)
+        free(ctx->peers[r].cts);
+    free(ctx->peers);
+    free(ctx->dirty);
+    free(ctx->seen);
+    ctx->peers = NULL;
+    ctx->dirty = NULL;
+    ctx->seen = NULL;
+}

@@ -1,0 +1,17 @@
+/* The core's part of fm_init / fm_finalize (setup.c, context.c). */
+#ifndef FM_CORE_SETUP_H
+#define FM_CORE_SETUP_H
+
+#include "context.h"
+
+/* With ctx->cfg loaded and ctx->boot up: host cards and topology, transport, addresses,
+ * credits, packet buffers. FM_OK or an FM_ERR_* code, logged. */
+int fm_core_open(fm_context *ctx);
+/* Progress until everything sent has left (what: for the timeout's log line). */
+int fm_core_drain(fm_context *ctx, const char *what);
+/* Free what fm_core_open made (also after it failed half-way). */
+void fm_core_close(fm_context *ctx);
+/* fm_finalize's report: FM_STATS counters, and messages that never ran. */
+void fm_core_report(const fm_context *ctx);
+
+#endif

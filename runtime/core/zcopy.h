@@ -1,0 +1,16 @@
+/* Large pieces as tagged messages, straight between the two buffers (zcopy.c). */
+#ifndef FM_CORE_ZCOPY_H
+#define FM_CORE_ZCOPY_H
+
+#include "context.h"
+
+int fm_zcopy_wanted(const fm_stream *s, size_t len);
+int fm_zcopy_send(fm_stream *s, const void *buf, size_t len);
+void fm_zcopy_sent(fm_context *ctx, void *op, int status);
+void fm_zcopy_cleared(fm_context *ctx, int peer, uint64_t tag);
+int fm_zcopy_check(fm_context *ctx, fm_pkt *p, uint64_t room);
+void fm_zcopy_post(fm_context *ctx, fm_stream *s);
+void fm_zcopy_arrived(fm_context *ctx, fm_pkt *p, size_t len, int status);
+void fm_zcopy_release(fm_context *ctx, fm_pkt *p);
+
+#endif

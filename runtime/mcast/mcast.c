@@ -1,0 +1,217 @@
+/* Multicast down a tree, the root's side: groups, fm_mcast_begin and fm_mcast_begin_list,
+ * and the choice of tree (by name, or FM_TREE=auto: the model's fastest).
+ *
+ * The root computes only its own children, opens a multi-destination stream to them
+ * (multi.c) and puts the descriptor (mcast_desc.h) at the head of packet 0; every other
+ * member finds its own children from that descriptor as the packets pass (forward.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hooks.h"
+#include "log.h"
+#include "mcast.h"
+#include "mcast_desc.h"
+#include "members.h"
+#include "model.h"
+#include "multi.h"
+
+/* FNV-1a over the member list: equal lists, equal ids, without any exchange. Never 0. */
+static uint64_t group_id(const int *members, int n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (int i = 0; i < n; i++)
+        for (int b = 0; b < 4; b++) {
+            h ^= (unsigned char)((unsigned)members[i] >> (8 * b));
+            h *= 0x100000001b3ULL;
+        }
+    return h ? h : 1;
+}
+
+int fm_group_create(fm_context *ctx, const int *members, int n, fm_group **group)
+{
+    if (group)
+        *group = NULL;
+    if (!fm_ctx_live(ctx))
+        return FM_ERR_NOT_INIT;
+    if (!group)
+        return FM_ERR_INVALID;
+    int pos, rc = fm_members_check(ctx, members, n, &pos);
+    if (rc)
+        return rc;
+    fm_group *g = calloc(1, sizeof *g + (size_t)n * sizeof(int));
+    if (!g)
+        return FM_ERR_NOMEM;
+    g->ctx = ctx;
+    g->members = (int *)(g + 1);
+    memcpy(g->members, members, (size_t)n * sizeof(int));
+    g->n = n;
+    g->pos = pos;
+    g->id = group_id(members, n);
+    g->next = ctx->mcast->groups;
+    ctx->mcast->groups = g;
+    *group = g;
+    return FM_OK;
+}
+
+/* Where g is in the live context's list, found without reading *g (a destroyed group's
+ * memory is freed): NULL when it is not there. */
+static fm_group **group_slot(const fm_group *g)
+{
+    fm_group **pp = &fm_live_ctx->mcast->groups;
+    while (*pp && *pp != g)
+        pp = &(*pp)->next;
+    return *pp ? pp : NULL;
+}
+
+static int group_check(const fm_group *g)
+{
+    if (!fm_live_ctx)
+        return FM_ERR_NOT_INIT;
+    return g && group_slot(g) ? FM_OK : FM_ERR_INVALID;
+}
+
+int fm_group_destroy(fm_group *g)
+{
+    int rc = group_check(g);
+    if (rc)
+        return rc;
+    fm_group **pp = group_slot(g);
+    *pp = g->next;
+    free(g);
+    return FM_OK;
+}
+
+int fm_group_size(const fm_group *g)
+{
+    int rc = group_check(g);
+    return rc ? rc : g->n;
+}
+
+int fm_group_position(const fm_group *g)
+{
+    int rc = group_check(g);
+    return rc ? rc : g->pos;
+}
+
+struct fm_group *fm_group_find(fm_context *ctx, uint64_t id)
+{
+    for (fm_group *g = ctx->mcast->groups; g; g = g->next)
+        if (g->id == id)
+            return g;
+    return NULL;
+}
+
+static const struct fm_mcast_hooks hooks = {fm_fwd_start, fm_fwd_packet, fm_fwd_free};
+
+int fm_mcast_init(fm_context *ctx)
+{
+    if (!(ctx->mcast = calloc(1, sizeof *ctx->mcast)))
+        return FM_ERR_NOMEM;
+    ctx->mcast_hooks = &hooks;
+    return fm_calibrate_init(ctx);
+}
+
+void fm_mcast_fini(fm_context *ctx)
+{
+    struct fm_mcast *mc = ctx->mcast;
+    if (!mc)
+        return;
+    while (mc->groups) {
+        fm_group *g = mc->groups;
+        mc->groups = g->next;
+        free(g);
+    }
+    free(mc->costs);
+    free(mc);
+    ctx->mcast = NULL;
+    ctx->mcast_hooks = NULL;
+}
+
+/* Open the root's stream: the descriptor d (root, n, tree already set), children as ranks. */
+static int open_root(fm_context *ctx, const struct fm_tree_desc *td, const fm_mcast_desc *d,
+                     const int *members, size_t len, size_t payload, int handler,
+                     fm_stream **stream)
+{
+    int list = !(d->flags & FM_DESC_GROUP);
+    size_t desc_len = fm_mcast_desc_size(list ? td->n : 0);
+    unsigned char *desc = malloc(desc_len);
+    size_t scratch_len = fm_tree_scratch_size(td);
+    void *scratch = scratch_len ? malloc(scratch_len) : NULL;
+    int nk = fm_tree_children(td, td->root, NULL, 0, scratch);
+    int *kids = malloc((size_t)(nk > 0 ? nk : 1) * sizeof *kids);
+    int rc = FM_ERR_NOMEM;
+    if (desc && kids && (scratch || !scratch_len) && nk >= 0) {
+        fm_tree_children(td, td->root, kids, nk, scratch);
+        for (int i = 0; i < nk; i++)
+            kids[i] = members[kids[i]];
+        fm_mcast_desc_encode(d, members, desc);
+        rc = fm_multi_open(ctx, kids, nk, len, payload, handler, desc, desc_len, stream);
+    }
+    free(desc);
+    free(scratch);
+    free(kids);
+    return rc;
+}
+
+static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint64_t group,
+                       const char *tree, unsigned flags, size_t len, int handler,
+                       fm_stream **stream)
+{
+    if (handler < 0 || handler >= FM_MAX_HANDLERS)
+        return FM_ERR_HANDLER;
+    if ((unsigned long long)len > FM_MAX_MESSAGE)
+        return FM_ERR_TOO_LONG;
+    if (flags & ~(unsigned)FM_MCAST_STORE_FORWARD)
+        return FM_ERR_INVALID;
+    if (pos < 0)
+        return FM_ERR_NOT_MEMBER;
+    if (!group && n > FM_DESC_MAX_LIST)
+        return FM_ERR_TOO_LONG;
+    int sf = (flags & FM_MCAST_STORE_FORWARD) != 0;
+    struct fm_tree_desc td = {.n = n, .root = pos};
+    size_t desc_len = fm_mcast_desc_size(group ? 0 : n), payload;
+    if (desc_len > ctx->packet_size)
+        return FM_ERR_TOO_LONG; /* the member list must fit in packet 0 */
+    int rc = fm_mcast_choose(ctx, tree, len + desc_len, desc_len, sf, &td, &payload);
+    if (rc)
+        return rc;
+    fm_mcast_desc d = {
+        .builder = (uint8_t)td.builder,
+        .flags = (uint8_t)((sf ? FM_DESC_STORE_FORWARD : 0) | (group ? FM_DESC_GROUP : 0)),
+        .param = (uint32_t)td.param,
+        .lambda_milli = (uint32_t)(td.lambda * 1000.0 + 0.5),
+        .n = (uint32_t)n,
+        .root_pos = (uint32_t)pos,
+        .root_rank = (uint32_t)ctx->rank,
+        .group = group};
+    td.lambda = d.lambda_milli / 1000.0; /* exactly what the members will use */
+    return open_root(ctx, &td, &d, members, len, payload, handler, stream);
+}
+
+int fm_mcast_begin(fm_group *g, const char *tree, unsigned flags, size_t len, int handler,
+                   fm_stream **stream)
+{
+    if (stream)
+        *stream = NULL;
+    int rc = group_check(g);
+    if (rc)
+        return rc;
+    if (!stream)
+        return FM_ERR_INVALID;
+    return mcast_begin(g->ctx, g->members, g->n, g->pos, g->id, tree, flags, len, handler, stream);
+}
+
+int fm_mcast_begin_list(fm_context *ctx, const int *members, int n, const char *tree,
+                        unsigned flags, size_t len, int handler, fm_stream **stream)
+{
+    if (stream)
+        *stream = NULL;
+    if (!fm_ctx_live(ctx))
+        return FM_ERR_NOT_INIT;
+    if (!stream)
+        return FM_ERR_INVALID;
+    int pos, rc = fm_members_check(ctx, members, n, &pos);
+    if (rc)
+        return rc;
+    return mcast_begin(ctx, members, n, pos, 0, tree, flags, len, handler, stream);
+}

@@ -1,0 +1,86 @@
+/* Encoding and validation of the multicast descriptor (mcast_desc.h). The decoder sees bytes
+ * from the network: it checks every field before anything is used. */
+#include "mcast_desc.h"
+#include "trees/tree.h"
+
+#include <string.h>
+
+#include "wire.h"
+
+size_t fm_mcast_desc_size(int list_members)
+{
+    return FM_DESC_FIXED + 4 * (size_t)(list_members > 0 ? list_members : 0);
+}
+
+void fm_mcast_desc_encode(const fm_mcast_desc *d, const int *members, void *buf)
+{
+    unsigned char *p = buf;
+    int list = !(d->flags & FM_DESC_GROUP);
+    size_t len = fm_mcast_desc_size(list ? (int)d->n : 0);
+    fm_put16(p, (uint16_t)len);
+    p[2] = d->builder;
+    p[3] = d->flags;
+    fm_put32(p + 4, d->param);
+    fm_put32(p + 8, d->lambda_milli);
+    fm_put32(p + 12, d->n);
+    fm_put32(p + 16, d->root_pos);
+    fm_put32(p + 20, d->root_rank);
+    fm_put64(p + 24, d->group);
+    for (uint32_t i = 0; list && i < d->n; i++)
+        fm_put32(p + FM_DESC_FIXED + 4 * i, (uint32_t)members[i]);
+}
+
+int fm_mcast_desc_member(const fm_mcast_desc *d, uint32_t i)
+{
+    return (int)fm_get32(d->members + 4 * (size_t)i);
+}
+
+/* Every listed rank in range and listed once. */
+static int list_ok(const fm_mcast_desc *d, int nranks, unsigned char *seen)
+{
+    int ok = 1;
+    uint32_t i;
+    for (i = 0; i < d->n && ok; i++) {
+        uint32_t r = fm_get32(d->members + 4 * (size_t)i);
+        ok = r < (uint32_t)nranks && !seen[r];
+        if (ok)
+            seen[r] = 1;
+    }
+    for (uint32_t j = 0; j < i; j++) { /* leave the scratch clean for the next call */
+        uint32_t r = fm_get32(d->members + 4 * (size_t)j);
+        if (r < (uint32_t)nranks)
+            seen[r] = 0;
+    }
+    return ok;
+}
+
+int fm_mcast_desc_decode(const void *buf, size_t len, int nranks,
+                         unsigned char *seen, fm_mcast_desc *d)
+{
+    const unsigned char *p = buf;
+    if (len < FM_DESC_FIXED || nranks < 1)
+        return -1;
+    memset(d, 0, sizeof *d);
+    d->desc_len = fm_get16(p);
+    d->builder = p[2];
+    d->flags = p[3];
+    d->param = fm_get32(p + 4);
+    d->lambda_milli = fm_get32(p + 8);
+    d->n = fm_get32(p + 12);
+    d->root_pos = fm_get32(p + 16);
+    d->root_rank = fm_get32(p + 20);
+    d->group = fm_get64(p + 24);
+    int list = !(d->flags & FM_DESC_GROUP);
+    if ((d->flags & ~(FM_DESC_STORE_FORWARD | FM_DESC_GROUP)) || !fm_tree_builder_get(d->builder) ||
+        d->n < 1 || d->root_pos >= d->n || d->root_rank >= (uint32_t)nranks || d->desc_len > len)
+        return -1;
+    if (!list)
+        return d->desc_len == FM_DESC_FIXED && d->group != 0 ? 0 : -1;
+    if (d->n > FM_DESC_MAX_LIST || d->n > (uint32_t)nranks ||
+        d->desc_len != fm_mcast_desc_size((int)d->n) || d->group != 0)
+        return -1;
+    d->members = p + FM_DESC_FIXED;
+    if (!seen || !list_ok(d, nranks, seen))
+        return -1;
+    return fm_mcast_desc_member(d, d->root_pos) == (int)d->root_rank ? 0 : -1;
+}

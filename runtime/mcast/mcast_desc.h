@@ -1,0 +1,51 @@
+/* The multicast descriptor: what every member of a multicast needs to find its own place in
+ * the tree, carried at the head of the message's first packet and forwarded unchanged.
+ *
+ *  off size field
+ *    0   2  desc_len      bytes of the descriptor, member list included
+ *    2   1  builder       tree builder id (trees/registry.c)
+ *    3   1  flags         FM_DESC_STORE_FORWARD, FM_DESC_GROUP
+ *    4   4  param         the builder's parameter (k, lambda), resolved by the root
+ *    8   4  lambda_milli  postal without param: lambda in thousandths of a step
+ *   12   4  n             members
+ *   16   4  root_pos      the root's position in the member list
+ *   20   4  root_rank     the root's rank (the sender every member's handler sees)
+ *   24   8  group         group mode: the group's id; list mode: 0
+ *   32  4n  members       list mode only: the ranks, in member order
+ * Little-endian, like the packet header. Pure functions: no context, no allocation. */
+#ifndef FM_MCAST_DESC_H
+#define FM_MCAST_DESC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FM_DESC_FIXED    32
+#define FM_DESC_MAX_LIST 4096 /* members an ad-hoc list may have (also: must fit a packet) */
+enum { FM_DESC_STORE_FORWARD = 1, FM_DESC_GROUP = 2 };
+
+typedef struct fm_mcast_desc {
+    uint32_t desc_len;
+    uint8_t builder, flags;
+    uint32_t param, lambda_milli, n, root_pos, root_rank;
+    uint64_t group;
+    const unsigned char *members; /* list mode: n ranks as 4-byte little-endian; else NULL */
+} fm_mcast_desc;
+
+/* Bytes of the descriptor for n members (list mode) or of a group's (members = 0). */
+size_t fm_mcast_desc_size(int list_members);
+
+/* Write d (and, list mode, the n ranks of members) into buf of fm_mcast_desc_size bytes. */
+void fm_mcast_desc_encode(const fm_mcast_desc *d, const int *members, void *buf);
+
+/* Parse and check the descriptor at the head of len bytes: sizes agree, the builder id is
+ * one the registry knows (trees/registry.c),
+ * n >= 1, root_pos < n, every listed rank < nranks and listed once, the root's rank is the
+ * one at root_pos (list mode) and < nranks. seen: nranks bytes of scratch for the duplicate
+ * check (list mode). Returns 0 or -1; on 0, d->members points into buf. */
+int fm_mcast_desc_decode(const void *buf, size_t len, int nranks,
+                         unsigned char *seen, fm_mcast_desc *d);
+
+/* Rank of member i of a list-mode descriptor. */
+int fm_mcast_desc_member(const fm_mcast_desc *d, uint32_t i);
+
+#endif

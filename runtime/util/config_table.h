@@ -1,0 +1,52 @@
+/* Every FM_* environment variable, once. This table drives parsing, validation, defaults,
+ * fastmsg-info's printout and the README's variable list (fastmsg-info --markdown).
+ *
+ * FM_CONFIG_VAR(NAME, field, type, default, min, max, doc)
+ *   type: INT (decimal, bounded by min..max), SIZE (INT with an optional K/M/G suffix),
+ *         BOOL (0/1/yes/no/true/false/on/off), STR (any text, min/max unused).
+ *   default is a string parsed exactly like a user's value, so defaults are validated too. */
+#ifndef FM_CONFIG_TABLE_H
+#define FM_CONFIG_TABLE_H
+
+#define FM_CONFIG_TABLE(X)                                                                         \
+    X(FM_PROVIDER, provider, STR, "shm", 0, 0,                                                     \
+      "libfabric provider: shm, tcp (= tcp;ofi_rxm), or any RDM provider string such as "          \
+      "\"tcp;ofi_rxm\" or \"verbs;ofi_rxm\"")                                                      \
+    X(FM_IFACE, iface, STR, "", 0, 0,                                                              \
+      "network interface for tcp; empty = lo when all ranks share one host, else libfabric's "     \
+      "choice")                                                                                    \
+    X(FM_BOOTSTRAP, bootstrap, STR, "auto", 0, 0,                                                  \
+      "bootstrap back end: auto, pmix, pmi1, run (fastmsg-run) or singleton")                      \
+    X(FM_TIMEOUT, timeout, INT, "60", 1, 86400,                                                    \
+      "seconds any blocking bootstrap or network wait may last before it fails with "              \
+      "FM_ERR_TIMEOUT")                                                                            \
+    X(FM_PACKET_SIZE, packet_size, SIZE, "64K", 64, 1048576,                                       \
+      "payload bytes per packet (64K measured fastest on shm and tcp, bench/README.md)")           \
+    X(FM_CREDITS, credits, INT, "8", 1, 4096,                                                      \
+      "packets a sender may have in flight to one receiver (receive buffers reserved per peer)")   \
+    X(FM_ZCOPY, zcopy, SIZE, "32K", 0, 1L << 40,                                                   \
+      "pieces of at least this many bytes travel zero-copy, as one tagged message from the "       \
+      "sender's buffer into the receiver's, where the provider has tagged messages; 0 = never")    \
+    X(FM_OVERFLOW, overflow, SIZE, "64M", 0, 1L << 40,                                             \
+      "bytes of packets a handler may queue for peers that have no credit before "                 \
+      "fm_begin_message returns FM_EAGAIN")                                                        \
+    X(FM_WAIT_FD, wait_fd, BOOL, "1", 0, 0,                                                        \
+      "sleep on the provider's wait fd where it has one (tcp); 0 = no wait fd: about 1 us less "   \
+      "per tcp packet, and idle waits back off with sched_yield and short sleeps instead")         \
+    X(FM_TREE, tree, STR, "auto", 0, 0,                                                            \
+      "multicast tree when the caller names none: auto (the model's fastest tree and packet "      \
+      "size for each message), "                                                                   \
+      "flat, chain, binomial, kbinomial[:k], postal[:lambda]")                                     \
+    X(FM_MCAST_COSTS, mcast_costs, STR, "", 0, 0,                                                  \
+      "the model's costs for FM_TREE=auto, OVERHEAD_NS:NS_PER_KIB:LATENCY_NS (a packet copy "      \
+      "keeps its sender busy OVERHEAD + size x NS_PER_KIB; it can be forwarded LATENCY later); "   \
+      "empty = measured by fm_mcast_calibrate, else estimated for the provider")                   \
+    X(FM_TOPOLOGY, topology, STR, "", 0, 0,                                                        \
+      "coordinates for the topology layer: torus:AxB or torus:AxBxC (one position per host, or "   \
+      "per rank when the job has that many ranks but not hosts), file:PATH (lines NAME X [Y [Z]], "\
+      "one per host), empty = none (hosts and positions on them are always known)")                \
+    X(FM_VERBOSE, verbose, INT, "0", 0, 3,                                                         \
+      "diagnostics on stderr: 0 errors only, 1 setup, 2-3 more")                                   \
+    X(FM_STATS, stats, BOOL, "0", 0, 0, "print per-context counters at fm_finalize")
+
+#endif
