@@ -116,7 +116,7 @@ int fm_tp_check_config(const fm_tp_config *cfg, char *err, size_t errlen);
 /* What the providers can open, for fastmsg-info: one line per provider into buf. */
 void fm_tp_list_providers(char *buf, size_t len);
 
-/* One provider: the table in transport.c holds one line per provider. */
+/* One provider: the table in provider_table.c holds one line per provider. */
 typedef struct fm_tp_provider {
     const char *name;
     /* 1 when this provider serves the FM_PROVIDER value. */

@@ -14,6 +14,7 @@
 #include "liveness.h"
 #include "log.h"
 #include "mcast.h"
+#include "tree_choice.h"
 #include "services.h"
 #include "setup.h"
 #include "topo.h"

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "bootstrap.h"
+#include "boot_backend.h"
 
 typedef struct fm_boot_kvstore fm_boot_kvstore;
 

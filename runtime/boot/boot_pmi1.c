@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "boot_socket.h"
-#include "bootstrap.h"
+#include "boot_backend.h"
 #include "fastmsg.h"
 #include "log.h"
 #include "pmi1_wire.h"

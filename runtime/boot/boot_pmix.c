@@ -12,7 +12,7 @@
 
 #include <pmix.h>
 
-#include "bootstrap.h"
+#include "boot_backend.h"
 #include "fastmsg.h"
 #include "log.h"
 

@@ -14,7 +14,7 @@
 
 #include "boot_kvstore.h"
 #include "boot_socket.h"
-#include "bootstrap.h"
+#include "boot_backend.h"
 #include "fastmsg.h"
 #include "kvline.h"
 #include "log.h"

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "boot_kvstore.h"
-#include "bootstrap.h"
+#include "boot_backend.h"
 #include "fastmsg.h"
 
 static int fm_boot_singleton_init(fm_boot *b)

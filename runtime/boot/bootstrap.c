@@ -15,15 +15,6 @@
 /* Raw bytes per chunk: hex doubles them, and the first chunk also carries "<len>/". */
 #define FM_BOOT_CHUNK_RAW ((FM_BOOT_VALUE_MAX - 24) / 2)
 
-int fm_boot_fail(fm_boot *b, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b->err, sizeof b->err, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
 static int env_set(const char *name)
 {
     const char *v = getenv(name);

@@ -5,7 +5,7 @@
 
 #include "fm_build_config.h"
 #include "log.h"
-#include "setup.h"
+#include "context.h"
 
 fm_context *fm_live_ctx;
 

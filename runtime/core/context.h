@@ -25,6 +25,9 @@
 #define FM_HOT static inline __attribute__((always_inline))
 #else
 #define FM_HOT static inline
+/* fm_finalize's report (context.c): FM_STATS counters, and messages that never ran. */
+void fm_core_report(const fm_context *ctx);
+
 #endif
 
 /* Internal handler ids live above the user's: the layers above the core take them with
@@ -117,5 +120,8 @@ static inline int fm_ctx_live(const fm_context *ctx)
 {
     return ctx && ctx == fm_live_ctx;
 }
+
+/* fm_finalize's report (context.c): FM_STATS counters, and messages that never ran. */
+void fm_core_report(const fm_context *ctx);
 
 #endif

@@ -11,7 +11,5 @@ int fm_core_open(fm_context *ctx);
 int fm_core_drain(fm_context *ctx, const char *what);
 /* Free what fm_core_open made (also after it failed half-way). */
 void fm_core_close(fm_context *ctx);
-/* fm_finalize's report: FM_STATS counters, and messages that never ran. */
-void fm_core_report(const fm_context *ctx);
 
 #endif

@@ -11,11 +11,13 @@
 #include <time.h>
 
 #include "barrier.h"
+#include "calibrate.h"
 #include "handlers.h"
 #include "log.h"
-#include "mcast.h"
 #include "multi.h"
 #include "progress.h"
+#include "mcast_state.h"
+#include "tree_choice.h"
 
 #define PINGS  200
 #define WINDOW 64

@@ -19,11 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forward.h"
+#include "group.h"
 #include "log.h"
-#include "mcast.h"
 #include "mcast_desc.h"
 #include "multi.h"
 #include "send.h"
+#include "trees/tree.h"
 
 struct fm_fwd {
     int nkids, store_forward;

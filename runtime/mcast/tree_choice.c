@@ -14,8 +14,9 @@
 #include <string.h>
 
 #include "log.h"
-#include "mcast.h"
 #include "model.h"
+#include "mcast_state.h"
+#include "tree_choice.h"
 
 #define CHOICE_CACHE 64
 /* Smallest packet payload auto considers: below it per-packet costs dominate everywhere. */

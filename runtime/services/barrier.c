@@ -6,7 +6,7 @@
 #include "log.h"
 #include "progress.h"
 #include "send.h"
-#include "services.h"
+#include "services_state.h"
 
 typedef struct barrier_msg {
     uint32_t epoch;

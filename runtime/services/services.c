@@ -4,6 +4,7 @@
 #include "barrier.h"
 #include "handlers.h"
 #include "services.h"
+#include "services_state.h"
 #include "wireup.h"
 
 int fm_services_init(fm_context *ctx)

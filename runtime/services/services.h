@@ -8,13 +8,6 @@
 
 #include "context.h"
 
-struct fm_services {
-    int barrier_handler, wireup_handler; /* internal handler ids */
-    uint32_t barrier_epoch;
-    uint32_t barrier_seen[2][32]; /* [epoch parity][round] arrivals */
-    uint64_t wireup_heard;        /* hellos from lower ranks */
-};
-
 /* Allocate the state and register both handlers (fm_init, after fm_mcast_init). */
 int fm_services_init(fm_context *ctx);
 void fm_services_fini(fm_context *ctx);

@@ -12,7 +12,7 @@
 #include "log.h"
 #include "progress.h"
 #include "send.h"
-#include "services.h"
+#include "services_state.h"
 #include "wireup.h"
 
 int fm_wireup_handler(fm_stream *s, int sender, void *arg)

@@ -10,6 +10,8 @@
 
 #include "fastmsg.h"
 #include "model.h"
+#include "trees/builder.h"
+#include "trees/kbinomial.h"
 #include "trees/tree.h"
 
 static const char usage[] =

@@ -17,11 +17,11 @@
 struct fm_topo {
     int nranks, nhosts;
     int kind, ndims, dims[FM_TOPO_MAXDIMS];
-    int *host;    /* [nranks] host index */
-    int *local;   /* [nranks] position on the host */
-    int *first;   /* [nhosts + 1] host h's ranks are members[first[h] .. first[h+1]) */
-    int *members; /* [nranks] ranks grouped by host, in rank order */
-    int *coord;   /* [nranks * FM_TOPO_MAXDIMS], NULL without coordinates */
+    int *host;          /* [nranks] host index */
+    int *local;         /* [nranks] position on the host */
+    int *first;         /* [nhosts + 1] host h's ranks are members[first[h] .. first[h+1]) */
+    int *members;       /* [nranks] ranks grouped by host, in rank order */
+    int *coord;         /* [nranks * FM_TOPO_MAXDIMS], NULL without coordinates */
     char **key, **name; /* [nhosts] each, into text */
     char *path;         /* the file of FM_TOPO_FILE, into text */
     char *text;
@@ -199,8 +199,7 @@ static int place_file(fm_topo *t, const struct fm_topo_spec *s, char *err, size_
             rc = fm_topo_fail(FM_ERR_CONFIG, err, errlen,
                               "hosts '%s' and '%s' both have the name '%s' (line %d of "
                               "FM_TOPOLOGY file '%s')",
-                              t->key[owner[e]], t->key[h], t->name[h], s->entries[e].line,
-                              s->path);
+                              t->key[owner[e]], t->key[h], t->name[h], s->entries[e].line, s->path);
         } else {
             owner[e] = h;
             for (int i = t->first[h]; i < t->first[h + 1]; i++)
@@ -218,8 +217,7 @@ static int build(fm_topo *t, const char *const *keys, const char *const *names, 
 {
     int rc = number_hosts(t, keys, err, errlen);
     if (rc == FM_OK)
-        rc = copy_names(t, keys, names, s->kind == FM_TOPO_SPEC_FILE ? s->path : NULL, err,
-                        errlen);
+        rc = copy_names(t, keys, names, s->kind == FM_TOPO_SPEC_FILE ? s->path : NULL, err, errlen);
     if (rc != FM_OK)
         return rc;
     group_ranks(t);
@@ -395,13 +393,14 @@ int fm_topo_print(const fm_topo *t, FILE *f)
     for (int h = 0; h < t->nhosts; h++)
         if ((int)strlen(t->name[h]) > w)
             w = (int)strlen(t->name[h]);
-    fprintf(f, "%6s %6s  %-*s %7s%s\n", "rank", "host", w, "name", "local", t->ndims ? "  coord" : "");
+    fprintf(f, "%6s %6s  %-*s %7s%s\n", "rank", "host", w, "name", "local",
+            t->ndims ? "  coord" : "");
     for (int r = 0; r < t->nranks; r++) {
         char local[32];
         snprintf(local, sizeof local, "%d/%d", t->local[r], fm_topo_nlocal(t, r));
         fprintf(f, "%6d %6d  %-*s %7s", r, t->host[r], w, t->name[t->host[r]], local);
         for (int i = 0; i < t->ndims; i++)
-            fprintf(f, "%s%d", i ? "," : "  (", t->coord[(size_t)r * FM_TOPO_MAXDIMS + i]);
+            fprintf(f, "%s%d", i ? "," : "  (", t->coord[(size_t)r * FM_TOPO_MAXDIMS + (size_t)i]);
         fprintf(f, "%s\n", t->ndims ? ")" : "");
     }
     char dims[48];
@@ -449,8 +448,8 @@ static int netns_name(const char *netns_dir, const char *self_ns, const char *in
     return found;
 }
 
-int fm_topo_host_name_at(const char *netns_dir, const char *self_ns, const char *init_ns,
-                         char *buf, size_t len)
+int fm_topo_host_name_at(const char *netns_dir, const char *self_ns, const char *init_ns, char *buf,
+                         size_t len)
 {
     char name[258];
     if (!buf || !len)

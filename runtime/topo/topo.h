@@ -22,9 +22,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define FM_TOPO_MAXDIMS  3
-#define FM_TOPO_MAXDIM   1024      /* positions along one axis */
-#define FM_TOPO_MAXSPOTS (1 << 20) /* positions in the whole grid */
+#include "topo_spec.h"
 
 typedef struct fm_topo fm_topo;
 
@@ -69,7 +67,8 @@ int fm_topo_dims(const fm_topo *t, int *dims);
 int fm_topo_coord(const fm_topo *t, int rank, int *coord);
 
 /* A table (rank, host index, host name, local position/count, coordinates), then a one-line
- * summary such as "16 ranks on 4 hosts, torus 4x4, one position per rank". */
+ * summary such as "16 ranks on 4 hosts, torus 4x4, one position per rank". FM_ERR_INVALID
+ * when t or f is NULL or f is in error afterwards. */
 int fm_topo_print(const fm_topo *t, FILE *f);
 
 /* This process's host name: the name of the network namespace it runs in when that is a named
@@ -81,42 +80,9 @@ int fm_topo_host_name(char *buf, size_t len);
 int fm_topo_host_key(char *buf, size_t len);
 /* The same with the three paths given (tests): the named-namespace directory, this process's
  * namespace, init's namespace (NULL or unreadable: not compared). */
-int fm_topo_host_name_at(const char *netns_dir, const char *self_ns, const char *init_ns,
-                         char *buf, size_t len);
+int fm_topo_host_name_at(const char *netns_dir, const char *self_ns, const char *init_ns, char *buf,
+                         size_t len);
 int fm_topo_host_key_at(const char *netns_dir, const char *self_ns, const char *init_ns, char *buf,
                         size_t len);
-
-/* A parsed FM_TOPOLOGY (topo_spec.c). */
-enum fm_topo_spec_kind { FM_TOPO_SPEC_NONE, FM_TOPO_SPEC_TORUS, FM_TOPO_SPEC_FILE };
-
-struct fm_topo_entry { /* one host line of a file */
-    const char *name;
-    int coord[FM_TOPO_MAXDIMS]; /* unused axes 0 */
-    int line;                   /* 1-based, for messages */
-};
-
-struct fm_topo_spec {
-    int kind;                  /* enum fm_topo_spec_kind */
-    int ndims;                 /* 0 for none */
-    int dims[FM_TOPO_MAXDIMS]; /* unused axes 1 */
-    const char *path;          /* file: the path, as given */
-    struct fm_topo_entry *entries; /* file: its hosts, sorted by name */
-    int nentries;
-    char *text; /* file: its contents, which names and path point into */
-};
-
-/* Parses spec (NULL or "": none) and, for a file, reads and checks it: one to three coordinates
- * per line, the same number on every line, each 0..FM_TOPO_MAXDIM-1, at most FM_TOPO_MAXSPOTS
- * positions, no host or position listed twice. FM_OK or FM_ERR_CONFIG (FM_ERR_NOMEM); on error
- * *s holds nothing to clear. */
-int fm_topo_spec_parse(const char *spec, struct fm_topo_spec *s, char *err, size_t errlen);
-/* Index of the entry for host name, or -1. */
-int fm_topo_spec_find(const struct fm_topo_spec *s, const char *name);
-void fm_topo_spec_clear(struct fm_topo_spec *s);
-
-/* Writes the printf-formatted reason into err (when err and errlen) and returns code: the one
- * error path of the topo files. */
-int fm_topo_fail(int code, char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 #endif

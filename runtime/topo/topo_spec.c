@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fastmsg.h"
-#include "topo.h"
+#include "topo_spec.h"
 
 int fm_topo_fail(int code, char *err, size_t errlen, const char *fmt, ...)
 {
@@ -106,8 +106,7 @@ static int read_all(const char *path, char **text, size_t *size, char *err, size
                             path);
     if (bad) {
         free(buf);
-        return fm_topo_fail(FM_ERR_CONFIG, err, errlen, "FM_TOPOLOGY file '%s': read error",
-                            path);
+        return fm_topo_fail(FM_ERR_CONFIG, err, errlen, "FM_TOPOLOGY file '%s': read error", path);
     }
     buf[len] = '\0';
     *text = buf;
@@ -203,8 +202,8 @@ static int check_entries(const char *path, struct fm_topo_spec *s, char *err, si
 
 static int parse_file(const char *path, struct fm_topo_spec *s, char *err, size_t errlen)
 {
-    size_t size, lines = 1;
-    char *text;
+    size_t size = 0, lines = 1;
+    char *text = NULL;
     if (!*path)
         return fm_topo_fail(FM_ERR_CONFIG, err, errlen, "FM_TOPOLOGY 'file:' names no file");
     int rc = read_all(path, &text, &size, err, errlen);

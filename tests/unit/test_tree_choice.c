@@ -12,6 +12,8 @@
 
 #include "context.h"
 #include "mcast.h"
+#include "mcast_state.h"
+#include "tree_choice.h"
 #include "model.h"
 
 static fm_context ctx_with(const char *costs, size_t packet)

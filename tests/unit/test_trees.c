@@ -11,6 +11,8 @@
 
 #include "fastmsg.h"
 #include "model.h"
+#include "trees/builder.h"
+#include "trees/kbinomial.h"
 #include "trees/tree.h"
 
 #define NMAX 200

@@ -1,6 +1,7 @@
 /* The binomial tree: the k-binomial tree with k = ceil(log2 n), so no vertex's degree limits
  * the recursive doubling and one packet reaches everyone in ceil(log2 n) steps. */
-#include "trees/tree.h"
+#include "trees/builder.h"
+#include "trees/kbinomial.h"
 
 static int binomial_k(const struct fm_tree_desc *d)
 {

@@ -1,5 +1,5 @@
 /* Chain: each member sends to the next one in list order (the 1-binomial tree). */
-#include "trees/tree.h"
+#include "trees/builder.h"
 
 static int chain_children(const struct fm_tree_desc *d, int r, int *out, int cap, void *scratch)
 {

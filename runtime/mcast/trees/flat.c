@@ -1,5 +1,5 @@
 /* Flat tree (separate addressing): the root sends to every other member, in list order. */
-#include "trees/tree.h"
+#include "trees/builder.h"
 
 static int flat_children(const struct fm_tree_desc *d, int r, int *out, int cap, void *scratch)
 {

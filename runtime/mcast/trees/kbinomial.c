@@ -3,7 +3,8 @@
  * first, the i-th child of a vertex that has s steps left takes the next block of at most
  * N(s-i,k) members from the right end of the vertex's block and covers it with s-i steps. */
 #include "fastmsg.h"
-#include "trees/tree.h"
+#include "trees/builder.h"
+#include "trees/kbinomial.h"
 
 /* N(s,k) for s in [0, s_max] when k >= 2. N(s,2) passes 2^31 by s = 44, so 64 entries cover
  * every int n; k = 1 needs no table (N(s,1) = s + 1). */

@@ -10,7 +10,7 @@
 #include <math.h>
 
 #include "fastmsg.h"
-#include "trees/tree.h"
+#include "trees/builder.h"
 
 static double postal_lambda(const struct fm_tree_desc *d)
 {

@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "fastmsg.h"
-#include "trees/tree.h"
+#include "trees/builder.h"
+#include "trees/registry.h"
 
 #define FM_TREE_BUILDERS(X)                                                                        \
     X(0, flat, FM_TREE_AUTO)                                                                       \

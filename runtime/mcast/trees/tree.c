@@ -3,6 +3,8 @@
 #include <stdlib.h>
 
 #include "fastmsg.h"
+#include "trees/builder.h"
+#include "trees/registry.h"
 #include "trees/tree.h"
 
 int fm_tree_check(const struct fm_tree_desc *d)

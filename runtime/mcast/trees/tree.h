@@ -19,16 +19,8 @@
 
 #include <stddef.h>
 
-/* Everything a member needs to know to find its place in the tree. Every member of a multicast
- * must use the same descriptor. */
-struct fm_tree_desc {
-    int builder;   /* registry id, from fm_tree_lookup() or fm_tree_parse() */
-    int param;     /* kbinomial: k; postal: lambda in steps; 0 = choose automatically */
-    int n;         /* members, >= 1 */
-    int root;      /* root position in [0, n) */
-    int m;         /* packets per message: only for kbinomial's automatic k (then >= 1) */
-    double lambda; /* postal's lambda in steps when param is 0 (then >= 1) */
-};
+#include "trees/registry.h"
+#include "trees/tree_desc.h"
 
 /* Children of position pos in send order, into out[0..cap). Returns how many children pos has,
  * like snprintf: when that exceeds cap only cap are written (cap 0 with out NULL counts).
@@ -52,51 +44,5 @@ int fm_tree_resolve(const struct fm_tree_desc *d, struct fm_tree_desc *out);
  * children of position p are kids[first[p]] .. kids[first[p+1] - 1], in send order.
  * first has n + 1 entries, kids n - 1 (at least 1). FM_OK, FM_ERR_INVALID or FM_ERR_NOMEM. */
 int fm_tree_layout(const struct fm_tree_desc *d, int *first, int *kids);
-
-/* Registry (registry.c). A builder's id is explicit in the table and stable: it is what the
- * multicast descriptor carries on the wire. */
-enum { FM_TREE_AUTO = 1 }; /* flags: FM_TREE=auto weighs this builder */
-int fm_tree_count(void);   /* builders in the table */
-/* Id of the table's index-th builder (0 <= index < fm_tree_count()), its flags into *flags
- * (may be NULL); FM_ERR_INVALID out of range. For going through every builder. */
-int fm_tree_id_at(int index, unsigned *flags);
-const char *fm_tree_name(int builder); /* NULL for an unknown id */
-int fm_tree_lookup(const char *name);  /* the id, or FM_ERR_INVALID for an unknown name */
-/* "name" or "name:param", e.g. "binomial", "kbinomial:3", "postal:2". Sets *builder and *param
- * (0 without a parameter). Errors (FM_ERR_INVALID, reason in err): unknown name, a parameter on
- * a builder that takes none, a parameter that is empty, not a decimal number, < 1, too large, or
- * followed by anything. err may be NULL. */
-int fm_tree_parse(const char *spec, int *builder, int *param, char *err, size_t errlen);
-
-/* One builder: one file under runtime/mcast/trees/ and one line in registry.c's table. Its functions
- * see a checked descriptor and relative indices (root = 0). */
-struct fm_tree_builder {
-    const char *name;
-    const char *param; /* what its parameter means ("k", "lambda"), NULL when it takes none */
-    /* Builder-specific checks of d (param, m, lambda); NULL when there are none. */
-    int (*check)(const struct fm_tree_desc *d);
-    /* The parameter to use when d->param is 0; NULL when it stays 0. */
-    int (*resolve)(const struct fm_tree_desc *d);
-    /* Children of relative index r in send order, snprintf-style count. */
-    int (*children)(const struct fm_tree_desc *d, int r, int *out, int cap, void *scratch);
-    /* Parent relative index of r > 0. */
-    int (*parent)(const struct fm_tree_desc *d, int r, void *scratch);
-    /* Scratch bytes needed; NULL when none. */
-    size_t (*scratch_size)(const struct fm_tree_desc *d);
-    /* Optional: relative parent of every r (parent[0] = -1) in one pass, for a builder whose
-     * children are in increasing relative order and whose per-call cost is O(n). */
-    int (*parents)(const struct fm_tree_desc *d, int *parent, void *scratch);
-};
-const struct fm_tree_builder *fm_tree_builder_get(int builder); /* NULL for an unknown id */
-
-/* k-binomial arithmetic (Kesavan & Panda), shared by the binomial and kbinomial builders. */
-long long fm_tree_kbin_cover(int s, int k); /* N(s,k), saturating at FM_TREE_COVER_MAX */
-int fm_tree_kbin_steps(int n, int k);       /* t_1(n,k): least s with N(s,k) >= n */
-/* The k in [1, ceil(log2 n)] minimising t_1(n,k) + (m-1)k; the smallest such k on ties. */
-int fm_tree_kbin_optimal_k(int n, int m);
-int fm_tree_ceil_log2(int n); /* ceil(log2 n) for n >= 1 */
-int fm_tree_kbin_children(int n, int k, int r, int *out, int cap);
-int fm_tree_kbin_parent(int n, int k, int r);
-#define FM_TREE_COVER_MAX (1LL << 62)
 
 #endif

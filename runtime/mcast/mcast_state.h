@@ -1,0 +1,17 @@
+/* The multicast layer's state (ctx->mcast), shared by its files; no code of its own. */
+#ifndef FM_MCAST_MCAST_STATE_H
+#define FM_MCAST_MCAST_STATE_H
+
+#include <stdint.h>
+
+#include "context.h"
+
+struct fm_mcast {
+    struct fm_group *groups;      /* groups created here (group.c) */
+    struct fm_mcast_costs *costs; /* the model's costs and auto's decisions (tree_choice.c) */
+    int calib_count_handler, calib_result_handler; /* internal handler ids (calibrate.c) */
+    uint64_t calib_count;
+    int calib_have;
+};
+
+#endif

@@ -1,0 +1,25 @@
+/* The registry of tree builders (registry.c): ids, names, flags, and "name[:param]" specs. */
+#ifndef FM_TREE_REGISTRY_H
+#define FM_TREE_REGISTRY_H
+
+#include <stddef.h>
+
+struct fm_tree_builder;
+
+/* Registry (registry.c). A builder's id is explicit in the table and stable: it is what the
+ * multicast descriptor carries on the wire. */
+enum { FM_TREE_AUTO = 1 }; /* flags: FM_TREE=auto weighs this builder */
+int fm_tree_count(void);   /* builders in the table */
+/* Id of the table's index-th builder (0 <= index < fm_tree_count()), its flags into *flags
+ * (may be NULL); FM_ERR_INVALID out of range. For going through every builder. */
+int fm_tree_id_at(int index, unsigned *flags);
+const char *fm_tree_name(int builder); /* NULL for an unknown id */
+int fm_tree_lookup(const char *name);  /* the id, or FM_ERR_INVALID for an unknown name */
+/* "name" or "name:param", e.g. "binomial", "kbinomial:3", "postal:2". Sets *builder and *param
+ * (0 without a parameter). Errors (FM_ERR_INVALID, reason in err): unknown name, a parameter on
+ * a builder that takes none, a parameter that is empty, not a decimal number, < 1, too large, or
+ * followed by anything. err may be NULL. */
+int fm_tree_parse(const char *spec, int *builder, int *param, char *err, size_t errlen);
+const struct fm_tree_builder *fm_tree_builder_get(int builder); /* NULL for an unknown id */
+
+#endif
