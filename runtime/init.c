@@ -62,8 +62,8 @@ static int setup(fm_context *ctx)
     FM_CHECK(rc == FM_OK, rc, "bootstrap: %s (FM_BOOTSTRAP=\"%.40s\")", ctx->boot.err,
              ctx->cfg.bootstrap);
     fm_log_rank = ctx->boot.rank;
-    fm_log(1, "rank %d of %d (pid %d), bootstrap %s", ctx->boot.rank, ctx->boot.size,
-           (int)getpid(), ctx->boot.ops->name);
+    fm_log(1, "rank %d of %d (pid %d), bootstrap %s", ctx->boot.rank, ctx->boot.size, (int)getpid(),
+           ctx->boot.ops->name);
 
     if ((rc = fm_core_open(ctx)) || (rc = fm_mcast_init(ctx)) || (rc = fm_services_init(ctx)))
         goto error;

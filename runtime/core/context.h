@@ -90,7 +90,7 @@ struct fm_context {
     int internal_handlers; /* internal ids taken so far */
 
     fm_pool_state pool;
-    fm_pkt *repost;       /* receive buffers handlers are done with, to post again */
+    fm_pkt *repost;        /* receive buffers handlers are done with, to post again */
     size_t sends_inflight; /* handed to the transport, completion not seen */
     fm_stream *stream_free;
     unsigned char *seen; /* size bytes of scratch: duplicate checks of member lists */

@@ -26,5 +26,4 @@ typedef struct fm_peer {
     int cts_n, cts_cap;
 } fm_peer;
 
-
 #endif

@@ -111,7 +111,9 @@ void fm_pool_fini(fm_context *ctx)
 /* Buffers the budget still allows to be made. */
 static size_t headroom(const fm_context *ctx)
 {
-    return ctx->pool.send_pkts < ctx->pool.send_pkts_max ? ctx->pool.send_pkts_max - ctx->pool.send_pkts : 0;
+    return ctx->pool.send_pkts < ctx->pool.send_pkts_max
+               ? ctx->pool.send_pkts_max - ctx->pool.send_pkts
+               : 0;
 }
 
 /* Promise n send buffers (a stream opened in a handler must never wait for one). Promises

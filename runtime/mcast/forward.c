@@ -25,6 +25,7 @@
 #include "mcast_desc.h"
 #include "multi.h"
 #include "send.h"
+#include "topo_view.h"
 #include "trees/tree.h"
 
 struct fm_fwd {
@@ -60,6 +61,8 @@ static struct fm_fwd *fwd_build(fm_context *ctx, const fm_mcast_desc *d, const s
                               .root = (int)d->root_pos,
                               .m = 1,
                               .lambda = d->lambda_milli / 1000.0};
+    struct fm_mcast_topo_view view;
+    td.topo = fm_mcast_topo_view(&view, ctx->topo, g ? g->members : NULL, d, (int)d->n);
     int pos = my_position(ctx, d, g), parent = -1;
     if (pos < 0 || pos == td.root || d->param > 1000000 || fm_tree_check(&td) != FM_OK)
         return NULL;

@@ -16,6 +16,7 @@
 #include "members.h"
 #include "multi.h"
 #include "mcast_state.h"
+#include "topo_view.h"
 #include "tree_choice.h"
 
 static const struct fm_mcast_hooks hooks = {fm_fwd_start, fm_fwd_packet, fm_fwd_free};
@@ -81,7 +82,9 @@ static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint
     if (!group && n > FM_DESC_MAX_LIST)
         return FM_ERR_TOO_LONG;
     int sf = (flags & FM_MCAST_STORE_FORWARD) != 0;
-    struct fm_tree_desc td = {.n = n, .root = pos};
+    struct fm_mcast_topo_view view;
+    struct fm_tree_desc td = {
+        .n = n, .root = pos, .topo = fm_mcast_topo_view(&view, ctx->topo, members, NULL, n)};
     size_t desc_len = fm_mcast_desc_size(group ? 0 : n), payload;
     if (desc_len > ctx->packet_size)
         return FM_ERR_TOO_LONG; /* the member list must fit in packet 0 */

@@ -54,8 +54,8 @@ static int list_ok(const fm_mcast_desc *d, int nranks, unsigned char *seen)
     return ok;
 }
 
-int fm_mcast_desc_decode(const void *buf, size_t len, int nranks,
-                         unsigned char *seen, fm_mcast_desc *d)
+int fm_mcast_desc_decode(const void *buf, size_t len, int nranks, unsigned char *seen,
+                         fm_mcast_desc *d)
 {
     const unsigned char *p = buf;
     if (len < FM_DESC_FIXED || nranks < 1)

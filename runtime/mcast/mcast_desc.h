@@ -42,8 +42,8 @@ void fm_mcast_desc_encode(const fm_mcast_desc *d, const int *members, void *buf)
  * n >= 1, root_pos < n, every listed rank < nranks and listed once, the root's rank is the
  * one at root_pos (list mode) and < nranks. seen: nranks bytes of scratch for the duplicate
  * check (list mode). Returns 0 or -1; on 0, d->members points into buf. */
-int fm_mcast_desc_decode(const void *buf, size_t len, int nranks,
-                         unsigned char *seen, fm_mcast_desc *d);
+int fm_mcast_desc_decode(const void *buf, size_t len, int nranks, unsigned char *seen,
+                         fm_mcast_desc *d);
 
 /* Rank of member i of a list-mode descriptor. */
 int fm_mcast_desc_member(const fm_mcast_desc *d, uint32_t i);

@@ -15,7 +15,7 @@ int fm_services_init(fm_context *ctx)
     ctx->services = sv;
     sv->barrier_handler = fm_handlers_add_internal(ctx, fm_barrier_handler, sv);
     sv->wireup_handler = fm_handlers_add_internal(ctx, fm_wireup_handler, sv);
-    return sv->barrier_handler < 0 ? sv->barrier_handler
+    return sv->barrier_handler < 0  ? sv->barrier_handler
            : sv->wireup_handler < 0 ? sv->wireup_handler
                                     : FM_OK;
 }

@@ -37,7 +37,8 @@ int fm_wireup(fm_context *ctx)
     int rc = FM_OK;
     for (int r = ctx->rank + 1; r < ctx->size; r++) {
         fm_stream *s;
-        FM_CHECK_QUIET((rc = fm_send_open(ctx, r, 0, ctx->services->wireup_handler, &s)) == FM_OK, rc);
+        FM_CHECK_QUIET((rc = fm_send_open(ctx, r, 0, ctx->services->wireup_handler, &s)) == FM_OK,
+                       rc);
         FM_CHECK_QUIET((rc = fm_end_message(s)) == FM_OK, rc);
     }
     rc = fm_progress_until(ctx, all_lower_heard, NULL, "connection set-up (wire-up hellos)");

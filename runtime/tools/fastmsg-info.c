@@ -1,14 +1,18 @@
 /* fastmsg-info: version, libfabric providers found, the provider fastmsg would use, and every
  * FM_* setting with its value and where the value came from.
  *   fastmsg-info             human-readable report
- *   fastmsg-info --markdown  the README's table of variables */
+ *   fastmsg-info --markdown  the README's table of variables
+ *   fastmsg-info --topology  where every rank of a job is (run it as a job: fastmsg-run -n 4
+ *                            fastmsg-info --topology, mpirun, srun, ...; rank 0 prints) */
 #include <stdio.h>
 #include <string.h>
 
 #include "bootstrap.h"
+#include "context.h"
 #include "config.h"
 #include "fastmsg.h"
 #include "fm_build_config.h"
+#include "topo.h"
 #include "transport.h"
 
 static void print_markdown(void)
@@ -21,14 +25,32 @@ static void print_markdown(void)
     }
 }
 
+/* Join the job, and rank 0 prints the topology every rank agreed on at fm_init. */
+static int print_topology(void)
+{
+    fm_context *ctx;
+    int rc = fm_init(&ctx);
+    if (rc) {
+        fprintf(stderr, "fastmsg-info: fm_init: %s\n", fm_strerror(rc));
+        return 1;
+    }
+    if (fm_rank(ctx) == 0 && fm_topo_print(ctx->topo, stdout) != FM_OK)
+        rc = FM_ERR_INTERNAL;
+    fflush(stdout);
+    int fin = fm_finalize(ctx);
+    return rc || fin ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--markdown")) {
         print_markdown();
         return 0;
     }
+    if (argc > 1 && !strcmp(argv[1], "--topology"))
+        return print_topology();
     if (argc > 1) {
-        fprintf(stderr, "usage: fastmsg-info [--markdown]\n");
+        fprintf(stderr, "usage: fastmsg-info [--markdown | --topology]\n");
         return 2;
     }
     char err[256], buf[160];
@@ -38,7 +60,7 @@ int main(int argc, char **argv)
            FM_HAVE_PMIX ? "built in" : "not built");
     char provs[512];
     fm_tp_list_providers(provs, sizeof provs);
-    printf("libfabric      %s\n", provs);
+    printf("providers      %s\n", provs);
     printf("bootstrap      %s would be used here\n", fm_boot_detect()->name);
     if (bad) {
         printf("configuration  ERROR: %s\n", err);

@@ -43,7 +43,8 @@
       "empty = measured by fm_mcast_calibrate, else estimated for the provider")                   \
     X(FM_TOPOLOGY, topology, STR, "", 0, 0,                                                        \
       "coordinates for the topology layer: torus:AxB or torus:AxBxC (one position per host, or "   \
-      "per rank when the job has that many ranks but not hosts), file:PATH (lines NAME X [Y [Z]], "\
+      "per rank when the job has that many ranks but not hosts), file:PATH (lines NAME X [Y "      \
+      "[Z]], "                                                                                     \
       "one per host), empty = none (hosts and positions on them are always known)")                \
     X(FM_VERBOSE, verbose, INT, "0", 0, 3,                                                         \
       "diagnostics on stderr: 0 errors only, 1 setup, 2-3 more")                                   \

@@ -6,8 +6,8 @@
 
 #include "trees/tree_desc.h"
 
-/* One builder: one file under runtime/mcast/trees/ and one line in registry.c's table. Its functions
- * see a checked descriptor and relative indices (root = 0). */
+/* One builder: one file under runtime/mcast/trees/ and one line in registry.c's table. Its
+ * functions see a checked descriptor and relative indices (root = 0). */
 struct fm_tree_builder {
     const char *name;
     const char *param; /* what its parameter means ("k", "lambda"), NULL when it takes none */
