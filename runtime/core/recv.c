@@ -295,7 +295,7 @@ void fm_recv_resume(fm_context *ctx, fm_stream *s)
 /* Packet 0 of a multicast: its descriptor says where this member forwards to; the handler
  * reads after it. A descriptor that is malformed or not meant for us gets the message dropped
  * (counted): its packets still pass through, in sequence, to be freed. 1 if p is consumed. */
-static int mcast_first(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_hdr *h)
+FM_COLD int mcast_first(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_hdr *h)
 {
     if (s->fwd || s->started)
         return 0; /* (a second packet 0: the length checks deal with it) */
