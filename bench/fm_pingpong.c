@@ -11,7 +11,7 @@
 #include "pp.h"
 #include "stats.h"
 
-/* The run's settings as fastmsg reads them; the defaults are runtime/config_table.h's, the
+/* The run's settings as fastmsg reads them; the defaults are runtime/util/config_table.h's, the
  * same that fastmsg-info prints. */
 static const char *setting(const char *name, const char *dflt)
 {

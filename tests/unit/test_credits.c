@@ -1,4 +1,4 @@
-/* Credit accounting (runtime/credits.c and the sending half of runtime/send.c) against a
+/* Credit accounting (runtime/core/credits.c and the sending half of runtime/core/send.c) against a
  * fake transport that records every packet handed to it and can refuse sends. */
 #include <setjmp.h>
 #include <stdarg.h>

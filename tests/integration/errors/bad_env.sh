@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bad FM_* values at fm_init: for every variable in runtime/config_table.h and every kind of
+# Bad FM_* values at fm_init: for every variable in runtime/util/config_table.h and every kind of
 # badness (not a number, out of range, unknown name, malformed, too long, ranks that disagree),
 # a 2-rank job must exit with the program's own status 1 (no crash, no hang) and say
 # VAR="value" on one line. Then one good run, so a broken program cannot pass.

@@ -92,7 +92,7 @@ size_t st_parse_size(const char *tok, int *ok)
 
 size_t st_packet_size(void)
 {
-    return st_env_size("FM_PACKET_SIZE", 64 * 1024); /* defaults: runtime/config_table.h */
+    return st_env_size("FM_PACKET_SIZE", 64 * 1024); /* defaults: runtime/util/config_table.h */
 }
 
 size_t st_zcopy_min(void)
