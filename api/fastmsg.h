@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg: a streaming message layer in the spirit of Illinois Fast Messages, over libfabric.
  *
  * Overview

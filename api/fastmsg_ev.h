@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Drive fastmsg's progress from an application's own libev loop.
  *
  *   fm_ev *w;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* hello: every rank sends a greeting to every other rank and checks each one it gets.
  *
  *   fastmsg-run -n 4 ./hello

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* multicast: rank 0 sends one 1 MiB message to every other rank down a tree.
  *
  *   fastmsg-run -n 4 ./multicast

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* pingpong: two ranks bounce one small message back and forth and print the one-way latency.
  *
  *   fastmsg-run -n 2 ./pingpong [ROUNDS]

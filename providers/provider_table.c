@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The provider table: which provider serves an FM_PROVIDER value. Every provider's code
  * lives in its own folder; nothing here knows libfabric. */
 #include "transport.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The transport: the only layer that knows the network. It moves packets (byte buffers) to
  * ranks and reports completions; everything above it is provider-independent. Nothing outside
  * providers/ includes libfabric headers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fm_init / fm_finalize: the one file that sees every layer, and brings them up in order.
  *
  * fm_init: settings (util) -> bootstrap: rank, size, job key (boot) -> host cards, topology,

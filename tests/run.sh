@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Install dependencies, build with warnings as errors and run the whole test suite; then the
 # robustness steps: the whole suite again under ASan+UBSan (tests/sanitize.sh), the unit tests
 # and whole jobs under valgrind (tests/valgrind.sh), and each fuzzer for a short bounded time

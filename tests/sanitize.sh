@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite with AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer,
 # gcc, in build-asan/. Only fastmsg's binaries are instrumented: mpirun, mpiexec, srun and
 # python start them but load no instrumented code, so they need nothing special.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Install everything fastmsg's build, tests and benchmarks need on Debian 12.
 # Idempotent; quiet and quick when everything is already there. Needs root (or sudo).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # valgrind memcheck: every unit test, then fastmsg programs under fastmsg-run, each rank under
 # valgrind: any memory error or definite leak (fastmsg must free everything at fm_finalize)
 # fails. Uses an existing build if BUILD_DIR names one (tests/run.sh passes its own), else

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Addresses and memory registration: fi_getname, fi_av_insert in rank order, fi_mr_reg where
  * the provider demands FI_MR_LOCAL. */
 #include "ofi_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* State of the libfabric transport, shared by the providers/ofi files, and the op pool and
  * queues its packet path uses (inline: they run once per packet). */
 #ifndef FM_OFI_INTERNAL_H

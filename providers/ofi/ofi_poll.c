@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Completions and waiting: poll retries refused ops, hands out the completions we made
  * ourselves (injects), then reads the CQ, which also drives the provider's progress. */
 #include "ofi_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The op pool: chunks of fm_ofi_op kept on a free list until close. */
 #include "ofi_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ofi provider's line in the provider table (transport.c): every FM_PROVIDER value is a
  * libfabric provider name for now, its settings checks, and fastmsg-info's listing. */
 #include "ofi_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The libfabric objects of one transport: fabric, domain, one CQ for sends and receives, an
  * AV table and the RDM endpoint; opened in dependency order and closed in reverse. */
 #include "ofi_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Provider selection: map FM_PROVIDER to a libfabric provider string, pin the environment
  * before libfabric initialises, and ask fi_getinfo for an RDM endpoint of exactly that
  * provider. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Posting sends and receives. Small sends go by fi_inject (no CQ entry; we queue the
  * SEND_DONE ourselves so every send still gets exactly one); larger ones by fi_send; tagged
  * ones (the zero-copy path for large pieces) by fi_tsend / fi_trecv. What the provider

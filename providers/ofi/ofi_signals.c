@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Undo libinfinipath's signal handlers. Debian's libfabric links the psm provider's
  * libpsm_infinipath/libinfinipath, whose load-time constructor catches SIGINT, SIGILL, SIGABRT,
  * SIGBUS, SIGSEGV and SIGTERM, prints a backtrace and exits with status 1: a killed or

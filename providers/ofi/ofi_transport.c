@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The libfabric transport: fm_ofi_open assembles one from the pieces in this directory
  * (selection, resources, op pool) and fills in what the runtime needs to know about it. */
 #include "ofi_internal.h"

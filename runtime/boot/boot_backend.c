@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The back ends' one shared helper. */
 #include <stdarg.h>
 #include <stdio.h>

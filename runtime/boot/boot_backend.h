@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What a bootstrap back end implements (its ops) and the state it works on; bootstrap.h is
  * the generic layer above the back ends. */
 #ifndef FM_BOOT_BACKEND_H

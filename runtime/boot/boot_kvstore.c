@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Chained hash table of (rank, key) -> value; doubles when the load factor passes 1. */
 #include "boot_kvstore.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bootstrap over PMI-1 (simple PMI v1.1): MPICH hydra mpiexec, srun --mpi=pmi2.
  *
  * Two ways in: PMI_FD (an inherited socket; PMI_RANK and PMI_SIZE in the environment), or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bootstrap over PMIx: Open MPI's mpirun, srun --mpi=pmix, prterun.
  *
  * Values are published with global scope and committed at the fence, which collects them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bootstrap under fastmsg-run: one TCP connection to the launcher speaking run_protocol.h.
  * Puts stream out unacknowledged; a fence brings back every pair put since the previous one
  * into a local store, so gets need no round trip. Every wait is a poll() bounded by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bootstrap for a process started on its own: rank 0 of 1. Puts land in a local store so
  * code written for N ranks runs unchanged with N = 1. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Socket plumbing shared by the bootstrap back ends; see boot_socket.h. */
 #include "boot_socket.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Socket plumbing shared by the bootstrap back ends that talk to a launcher over a stream:
  * monotonic deadlines, bounded waits, bounded connects and writes. Protocol-free. */
 #ifndef FM_BOOT_SOCKET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The generic bootstrap layer: picks a back end from the environment, and turns binary values
  * of any length into the short printable chunks every back end can carry. */
 #include "bootstrap.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bootstrap: how the processes of a job find each other before the network is up.
  *
  * One small interface with one back end per launcher, chosen from the environment:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* PMI-1 requests and replies as text. Servers differ in detail: hydra omits rc= from maxes,
  * my_kvsname, barrier_out and finalize_ack and adds msg=, Slurm sends rc= everywhere. So rc= is
  * required only where every server sends it, and checked wherever it appears. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The PMI-1 wire protocol (simple PMI v1.1, as spoken by MPICH hydra and Slurm's pmi2 plugin)
  * as pure functions: request formatters, response parsers and a line assembler. No I/O, so
  * every piece is unit-tested without a launcher.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wire protocol between fastmsg-run and the "run" bootstrap back end.
  *
  * fastmsg-run listens on TCP and starts rank r with these environment variables: */

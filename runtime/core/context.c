@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The context's queries (fm_rank, fm_size, fm_job_key, fm_get_stats), fm_abort, fm_version,
  * and fm_finalize's report. fm_init and fm_finalize themselves are runtime/init.c's. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The context: one process's fastmsg instance, as the core sees it. Module-private state sits
  * in sub-structs named for their module (pool, zc); the layers above the core keep theirs
  * behind opaque pointers (mcast, services), so the core never needs their headers. Internal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Credit flow control. A credit is one receive buffer reserved for one sender. We gain
  * credits from the piggyback field of any packet a peer sends us; we owe a peer one credit
  * per packet of its that we have finished with. Owed credits ride on our next data packet to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The flow-control window (credits.c): credits gained from peers' packets, owed for packets
  * freed here, settled in credit packets when no data packet carries them. */
 #ifndef FM_CORE_CREDITS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Handler registration. */
 #include "context.h"
 #include "handlers.h"

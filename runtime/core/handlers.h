@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Handler slots (handlers.c). The user's ids are 0..FM_MAX_HANDLERS-1; the layers above the
  * core take internal ids above those for their own messages. */
 #ifndef FM_CORE_HANDLERS_H

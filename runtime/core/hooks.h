@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* How the core reaches multicast without knowing it: the multicast layer registers these
  * calls at fm_init (ctx->mcast_hooks). The core calls them only for multicast packets (type
  * FM_PKT_MCAST) and for streams whose s->fwd is set, so one-destination messages pay

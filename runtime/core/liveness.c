@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Dead peers on this machine (see liveness.h).
  *
  * A pidfd becomes readable when its process exits, whether or not its launcher has reaped it

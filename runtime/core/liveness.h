@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Dead peers: a rank that dies without a word must not leave the others waiting until
  * FM_TIMEOUT, or forever in a loop of fm_wait calls, and someone must say which rank it was.
  * Launchers usually end the job first, but not all do, and not all name the rank: MPICH's

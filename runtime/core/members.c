@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Member and destination lists: every rank in range, none twice, and where the caller is. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Member and destination lists (members.c): the one check that fm_begin_message_multi, groups
  * and multicasts share. */
 #ifndef FM_CORE_MEMBERS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One payload, many destinations: fm_begin_message_multi, and the fan-out that multicast
  * forwarding (forward.c) shares with it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One payload, one header per destination (multi.c): fm_begin_message_multi, and the fan-out
  * that multicast roots and forwarding members share. */
 #ifndef FM_CORE_MULTI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What this rank keeps per peer: credits both ways, message ids, queued packets, inbound
  * messages. */
 #ifndef FM_CORE_PEER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Packet buffers: a header and payload in registered memory, and their bookkeeping. */
 #ifndef FM_CORE_PKT_H
 #define FM_CORE_PKT_H

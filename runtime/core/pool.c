@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Packet buffers. Receive buffers: one per credit per peer plus one per peer for credit
  * packets, all posted at init, so every packet a peer may send has a posted buffer. Send
  * buffers: a free list that grows (up to the FM_OVERFLOW budget) when handlers queue packets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Packet buffers: receive buffers posted per peer, send buffers within the FM_OVERFLOW budget,
  * and per-destination copy headers, all allocated and registered in slabs (pool.c). */
 #ifndef FM_CORE_POOL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Progress: read the transport's completions and act on them. Single-threaded and explicit:
  * nothing happens unless the application calls fm_extract or fm_wait, or a blocking call
  * waits here. Idle waits sleep on the provider's fd where it has one and otherwise back off

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Progress (progress.c): one round of completions, and the polite wait every blocking call
  * uses. */
 #ifndef FM_CORE_PROGRESS_H

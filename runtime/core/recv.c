@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The receiving side: a validated data packet joins its message's stream in sequence order,
  * and the stream's handler runs on what has arrived; a message that fits one packet skips the
  * stream list and sequencing (recv_whole). Packets a handler has read go back to the network

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The receiving side (recv.c): validated packets into their streams, handlers run on them. */
 #ifndef FM_CORE_RECV_H
 #define FM_CORE_RECV_H

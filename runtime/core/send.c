@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The sending side of a message: fm_begin_message, fm_send_piece, fm_end_message.
  *
  * Path of one packet: fm_send_piece copies the caller's bytes into the stream's current

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The sending side (send.c): streams, packets filled and handed to the transport, or queued
  * for a credit. */
 #ifndef FM_CORE_SEND_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The core's part of fm_init and fm_finalize (runtime/init.c calls these in order).
  *
  * fm_core_open: agree on settings and learn where every rank runs (host cards through the

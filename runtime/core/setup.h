@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The core's part of fm_init / fm_finalize (setup.c, context.c). */
 #ifndef FM_CORE_SETUP_H
 #define FM_CORE_SETUP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A message in progress: one stream per message, sending or receiving. */
 #ifndef FM_CORE_STREAM_H
 #define FM_CORE_STREAM_H

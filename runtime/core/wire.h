@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The packet header: fixed size, little-endian, versioned, validated on receipt.
  *
  *  off size field

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The zero-copy path for large pieces. Copying a large piece through packets costs three
  * copies per byte (into the packet, across processes, out to the handler's buffer); here the
  * piece travels as one tagged message from the sender's buffer into the buffer the receiving

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Large pieces as tagged messages, straight between the two buffers (zcopy.c). */
 #ifndef FM_CORE_ZCOPY_H
 #define FM_CORE_ZCOPY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg progress inside an application's libev loop (api/fastmsg_ev.h). Built as its own
  * library on the public API only: libev.so also exports libevent-compatible symbols
  * (event_add, ...) that would shadow libevent inside libpmix if libfastmsg linked libev. */

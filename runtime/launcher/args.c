@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-run's command line. */
 #include <getopt.h>
 #include <stdio.h>

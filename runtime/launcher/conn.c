@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One rank's TCP connection: reassembles input lines for exchange.c and queues output
  * without ever blocking the loop. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The environment a rank starts with. A fastmsg-run inside mpirun or srun must not let its
  * ranks see that launcher's variables, or they would bootstrap through it instead. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The launcher's side of run_protocol.h: hello, puts gathered per fence generation, fences,
  * abort and fini. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A rank's life as the launcher sees it, and the end of the job: the first rank to end
  * abnormally (or a signal to the launcher) is named on one line, then every rank's process
  * group gets SIGTERM and, FM_RUN_KILL_AFTER later, SIGKILL. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* --label: a rank's stdout and stderr come through pipes and leave with "[rank] " before
  * every line. A line is written with one write() so ranks do not interleave within lines. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The listener the ranks connect to: 127.0.0.1 or --addr, on a port the kernel picks. */
 #include <errno.h>
 #include <netdb.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-run: start N ranks, serve their bootstrap exchange, end the job as one. */
 #include <fcntl.h>
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Rank 0's stdin when ours is a terminal. Rank 0 runs in its own process group, which is not
  * the terminal's foreground group, so reading the terminal itself would stop it (SIGTTIN):
  * the launcher reads the terminal and passes the bytes on through a pipe. */

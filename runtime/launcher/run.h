@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-run: the state every part of the launcher shares.
  *
  * One libev loop drives everything: the listener and one connection per rank (exchange.c over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Starting the ranks: each in its own process group (so a signal to the group reaches
  * whatever the rank starts), with its stdio and environment set up, directly or through an
  * agent such as ssh. */

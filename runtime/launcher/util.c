@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small helpers of fastmsg-run: messages, whole writes, growing buffers. */
 #include <errno.h>
 #include <poll.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fm_mcast_calibrate: measure the model's costs on the live job, between ranks 0 and 1, and
  * give every rank the same figures so that every root choosing "auto" agrees with the model
  * the benchmarks print.

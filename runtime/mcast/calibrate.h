@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fm_mcast_calibrate's handlers (calibrate.c). */
 #ifndef FM_MCAST_CALIBRATE_H
 #define FM_MCAST_CALIBRATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The forwarding engine of multicast: every member but the root receives a multicast's
  * packets from its parent and sends each on to its own children, packet by packet
  * (First-Packet-First-Served), while its handler reads the same packets.

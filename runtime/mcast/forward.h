@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The forwarding engine (forward.c): the multicast side of the core's hooks (hooks.h). */
 #ifndef FM_MCAST_FORWARD_H
 #define FM_MCAST_FORWARD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Multicast groups: an ordered member list every member created alike, named on the wire by a
  * hash of the list (no exchange needed); fm_group_create and its queries, and the lookup
  * forwarding members use. */

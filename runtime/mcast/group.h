@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Multicast groups (group.c). */
 #ifndef FM_MCAST_GROUP_H
 #define FM_MCAST_GROUP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Multicast down a tree, the root's side: fm_mcast_begin and fm_mcast_begin_list (the tree
  * from tree_choice.c), and the layer's set-up (hooks for the core, calibration's handlers).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The multicast layer: roots (mcast.c), groups (group.c), forwarding (forward.c), the choice
  * of tree (tree_choice.c), calibration (calibrate.c), the descriptor (mcast_desc.c), the model
  * (model.c) and the tree builders (trees/). It sits above the core, which reaches it only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Encoding and validation of the multicast descriptor (mcast_desc.h). The decoder sees bytes
  * from the network: it checks every field before anything is used. */
 #include "mcast_desc.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The multicast descriptor: what every member of a multicast needs to find its own place in
  * the tree, carried at the head of the message's first packet and forwarded unchanged.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The multicast layer's state (ctx->mcast), shared by its files; no code of its own. */
 #ifndef FM_MCAST_MCAST_STATE_H
 #define FM_MCAST_MCAST_STATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The FPFS model as a discrete simulation over the whole tree (a model may hold the tree; the
  * runtime never does). A depth-first walk carries, for each member still to visit, when each of
  * its m packets became available; leaves need only their last packet's time, so the arrays

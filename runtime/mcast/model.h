@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The FPFS model: predicted completion time of an m-packet multicast down a tree.
  *
  * Units: one step = the time a sender is busy injecting one packet copy; lambda = time from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Member positions to hosts and coordinates, for the tree builders. */
 #include "topo_view.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The topology of a multicast's members, as tree builders see it (trees/tree_desc.h): member
  * positions mapped to ranks (a member list, or a descriptor's), and ranks to the job's
  * topology (runtime/topo). */

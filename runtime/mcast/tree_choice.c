@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which tree a multicast uses: the one the caller names, or (auto) the one the FPFS model
  * predicts fastest for this member count and message size, from the job's costs. Auto also
  * picks the multicast's packet size: smaller packets pipeline deeper down a tree but each

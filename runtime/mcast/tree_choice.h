@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The choice of tree and packet size, and the model's costs (tree_choice.c). */
 #ifndef FM_MCAST_TREE_CHOICE_H
 #define FM_MCAST_TREE_CHOICE_H

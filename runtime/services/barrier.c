@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fm_barrier over the network: a dissemination barrier (ceil(log2 n) rounds; in round k
  * rank r signals r + 2^k and waits for r - 2^k), run while progress keeps going, so peers
  * still streaming to us or waiting for our credits are served. A rank can be at most one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The dissemination barrier (barrier.c), for fm_barrier and fm_finalize. */
 #ifndef FM_BARRIER_H
 #define FM_BARRIER_H

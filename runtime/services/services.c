@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The services' state and handler registration. */
 #include <stdlib.h>
 

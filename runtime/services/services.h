@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The services built on the core's messages: fm_barrier (barrier.c) and the wire-up of
  * connection-based transports at fm_init (wireup.c). They register their own internal
  * handlers; their state hangs off the context as an opaque pointer. */

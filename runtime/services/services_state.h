@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The services' state (ctx->services), shared by their files; no code of its own. */
 #ifndef FM_SERVICES_STATE_H
 #define FM_SERVICES_STATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Connection wire-up for connection-based providers (tcp;ofi_rxm and other ofi_rxm stacks).
  *
  * libfabric's rxm makes a connection on the first send to a peer. When two peers make their

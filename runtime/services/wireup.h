@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Connection wire-up at fm_init for transports that connect on first send (wireup.c). */
 #ifndef FM_WIREUP_H
 #define FM_WIREUP_H

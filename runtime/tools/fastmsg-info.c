@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-info: version, libfabric providers found, the provider fastmsg would use, and every
  * FM_* setting with its value and where the value came from.
  *   fastmsg-info             human-readable report

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-tree: print a multicast tree, member by member, and the model's completion time.
  *   fastmsg-tree BUILDER[:PARAM] -n N [-m M] [--lambda L] [--root R] [--store-forward]
  * One line per member "R: C1 C2 ..." (its children in send order), then "steps S". */

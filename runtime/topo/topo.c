@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The topology of a job from its host keys and FM_TOPOLOGY: host numbering, local positions,
  * coordinates, the queries on them, and this process's own host name and key. */
 #ifndef _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Topology: where each rank of a job is. Built once from one host key per rank (gathered by the
  * caller through the bootstrap) and the FM_TOPOLOGY spec; pure computation, no communication.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* FM_TOPOLOGY parsing: "", "torus:AxB[xC]" or "file:PATH". A file is read whole and cut into
  * names in place, then checked and sorted by name, so fm_topo_build only looks names up. */
 #include <errno.h>

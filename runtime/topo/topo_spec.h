@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* FM_TOPOLOGY parsed (topo_spec.c): a torus's dimensions or a file's host coordinates. */
 #ifndef FM_TOPO_SPEC_H
 #define FM_TOPO_SPEC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Runtime configuration: the values of every FM_* variable, parsed from the environment
  * through the table in config_table.h. */
 #ifndef FM_CONFIG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every FM_* environment variable, once. This table drives parsing, validation, defaults,
  * fastmsg-info's printout and the README's variable list (fastmsg-info --markdown).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "fastmsg.h"
 
 const char *fm_strerror(int status)

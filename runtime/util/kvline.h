@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Lines of "key=value key=value ...\n": the text protocol of PMI-1 and of fastmsg-run. */
 #ifndef FM_KVLINE_H
 #define FM_KVLINE_H

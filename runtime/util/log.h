@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Diagnostics on stderr and the one error-check macro every function uses. */
 #ifndef FM_LOG_H
 #define FM_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg's own memory: a dedicated jemalloc arena for packet slabs and overflow buffers, so
  * the runtime's allocations neither fragment nor contend with the application's heap. */
 #ifndef FM_MEMORY_H

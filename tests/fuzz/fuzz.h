@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the fuzz harnesses: the libFuzzer entry point and an invariant check that stops the
  * run (libFuzzer then saves the input) whether or not NDEBUG is set. */
 #ifndef FM_FUZZ_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: the multicast descriptor (mcast_desc.c) and the children every member computes
  * from it (trees/), the way forward.c does on packet 0 of a multicast.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: the PMI-1 client's text handling (pmi1_wire.c, kvline.c), fed what a process
  * manager could send. Input: one control byte (bits 0-3: read size - 1 for the line assembler,
  * bits 4-7: the caller's value buffer size / 4), then the byte stream. The stream goes through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: the packet header parser (wire.c). The input is one received packet, header and
  * payload, exactly as recv.c hands it to fm_wire_decode. It is decoded against a few receiver
  * configurations; whatever validates must obey every rule the receive path relies on. */

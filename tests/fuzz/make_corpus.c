@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Writes the seed corpora (tests/fuzz/corpus/<target>/) with the runtime's own encoders, so
  * every seed is valid input: run as `make_corpus tests/fuzz/corpus` from the source root after
  * a format change. Few and small on purpose: the fuzzer finds the rest. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* main() for a fuzz harness in builds without libFuzzer: runs LLVMFuzzerTestOneInput once on
  * every file named on the command line, or in a directory named there (the seed corpus and the
  * regressions, so every crash ever found stays a test). Names starting with '.' are skipped. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build the libFuzzer harnesses (clang, build-fuzz/) and run each for a bounded time.
 # usage: tests/fuzz/run.sh [SECONDS [TARGET...]]   (default 20 s each; targets: wire,
 #        mcast_desc, pmi1). New inputs go to a temporary directory, never into the repository.

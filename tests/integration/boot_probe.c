@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* boot_probe: checks the bootstrap under whatever launcher started it. Every rank publishes a
  * 1000-byte value (several back-end chunks) and a short one, fences, and checks every rank's
  * values byte for byte; then the ranks compare their views of the job key after a second

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg progress from an application's libev loop: every rank sends a message to every
  * rank (itself included) and counts arrivals from its own watcher; ev_run ends when all are
  * in. Checks every byte. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # usage: ev_loop.sh PROVIDER NPROCS FASTMSG_RUN EV_LOOP
 set -u
 export FM_PROVIDER=$1 FI_TCP_IFACE=lo

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # hello under a launcher: every rank must print "ok" and the job must exit 0.
 # usage: hello.sh run|openmpi|mpich NPROCS PROVIDER HELLO FASTMSG_RUN
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The README's list of FM_* variables must be exactly what the table in config_table.h says
 # (regenerate it with: fastmsg-info --markdown).
 set -eu

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # fastmsg-info --topology under fastmsg-run: every rank agrees on the topology at fm_init and
 # rank 0 prints it. 4 ranks on this one host with FM_TOPOLOGY=torus:2x2 get one position per
 # rank (x = rank % 2, y = rank / 2); a torus that fits neither the hosts nor the ranks fails

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The layer check must fail when a lower layer reaches a higher one: a fake include of the
 # multicast layer's header from the core's send.c must be reported, by file and layer.
 # usage: catch.sh CHECK_LAYERS_PY BUILD_DIR SOURCE_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Which layer may use which: every include (the compiler's own dependency output, as ninja
 recorded it, so a relative #include "../mcast/x.h" counts too) and every symbol a layer's
 objects leave undefined (nm) is checked against LAYERS below. Then the structure graph (a

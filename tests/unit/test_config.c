@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The FM_* table: defaults, parsing, validation with clear messages. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Credit accounting (runtime/core/credits.c and the sending half of runtime/core/send.c) against a
  * fake transport that records every packet handed to it and can refuse sends. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The key=value line parser and escaper shared by PMI-1 and fastmsg-run. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The multicast descriptor: round trips in both modes and every validation rule; random and
  * mutated bytes never crash the decoder. */
 #include <setjmp.h>

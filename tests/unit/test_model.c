@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The FPFS model: DESIGN.md's worked examples, per-member times worked by hand, closed forms
  * for chains and flat trees in both modes, the seconds form, and bad input. */
 #include <setjmp.h>

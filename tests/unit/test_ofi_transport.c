@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The libfabric transport in one process: two endpoints (rank 0 and rank 1) on the same
  * provider, over shm and over tcp;ofi_rxm. Every loop is bounded by an iteration cap and a
  * deadline; nothing asserts timing. */

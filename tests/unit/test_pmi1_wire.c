@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* PMI-1 wire protocol: formatters, every reply parser (hydra and Slurm flavours, rc != 0, wrong
  * cmd, missing fields, malformed tokens) and the line assembler. */
 #include <setjmp.h>

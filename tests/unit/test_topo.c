@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Topology: host numbering and local positions from host keys, torus coordinates per host and
  * per rank, coordinate files, every malformed spec, the printed table, and this process's host
  * name and key. Expected values are worked out by hand from the rules in topo/topo.h. */

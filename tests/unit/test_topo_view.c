@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What a tree builder sees of where a multicast's members are: member positions map through
  * the member list (or a list-mode descriptor's) to ranks, and ranks to the job's hosts and
  * torus coordinates. Expected values are worked out by hand. */

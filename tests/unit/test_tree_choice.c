@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* FM_TREE=auto's choice of tree and packet size (runtime/mcast/tree_choice.c), on a bare context
  * whose costs come from FM_MCAST_COSTS: named trees keep FM_PACKET_SIZE; auto halves the
  * packet when per-packet overhead is cheap next to the bytes, keeps it when it is dear, never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Tree builders: every builder spans every member exactly once, from every root; degree bounds;
  * largest subtree first; the exact k-binomial construction and greedy postal tree against
  * reference versions written straight from DESIGN.md; pipelined and one-packet optima; the

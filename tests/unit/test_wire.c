@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The packet header: encode/decode round trip and every validation rule. */
 #include <setjmp.h>
 #include <stdarg.h>

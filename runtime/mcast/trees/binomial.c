@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The binomial tree: the k-binomial tree with k = ceil(log2 n), so no vertex's degree limits
  * the recursive doubling and one packet reaches everyone in ceil(log2 n) steps. */
 #include "trees/builder.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The builder interface: what one tree builder file provides (the registry lists them). */
 #ifndef FM_TREE_BUILDER_H
 #define FM_TREE_BUILDER_H

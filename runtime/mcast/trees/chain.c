@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Chain: each member sends to the next one in list order (the 1-binomial tree). */
 #include "trees/builder.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Flat tree (separate addressing): the root sends to every other member, in list order. */
 #include "trees/builder.h"
 

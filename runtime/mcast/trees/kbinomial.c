@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* k-binomial trees (Kesavan & Panda): a recursively doubling tree in which no vertex has more
  * than k children. N(s,k) members are covered in s steps; on the member list with the root
  * first, the i-th child of a vertex that has s steps left takes the next block of at most

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* k-binomial arithmetic (kbinomial.c), shared by the binomial and kbinomial builders. */
 #ifndef FM_TREE_KBINOMIAL_H
 #define FM_TREE_KBINOMIAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Greedy postal tree (Bar-Noy & Kipnis; Bruck et al.'s top-down greedy), optimal for one
  * packet when a send occupies its sender 1 step and the packet can be forwarded lambda steps
  * after the send started. Two queues, *new* (just informed) and *old* (has sent before); the

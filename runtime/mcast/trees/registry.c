@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The registry of tree builders, and the "name[:param]" spec parser.
  *
  * One line per builder in FM_TREE_BUILDERS: its id on the wire (explicit and stable: never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The registry of tree builders (registry.c): ids, names, flags, and "name[:param]" specs. */
 #ifndef FM_TREE_REGISTRY_H
 #define FM_TREE_REGISTRY_H

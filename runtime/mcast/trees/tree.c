@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tree interface over the registry: checks a descriptor, rotates positions to relative
  * indices (root = 0) for the builder and back, and assembles whole trees for the model. */
 #include <stdlib.h>

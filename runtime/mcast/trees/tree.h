@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Multicast trees: which members a member sends to, computed from a small descriptor alone.
  *
  * Members are positions 0..n-1 of an ordered member list; the caller maps positions to ranks.

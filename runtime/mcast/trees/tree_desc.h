@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tree descriptor: what a member needs to know to find its place in a tree (tree.h). */
 #ifndef FM_TREE_DESC_H
 #define FM_TREE_DESC_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # compare-pingpong.sh --floor smoke test over shm: fastmsg, fi_pingpong and ofi-floor in one
 # run; every row has a positive latency from each, in the table and in CSV, and ofi-floor's
 # own errors are clear. Behaviour only: no timings are judged.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # fm-mcast and examples/multicast smoke test over shm with 4 ranks. Behaviour only: a row for
 # every tree and size, in the table and in CSV, exit 0, nothing on stderr. No timings.
 # usage: fm_mcast_smoke.sh FASTMSG_RUN FM_MCAST MULTICAST_EXAMPLE

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # fm-pingpong smoke test: tiny iteration counts over shm, every byte checked. Behaviour only:
 # a row for every size, in the table and in CSV, exit 0, nothing on stderr. No timings.
 # usage: fm_pingpong_smoke.sh FASTMSG_RUN FM_PINGPONG

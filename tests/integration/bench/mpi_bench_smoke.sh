@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/mpi smoke test: mpi-pingpong-* and mpi-bcast-* under one MPI's launcher with N ranks on
 # this host (shared memory; launcher traffic on lo). Behaviour only, no timings: a row for every
 # size, in the table and in CSV, the CSV headers exactly fm-pingpong's and fm-mcast's, every

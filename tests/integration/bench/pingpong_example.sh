@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # examples/pingpong runs over shm under fastmsg-run -n 2 and prints its latency line.
 # usage: pingpong_example.sh FASTMSG_RUN PINGPONG
 set -u

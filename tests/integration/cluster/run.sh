@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # fastmsg across an emulated 4-host cluster (bench/cluster): each rank in its own network
 # namespace, started by fastmsg-run through netns-agent, FM_PROVIDER=tcp over fm0.
 #   plain:  every rank on its own host; hello; multicasts of every builder, every byte checked

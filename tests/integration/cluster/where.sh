@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Says where this rank runs (host name, network namespace, fm0 address), then runs the rest.
 set -euo pipefail
 ns=$(ip netns identify "$$" 2>/dev/null || true)

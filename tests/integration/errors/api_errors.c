@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* api_errors: every bad input to every public call (fastmsg.h, fastmsg_ev.h) returns its own
  * error code, fm_strerror has a specific text for it, and the runtime stays usable: after
  * every case both ranks exchange a normal message and check its bytes (the teardown of each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Bad FM_* values at fm_init: for every variable in runtime/util/config_table.h and every kind of
 # badness (not a number, out of range, unknown name, malformed, too long, ranks that disagree),
 # a 2-rank job must exit with the program's own status 1 (no crash, no hang) and say

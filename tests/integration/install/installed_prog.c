@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Built against an installed fastmsg with pkg-config only: start, send this rank a message,
  * stop. */
 #include <fastmsg.h>

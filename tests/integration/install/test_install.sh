@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Install into a scratch DESTDIR, then build and run a program against the installed copy
 # using nothing but pkg-config, as a user outside this tree would: what bin/ gets (the three
 # tools, no benchmarks unless -Dinstall_bench=true), that --cflags carries no private

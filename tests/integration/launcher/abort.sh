@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # fm_boot_abort: the launcher names the rank, code and message, and exits with the code.
 . "$(dirname "$0")/common.sh"
 job -n 3 "$PROBE" --abort-rank 2

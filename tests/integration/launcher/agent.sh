@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # --agent CMD --hosts LIST: rank r runs as "CMD HOST env FASTMSG_RUN_...=... prog args".
 # The agent here drops the host word, logs its arguments and runs the rest.
 . "$(dirname "$0")/common.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Bad or missing arguments: a message and the usage on stderr, exit 2. --help: stdout, 0.
 . "$(dirname "$0")/common.sh"
 bad() {

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the launcher tests, run as: bash TEST.sh FASTMSG_RUN BOOT_PROBE [ARGS...]
 # Tests check exit statuses and messages; the timeouts only guard against hangs.
 set -u

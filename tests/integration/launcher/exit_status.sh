@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # A rank's exit status becomes the job's, and the line names the rank.
 . "$(dirname "$0")/common.sh"
 

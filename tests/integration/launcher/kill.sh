@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # A rank killed by a signal ends the job with 128+signal and one line naming it.
 . "$(dirname "$0")/common.sh"
 job -n 4 "$PROBE" --die-rank 1

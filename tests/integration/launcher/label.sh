@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # --label: every line, partial last lines included, carries its rank; without it, nothing.
 . "$(dirname "$0")/common.sh"
 prog='echo out$FASTMSG_RUN_RANK; echo err$FASTMSG_RUN_RANK >&2; printf partial$FASTMSG_RUN_RANK'

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # A rank that leaves while the others wait in a fence: the launcher ends the job at once
 # (instead of the others timing out) and names it.
 . "$(dirname "$0")/common.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Under another launcher (mpirun, srun, mpiexec) the ranks must not see its variables, or they
 # would bootstrap through it. Fake such an environment around fastmsg-run.
 . "$(dirname "$0")/common.sh"

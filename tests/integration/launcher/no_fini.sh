@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # A rank that joined the job and exits 0 without finalizing ends the job as a failure.
 . "$(dirname "$0")/common.sh"
 job -n 2 "$PROBE" --no-fini

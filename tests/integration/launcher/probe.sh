@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # boot_probe under fastmsg-run -n N: every rank checks every rank's values and the job key.
 . "$(dirname "$0")/common.sh"
 N=$1

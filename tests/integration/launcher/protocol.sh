@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Protocol errors: the launcher names the rank and ends the job. The rank here speaks the
 # protocol by hand over bash's /dev/tcp, then sleeps until killed.
 . "$(dirname "$0")/common.sh"

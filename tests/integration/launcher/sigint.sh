@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # SIGINT to the launcher ends the whole job: every rank and what it started, even a rank
 # that ignores SIGTERM (SIGKILL follows). Exit status 128+2.
 . "$(dirname "$0")/common.sh"

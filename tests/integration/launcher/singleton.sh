@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # boot_probe on its own: the singleton back end, rank 0 of 1.
 . "$(dirname "$0")/common.sh"
 timeout -k 5 "$GUARD" "$PROBE" >"$TMP/out" 2>"$TMP/err"

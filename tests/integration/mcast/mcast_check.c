@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mcast_check: multicasts (trees, groups, lists, multi-destination sends) with every byte
  * checked on every member.
  *

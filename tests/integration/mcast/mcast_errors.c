@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mcast_errors: every bad argument of the multi-destination and multicast calls gets its own
  * error code, and the runtime stays usable; a multicast for a group a member never created
  * is dropped there and counted; calibration and predictions work.

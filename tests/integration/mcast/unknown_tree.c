@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* unknown_tree: a multicast whose descriptor names a tree builder id this member does not
  * know (a newer peer's builder, or a corrupted packet) is dropped and counted as a bad
  * descriptor, its handler never runs, and a good multicast after it arrives. Rank 0 sends the

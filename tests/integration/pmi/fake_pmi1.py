@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A small PMI-1 server that launches a job, for testing fastmsg's pmi1 back end without a
 resource manager. It answers the way Slurm's pmi2 plugin does (rc= on every reply, puts visible
 only after the barrier), which hydra does not, and checks the client on the way:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Run one boot_probe job and check that every rank reported success on the expected back end.
 #   run_probe.sh BACKEND NPROCS LAUNCHER [ARGS...]
 # With EXPECT_FAIL=TEXT in the environment the job must fail instead, printing TEXT.

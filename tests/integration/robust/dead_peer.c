@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dead_peer: one rank dies (or stops) in the middle of a transfer; every other rank must
  * come out of its blocking call with an error instead of waiting forever.
  *

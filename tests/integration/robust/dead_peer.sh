@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # One dead_peer job: a rank dies (SIGKILL) or stops (SIGSTOP) mid-transfer, and the job must
 # end, non-zero, saying which rank, with no process of it left behind.
 # usage: dead_peer.sh LAUNCHER PROVIDER NPROCS FASTMSG_RUN FAKE_PMI1 DEAD_PEER [ARGS...]

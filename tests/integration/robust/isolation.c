@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* isolation: two jobs side by side; each one's rank 0 sends the other's rank 0 packets from
  * outside (through a second transport endpoint of its own), and each job must drop and count
  * every one of them while its own two ranks keep exchanging messages, every byte checked.

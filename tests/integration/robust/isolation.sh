@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Two jobs at once (fastmsg-run -n 2 each), each flooding the other's rank 0 with packets from
 # outside (isolation.c): both must drop and count every one, keep their own traffic intact,
 # and exit 0. Over tcp the flood includes a packet larger than the receive buffers (over shm it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # fastmsg jobs under a throwaway single-node Slurm (bench/slurm/slurm-local.sh), started once
 # for this test and always stopped: hello, boot_probe and an all-to-all stream test with every
 # byte checked, each as `srun --mpi=MPI -n 4 -O`, over PROVIDER. Every rank must report and must

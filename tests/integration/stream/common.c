@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the stream tests; see common.h. */
 #include "common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the stream tests: byte patterns, sizes, sending, and failure reporting.
  *
  * Byte 0 of every message is its index m (mod 256), so a receiver can tell messages apart

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* held: messages that arrive before their handler is registered wait for it.
  *
  *   fastmsg-run -n 3 held main|in-handler [--strict-order] [--zcopy]

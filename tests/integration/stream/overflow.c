@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* overflow: the declared length is an upper bound that the sender may not exceed.
  *
  *   fastmsg-run -n 2 overflow CASE...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* reply: handlers that send from inside themselves.
  *
  *   fastmsg-run -n 4 reply [--reps R] [--expect-eagain] [--split]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* reserve: a stream opened inside a handler and finished by the main program must not starve
  * the main program's other streams.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Run one stream test under fastmsg-run: every rank must print "PASS" and the job exit 0.
 # usage: run.sh PROVIDER NPROCS SECONDS FASTMSG_RUN PROG [ARGS...]
 # Settings (FM_PACKET_SIZE, FM_CREDITS, ...) come from the environment. ST_CORES=0,1 pins

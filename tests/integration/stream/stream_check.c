@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* stream_check: every rank streams a set of messages to its peers and checks every byte.
  *
  *   fastmsg-run -n 4 stream_check [--sizes 0,1,P-1,P,P+1,1M+7]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zcopy: corner cases of the zero-copy path (pieces of at least FM_ZCOPY bytes, default 32K,
  * sent outside handlers go as an announcement packet plus a tagged message).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mcast_stress: round after round of multicasts from every root at once, every byte checked
  * on every member.
  *

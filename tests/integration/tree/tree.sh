@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # fastmsg-tree's exact output for DESIGN.md's worked examples, and exit status 2 on bad input.
 # usage: tree.sh FASTMSG_TREE
 set -u
