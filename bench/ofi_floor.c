@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
+
 #define FLOOR_HDR   40 /* fastmsg's packet header */
 #define FLOOR_SHORT 20 /* its compact header, for messages of at most 12 bytes (runtime/wire.h) */
 #define FLOOR_PKT   (65536 + FLOOR_HDR)
@@ -52,13 +54,6 @@ struct floor {
     struct fi_context2 ctx[FLOOR_NBUF + 1];
     int done[FLOOR_NBUF + 1]; /* completions read, not yet awaited */
 };
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void usage(void)
 {
@@ -138,9 +133,9 @@ static void meet(struct floor *f, const char *dir, int rank)
     }
     snprintf(path, sizeof path, "%s/name.%d", dir, 1 - rank);
     FILE *in;
-    double give_up = now_s() + 30;
+    double give_up = bench_now_us(CLOCK_MONOTONIC) + 30e6;
     while (!(in = fopen(path, "r"))) {
-        if (now_s() > give_up) {
+        if (bench_now_us(CLOCK_MONOTONIC) > give_up) {
             fprintf(stderr, "ofi-floor: no address from rank %d in %s after 30 s\n", 1 - rank, dir);
             exit(1);
         }
@@ -176,10 +171,10 @@ static void poll_cq(struct floor *f)
 /* Until operation k has completed; 0, or -1 after limit_s seconds (limit_s 0: no limit). */
 static int await(struct floor *f, int k, double limit_s)
 {
-    double give_up = limit_s > 0 ? now_s() + limit_s : 0;
+    double give_up = limit_s > 0 ? bench_now_us(CLOCK_MONOTONIC) + limit_s * 1e6 : 0;
     for (unsigned spins = 0; !f->done[k]; spins++) {
         poll_cq(f);
-        if (give_up > 0 && (spins & 1023) == 0 && now_s() > give_up)
+        if (give_up > 0 && (spins & 1023) == 0 && bench_now_us(CLOCK_MONOTONIC) > give_up)
             return -1;
     }
     f->done[k] = 0;
@@ -239,7 +234,7 @@ int main(int argc, char **argv)
     double t0 = 0;
     for (long i = 0; i < warmup + iters; i++) {
         if (i == warmup)
-            t0 = now_s();
+            t0 = bench_now_us(CLOCK_MONOTONIC);
         if (rank == 0)
             send_one(&f, len);
         await(&f, next, 0);
@@ -248,11 +243,11 @@ int main(int argc, char **argv)
         post_recv(&f, next); /* after the reply, off its path, as fastmsg reposts */
         next = (next + 1) % FLOOR_NBUF;
     }
-    double t = now_s() - t0;
+    double t = bench_now_us(CLOCK_MONOTONIC) - t0; /* us */
     /* Rank 1's last reply has arrived; rank 0's goodbye (sent, not injected, and completed)
      * lets rank 1 close without dropping it. Rank 1 gives up on it after 5 s. */
     if (rank == 0) {
-        printf("%.3f\n", t * 1e6 / (2.0 * (double)iters));
+        printf("%.3f\n", t / (2.0 * (double)iters));
         size_t inject = f.info->tx_attr->inject_size;
         send_one(&f, inject < FLOOR_PKT ? inject : FLOOR_PKT);
     } else if (await(&f, next, 5.0)) {

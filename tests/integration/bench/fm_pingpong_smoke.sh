@@ -5,24 +5,15 @@
 set -u
 fmrun=$1 pp=$2
 export FM_PROVIDER=shm FM_TIMEOUT=60
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=tests/integration/bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 "$pp" -h | grep -q -- "--latency-only" || fail "-h does not list the options"
 "$pp" --no-such-option >/dev/null 2>&1
 [ $? -eq 2 ] || fail "a bad option does not exit 2"
 
-# Run fm-pingpong under the launcher; $out is stdout, $err stderr.
-run() {
-  out=$(timeout -k 5 90 "$fmrun" -n 2 "$pp" "$@" 2>"$tmp/err")
-  rc=$?
-  err=$(cat "$tmp/err")
-  echo "$out"
-  [ -z "$err" ] || echo "stderr: $err"
-  [ $rc -eq 0 ] || fail "fm-pingpong $* exited $rc"
-  [ -z "$err" ] || fail "fm-pingpong $* wrote to stderr"
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# fm-pingpong under the launcher, quietly; $out is stdout.
+run() { quiet 90 "$fmrun" -n 2 "$pp" "$@"; }
 
 # Table: sizes 0, 1, 2, 4, ... 4 MiB.
 run -r 1 -i 20 -n 2 -w 4 --warmup 1 --check

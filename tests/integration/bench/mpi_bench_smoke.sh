@@ -6,7 +6,8 @@
 # usage: mpi_bench_smoke.sh openmpi|mpich N MPI_PINGPONG MPI_BCAST FASTMSG_RUN FM_PINGPONG FM_MCAST
 set -u
 mpi=$1 n=$2 pp=$3 bc=$4 fmrun=$5 fmpp=$6 fmmc=$7
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=tests/integration/bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 case $mpi in
   openmpi)
     command -v mpirun.openmpi >/dev/null || { echo "no mpirun.openmpi"; exit 77; }
@@ -23,24 +24,12 @@ case $mpi in
   *) echo "unknown MPI $mpi"; exit 2 ;;
 esac
 export FM_PROVIDER=shm FM_TIMEOUT=30
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 num='-?[0-9]+\.[0-9]+'
 
-# Run a program under the launcher; $out is stdout, $err stderr, $rc the status.
-launch() {
-  out=$(timeout -k 5 60 "${launch[@]}" "$@" 2>"$tmp/err")
-  rc=$?
-  err=$(cat "$tmp/err")
-}
+# A program under the launcher; $out is stdout, $err stderr, $rc the status.
+launch() { capture 60 "${launch[@]}" "$@"; }
 # The same, and it must succeed quietly.
-run() {
-  launch "$@"
-  echo "$out"
-  [ -z "$err" ] || echo "stderr: $err"
-  [ $rc -eq 0 ] || fail "$* exited $rc"
-  [ -z "$err" ] || fail "$* wrote to stderr"
-}
+run() { quiet 60 "${launch[@]}" "$@"; }
 
 # A command that must fail with status $1 ("any": not 0) and $2 in its stderr.
 refused() {
