@@ -1,5 +1,6 @@
-/* What fastmsg's benchmark programs (fm-pingpong, fm-mcast) share beyond common.h: start-up
- * and shutdown with their error lines, and the settings their headers and CSV rows name. */
+/* What fastmsg's benchmark programs (fastmsg-bench-pingpong, fastmsg-bench-mcast) share beyond
+ * common.h: start-up and shutdown with their error lines, and the settings their headers and CSV
+ * rows name. */
 #ifndef BENCH_FM_COMMON_H
 #define BENCH_FM_COMMON_H
 

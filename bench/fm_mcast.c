@@ -1,7 +1,7 @@
-/* fm-mcast: multicast completion time from one root to every rank of the job, per tree, mode
- * (FPFS or store-and-forward) and message size, next to the FPFS model's prediction.
+/* fastmsg-bench-mcast: multicast completion time from one root to every rank of the job, per tree,
+ * mode (FPFS or store-and-forward) and message size, next to the FPFS model's prediction.
  *
- *   fastmsg-run -n N fm-mcast [options]      (-h lists them)
+ *   fastmsg-run -n N fastmsg-bench-mcast [options]      (-h lists them)
  *
  * Method, per multicast: every rank leaves an fm_barrier (the common start) and reads its own
  * clock. The root lets --settle microseconds pass (driving progress), so that the other ranks
@@ -29,7 +29,7 @@
 #include "fm_common.h"
 #include "mc.h"
 
-#define PROG "fm-mcast"
+#define PROG "fastmsg-bench-mcast"
 
 typedef struct report { /* member -> rank 0, once per multicast */
     int32_t iter;

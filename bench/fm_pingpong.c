@@ -1,7 +1,7 @@
-/* fm-pingpong: one-way latency, bandwidth and message rate between two fastmsg ranks, for
- * message sizes from 0 B to 4 MiB (or --min/--max), each the median of several runs.
+/* fastmsg-bench-pingpong: one-way latency, bandwidth and message rate between two fastmsg ranks,
+ * for message sizes from 0 B to 4 MiB (or --min/--max), each the median of several runs.
  *
- *   fastmsg-run -n 2 fm-pingpong [options]      (-h lists them)
+ *   fastmsg-run -n 2 fastmsg-bench-pingpong [options]      (-h lists them)
  *
  * Rank 0 prints the table; every rank reports its own errors on stderr. See bench/README.md
  * for what is measured and how. */
@@ -10,7 +10,7 @@
 #include "fm_common.h"
 #include "pp.h"
 
-#define PROG "fm-pingpong"
+#define PROG "fastmsg-bench-pingpong"
 
 static void print_header(const pp_opts *o, fm_context *ctx, const bench_label *lb)
 {

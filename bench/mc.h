@@ -1,10 +1,11 @@
-/* fm-mcast: shared declarations of the benchmark's files.
+/* fastmsg-bench-mcast: shared declarations of the benchmark's files.
  *
  *   mc_opts.c   command line, the lists of trees and sizes, iteration counts
  *   mc_row.c    one row: the timed runs and their medians; the header's end and the row
  *   fm_mcast.c  main: the handlers, one timed multicast, the sweep over trees and sizes
  *
- * bench/mpi's mpi-bcast shares all but fm_mcast.c, so both measure, reduce and print alike. */
+ * bench/mpi's fastmsg-bench-mpi-bcast shares all but fm_mcast.c, so both measure, reduce and print
+ * alike. */
 #ifndef MC_H
 #define MC_H
 
@@ -45,7 +46,7 @@ typedef struct mc_cli {
 
 /* Returns 0 and fills o, 1 after printing usage (-h), or -1 after printing an error. */
 int mc_parse_cli(int argc, char **argv, const mc_cli *cli, mc_opts *o);
-/* fm-mcast's command line. */
+/* fastmsg-bench-mcast's command line. */
 int mc_parse(int argc, char **argv, mc_opts *o);
 /* Multicasts per timed run for one size: o->iters up to 64 KiB, then fewer, at least 3. */
 long mc_iters(const mc_opts *o, size_t size);

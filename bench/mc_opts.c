@@ -1,5 +1,5 @@
-/* fm-mcast's command line (bench/mpi's mpi-bcast shares it): trees, sizes, repeats,
- * iterations. */
+/* fastmsg-bench-mcast's command line (bench/mpi's fastmsg-bench-mpi-bcast shares it): trees, sizes,
+ * repeats, iterations. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #define MC_ITERS_FULL    (64UL << 10) /* sizes up to this get all -i iterations */
 #define MC_ITERS_MIN     3
 
-/* fm-mcast's; bench/mpi's mpi-bcast brings its own. */
+/* fastmsg-bench-mcast's; bench/mpi's fastmsg-bench-mpi-bcast brings its own. */
 static const mc_cli fastmsg_cli = {
     .launch = "fastmsg-run -n N",
     .what = "Multicast completion time from one root to every rank, per tree and size.",
@@ -144,7 +144,8 @@ static int apply(void *st, int c, const char *arg, const char *prog)
     mc_opts *o = p->o;
     long v = 0;
     if (!p->cli->trees && (c == OPT_TREES || c == OPT_SF || c == OPT_CAL)) {
-        fprintf(stderr, "%s: %s is fm-mcast's option (fastmsg's trees); this program has none\n",
+        fprintf(stderr,
+                "%s: %s is fastmsg-bench-mcast's option (fastmsg's trees); this program has none\n",
                 prog,
                 c == OPT_TREES ? "--trees"
                 : c == OPT_SF  ? "--sf-too"

@@ -1,5 +1,5 @@
-/* One row of fm-mcast and of bench/mpi's mpi-bcast: reducing each multicast's reports, the
- * timed runs and their medians, and printing (mc.h). */
+/* One row of fastmsg-bench-mcast and of bench/mpi's fastmsg-bench-mpi-bcast: reducing each
+ * multicast's reports, the timed runs and their medians, and printing (mc.h). */
 #include <stdio.h>
 
 #include "mc.h"

@@ -1,4 +1,4 @@
-/* fm-pingpong: shared declarations of the benchmark's files.
+/* fastmsg-bench-pingpong: shared declarations of the benchmark's files.
  *
  *   pp_opts.c      command line, sizes, iteration counts (pp_common.h)
  *   pp_transfer.c  moving messages: the receive handlers, one send, polling for arrivals

@@ -1,6 +1,6 @@
-/* The parts of fm-pingpong that do not need fastmsg: options, sizes, iteration counts, the
- * sweep and the report. bench/mpi/mpi_pingpong.c builds on them too, so that both programs
- * take the same options, run the same iterations and print the same table and CSV.
+/* The parts of fastmsg-bench-pingpong that do not need fastmsg: options, sizes, iteration counts,
+ * the sweep and the report. bench/mpi/mpi_pingpong.c builds on them too, so that both programs take
+ * the same options, run the same iterations and print the same table and CSV.
  *
  *   pp_opts.c    command line, sizes, iteration counts
  *   pp_run.c     the buffers, the repeats of one size and the sweep over sizes
@@ -41,7 +41,7 @@ typedef struct pp_cli {
 
 /* Returns 0 and fills o, 1 after printing usage (-h), or -1 after printing an error. */
 int pp_parse_cli(int argc, char **argv, const pp_cli *cli, pp_opts *o);
-/* fm-pingpong's command line. */
+/* fastmsg-bench-pingpong's command line. */
 int pp_parse(int argc, char **argv, pp_opts *o);
 /* The sizes to run, ascending; returns how many (at most PP_MAX_SIZES). */
 int pp_sizes(const pp_opts *o, size_t *sizes);

@@ -1,5 +1,5 @@
-/* fm-pingpong's command line (bench/mpi's mpi-pingpong shares it), the list of sizes and how
- * many iterations each size gets. */
+/* fastmsg-bench-pingpong's command line (bench/mpi's fastmsg-bench-mpi-pingpong shares it), the
+ * list of sizes and how many iterations each size gets. */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #define PP_LAT_MIN  20
 #define PP_BW_MIN   4
 
-/* fm-pingpong's; bench/mpi's programs bring their own. */
+/* fastmsg-bench-pingpong's; bench/mpi's programs bring their own. */
 static const pp_cli fastmsg_cli = {
     .launch = "fastmsg-run -n 2",
     .between = "fastmsg ranks",

@@ -1,5 +1,6 @@
-/* The ping-pong benchmarks' output (fm-pingpong, bench/mpi's mpi-pingpong): the shared end of
- * the header, then one row per size, as an aligned table (OSU style) or as CSV. */
+/* The ping-pong benchmarks' output (fastmsg-bench-pingpong, bench/mpi's
+ * fastmsg-bench-mpi-pingpong): the shared end of the header, then one row per size, as an aligned
+ * table (OSU style) or as CSV. */
 #include <stdio.h>
 
 #include "pp_common.h"

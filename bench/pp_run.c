@@ -1,5 +1,5 @@
 /* The ping-pong benchmarks' buffers and their sweep over sizes and repeats (pp_common.h), for
- * fm-pingpong and bench/mpi's mpi-pingpong alike. */
+ * fastmsg-bench-pingpong and bench/mpi's fastmsg-bench-mpi-pingpong alike. */
 #include <stdlib.h>
 #include <string.h>
 

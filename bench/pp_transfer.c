@@ -1,5 +1,6 @@
-/* Moving fm-pingpong's messages: the receive handlers, one send, and polling for arrivals.
- * Both ends work in preallocated buffers, so no allocation or page fault lands in a timing. */
+/* Moving fastmsg-bench-pingpong's messages: the receive handlers, one send, and polling for
+ * arrivals. Both ends work in preallocated buffers, so no allocation or page fault lands in a
+ * timing. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,10 @@
-/* mpi-bcast-openmpi, mpi-bcast-mpich: MPI_Bcast completion time per size, measured the way
- * fm-mcast measures a multicast, with its options (mc_opts.c) and columns, so that one
- * comparison can run fastmsg and both MPIs on the same sizes and parse them alike.
+/* fastmsg-bench-mpi-bcast-openmpi, fastmsg-bench-mpi-bcast-mpich: MPI_Bcast completion time per
+ * size, measured the way fastmsg-bench-mcast measures a multicast, with its options (mc_opts.c) and
+ * columns, so that one comparison can run fastmsg and both MPIs on the same sizes and parse them
+ * alike.
  *
- *   mpirun.openmpi -n N mpi-bcast-openmpi [options]     (-h lists them)
- *   mpiexec.mpich -n N mpi-bcast-mpich [options]
+ *   mpirun.openmpi -n N fastmsg-bench-mpi-bcast-openmpi [options]     (-h lists them)
+ *   mpiexec.mpich -n N fastmsg-bench-mpi-bcast-mpich [options]
  *
  * Method, per broadcast (fm_mcast.c's): every rank leaves an MPI_Barrier (the common start)
  * and reads its own clock. The root lets --settle microseconds pass, so that the others have
@@ -14,13 +15,13 @@
  * rank's figures to rank 0; the slowest member's time is that broadcast's completion time. A
  * row is one warm-up broadcast, then -r runs of ITERS broadcasts: medians over the iterations,
  * then over the runs. One difference remains: a member inside MPI's tree returns from
- * MPI_Bcast only after passing the data on, where an fm-mcast member is done when its own copy
- * is complete.
+ * MPI_Bcast only after passing the data on, where a fastmsg-bench-mcast member is done when its own
+ * copy is complete.
  *
  * The warm-up and every broadcast of the first run are checked: each receiver first fills its
  * buffer with bytes that differ from the pattern everywhere, then compares every byte.
  *
- * Columns as fm-mcast's. MPI_Bcast picks its own algorithm and has no model, so tree is
+ * Columns as fastmsg-bench-mcast's. MPI_Bcast picks its own algorithm and has no model, so tree is
  * "ompi-bcast" or "mpich-bcast", and resolved, mode, model_us, ratio (and the fastmsg settings
  * packet_size, credits, calibrated) are "-". Rank 0 prints; MPI errors end the job. */
 #include <limits.h>
@@ -32,7 +33,7 @@
 #include "mc.h"
 #include "mpi_common.h"
 
-#define PROG "mpi-bcast-" MB_MPI
+#define PROG "fastmsg-bench-mpi-bcast-" MB_MPI
 #if defined(OPEN_MPI)
 #define TREE "ompi-bcast"
 #else
@@ -63,7 +64,7 @@ static int one_bcast(void *arg, size_t size, int check, mc_sample *out)
     MPI_Barrier(MPI_COMM_WORLD);
     double t_start = bench_now_us(CLOCK_MONOTONIC) + b->o->settle_us;
     if (b->me == b->root) {
-        /* fm-mcast drives progress while it waits; MPI has nothing to drive here. */
+        /* fastmsg-bench-mcast drives progress while it waits; MPI has nothing to drive here. */
         while (bench_now_us(CLOCK_MONOTONIC) < t_start)
             ;
         double c0 = bench_now_us(CLOCK_PROCESS_CPUTIME_ID);

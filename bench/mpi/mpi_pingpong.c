@@ -1,19 +1,19 @@
-/* mpi-pingpong-openmpi, mpi-pingpong-mpich: fm-pingpong's measurements over MPI, with its
- * options, iteration counts and output (pp_opts.c, pp_report.c), so that one comparison can run
- * fastmsg and both MPIs on the same sizes and parse them alike.
+/* fastmsg-bench-mpi-pingpong-openmpi, fastmsg-bench-mpi-pingpong-mpich: fastmsg-bench-pingpong's
+ * measurements over MPI, with its options, iteration counts and output (pp_opts.c, pp_report.c), so
+ * that one comparison can run fastmsg and both MPIs on the same sizes and parse them alike.
  *
- *   mpirun.openmpi -n 2 mpi-pingpong-openmpi [options]     (-h lists them)
- *   mpiexec.mpich -n 2 mpi-pingpong-mpich [options]
+ *   mpirun.openmpi -n 2 fastmsg-bench-mpi-pingpong-openmpi [options]     (-h lists them)
+ *   mpiexec.mpich -n 2 fastmsg-bench-mpi-pingpong-mpich [options]
  *
  * Latency: rank 0 MPI_Send's a message, rank 1 MPI_Recv's it and answers with one of the same
  * size; one-way latency is half the mean round trip (osu_latency). Bandwidth and message rate:
  * rank 0 MPI_Isend's a window of messages back to back and MPI_Waitall's them; rank 1 posts an
  * MPI_Irecv for each, waits for all, and answers the window with one empty message (osu_bw).
- * A window's receives all land in one buffer, as in osu_bw and as fm-pingpong delivers every
- * message into one buffer. Every size runs -r times, latency then bandwidth; medians.
+ * A window's receives all land in one buffer, as in osu_bw and as fastmsg-bench-pingpong delivers
+ * every message into one buffer. Every size runs -r times, latency then bandwidth; medians.
  *
- * CSV columns as fm-pingpong's: provider is the MPI ("openmpi" or "mpich"); packet_size and
- * credits, fastmsg settings, are "-". Rank 0 prints; MPI errors end the job (the default
+ * CSV columns as fastmsg-bench-pingpong's: provider is the MPI ("openmpi" or "mpich"); packet_size
+ * and credits, fastmsg settings, are "-". Rank 0 prints; MPI errors end the job (the default
  * MPI_ERRORS_ARE_FATAL); a failed --check or a stalled run makes the exit status non-zero. */
 #include <limits.h>
 #include <stdio.h>
@@ -24,7 +24,7 @@
 #include "mpi_common.h"
 #include "pp_common.h"
 
-#define PROG "mpi-pingpong-" MB_MPI
+#define PROG "fastmsg-bench-mpi-pingpong-" MB_MPI
 
 enum { TAG_LAT = 1, TAG_BW, TAG_ACK };
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# fm-mcast and examples/multicast smoke test over shm with 4 ranks. Behaviour only: a row for
-# every tree and size, in the table and in CSV, exit 0, nothing on stderr. No timings.
+# fastmsg-bench-mcast and examples/multicast smoke test over shm with 4 ranks. Behaviour only: a
+# row for every tree and size, in the table and in CSV, exit 0, nothing on stderr. No timings.
 # usage: fm_mcast_smoke.sh FASTMSG_RUN FM_MCAST MULTICAST_EXAMPLE
 set -u
 fmrun=$1 mc=$2 example=$3
@@ -55,4 +55,4 @@ grep -q "^rank 0: sent 1048576 B to 3 ranks$" <<<"$out" || fail "example: no lin
 for r in 1 2 3; do
   grep -q "^rank $r: received 1048576 B, correct$" <<<"$out" || fail "example: rank $r"
 done
-echo "PASS: fm-mcast smoke"
+echo "PASS: fastmsg-bench-mcast smoke"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# fm-pingpong smoke test: tiny iteration counts over shm, every byte checked. Behaviour only:
-# a row for every size, in the table and in CSV, exit 0, nothing on stderr. No timings.
+# fastmsg-bench-pingpong smoke test: tiny iteration counts over shm, every byte checked. Behaviour
+# only: a row for every size, in the table and in CSV, exit 0, nothing on stderr. No timings.
 # usage: fm_pingpong_smoke.sh FASTMSG_RUN FM_PINGPONG
 set -u
 fmrun=$1 pp=$2
@@ -12,7 +12,7 @@ export FM_PROVIDER=shm FM_TIMEOUT=60
 "$pp" --no-such-option >/dev/null 2>&1
 [ $? -eq 2 ] || fail "a bad option does not exit 2"
 
-# fm-pingpong under the launcher, quietly; $out is stdout.
+# fastmsg-bench-pingpong under the launcher, quietly; $out is stdout.
 run() { quiet 90 "$fmrun" -n 2 "$pp" "$@"; }
 
 # Table: sizes 0, 1, 2, 4, ... 4 MiB.
@@ -39,4 +39,4 @@ run -r 1 -i 10 --min 8 --max 8 --latency-only
 grep -Eq "^8 +[0-9.]+ +- +- " <<<"$out" || fail "--latency-only row"
 run -r 1 -n 2 --min 8 --max 8 --bw-only
 grep -Eq "^8 +- +[0-9.]+ +[0-9]+ " <<<"$out" || fail "--bw-only row"
-echo "PASS: fm-pingpong smoke"
+echo "PASS: fastmsg-bench-pingpong smoke"
