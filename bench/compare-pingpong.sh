@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compare-pingpong.sh: fastmsg's fm-pingpong against libfabric's fi_pingpong, same provider,
+# compare-pingpong.sh: fastmsg-bench-pingpong against libfabric's fi_pingpong, same provider,
 # same sizes, same iteration counts, in one run. Repeats are interleaved per size (fm, fi, fm,
 # fi, ...) so that noise on the machine hits both; each launch is one sample, and the table
 # shows medians. Traffic stays on loopback. See bench/README.md.
@@ -16,10 +16,10 @@ usage: compare-pingpong.sh [shm|tcp] [options]
   -r N          samples (launches) per size and program; medians are shown (default 5)
   --min SIZE    smallest size (default 0); sizes 0, min, 2*min, ... max; K, M suffixes
   --max SIZE    largest size (default 4M)
-  -i N          round trips up to 8 KiB (default 10000; fm-pingpong scales it down for
+  -i N          round trips up to 8 KiB (default 10000; fastmsg-bench-pingpong scales it down for
                 larger sizes and fi_pingpong gets the same count)
-  --no-stream   skip fm-pingpong's windowed bandwidth column (faster)
-  --floor       also run ofi-floor (bench/ofi_floor.c: the same ping-pong straight on
+  --no-stream   skip fastmsg-bench-pingpong's windowed bandwidth column (faster)
+  --floor       also run fastmsg-bench-ofi-floor (bench/ofi_floor.c: the same ping-pong straight on
                 libfabric, set up as fastmsg sets it up) up to 64 KiB: fastmsg / floor is
                 fastmsg's own cost, floor / fi_pingpong that of the set-up
   --csv         comma-separated output
@@ -47,10 +47,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-fm_pp=$build/bench/fm-pingpong
+fm_pp=$build/bench/fastmsg-bench-pingpong
 fm_run=$build/runtime/launcher/fastmsg-run
-fl_bin=$build/bench/ofi-floor
-floor_max=65536 # ofi-floor's largest message
+fl_bin=$build/bench/fastmsg-bench-ofi-floor
+floor_max=65536 # fastmsg-bench-ofi-floor's largest message
 for f in "$fm_pp" "$fm_run" $([ "$floor" -eq 0 ] || echo "$fl_bin"); do
   [ -x "$f" ] || { echo "compare-pingpong: $f not built (meson compile -C $build)" >&2; exit 1; }
 done
@@ -80,18 +80,21 @@ for ((s = min > 0 ? min : 1; s <= max; s *= 2)); do sizes+=("$s"); done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# One fm-pingpong sample of one size: "latency_us stream_MBps lat_iters".
+# One fastmsg-bench-pingpong sample of one size: "latency_us stream_MBps lat_iters".
 fm_sample() {
   local s=$1 extra=()
   [ "$stream" -eq 1 ] || extra=(--latency-only)
   timeout -k 5 300 "$fm_run" -n 2 "$fm_pp" --min "$s" --max "$s" -r 1 -i "$iters" --csv \
     "${extra[@]}" >"$tmp/fm.out" 2>"$tmp/fm.err" || {
-    echo "compare-pingpong: fm-pingpong failed at $s B:" >&2; cat "$tmp/fm.err" >&2; return 1; }
+    echo "compare-pingpong: fastmsg-bench-pingpong failed at $s B:" >&2
+    cat "$tmp/fm.err" >&2
+    return 1
+  }
   awk -F, 'NR == 2 { print $5, ($6 == "" ? "-" : $6), $8 }' "$tmp/fm.out"
 }
 
-# One ofi-floor sample (both ranks, meeting through a directory): "latency_us", or "-" above
-# its largest size.
+# One fastmsg-bench-ofi-floor sample (both ranks, meeting through a directory): "latency_us",
+# or "-" above its largest size.
 floor_sample() {
   local s=$1 n=$2 d pid out
   if [ "$floor" -eq 0 ] || [ "$s" -gt "$floor_max" ]; then echo -; return; fi
@@ -101,7 +104,8 @@ floor_sample() {
   pid=$!
   if ! out=$(timeout -k 5 300 "$fl_bin" --dir "$d" --rank 0 -p "$fi_prov" -S "$s" -I "$n" \
     2>"$tmp/fl0.err"); then
-    echo "compare-pingpong: ofi-floor failed at $s B:" >&2; cat "$tmp/fl0.err" "$tmp/fl1.err" >&2
+    echo "compare-pingpong: fastmsg-bench-ofi-floor failed at $s B:" >&2
+    cat "$tmp/fl0.err" "$tmp/fl1.err" >&2
     kill "$pid" 2>/dev/null || true
     return 1
   fi
@@ -185,8 +189,8 @@ else
   echo "# FM_PACKET_SIZE=$pkt FM_CREDITS=$credits; median of $repeats samples per size, one launch each, fm and fi interleaved"
   echo "# lat: one-way (half round trip), us.  bw: ping-pong MB/s = size / lat (fi_pingpong's MB/sec)"
   echo "# ratio: fastmsg / fi_pingpong, the median of the per-repeat ratios (each fm sample with the fi sample right after it)"
-  echo "# fm-stream: fm-pingpong's windowed bandwidth, MB/s (fi_pingpong has no such mode)"
-  [ "$floor" -eq 0 ] || echo "# floor-lat: ofi-floor, libfabric set up as fastmsg sets it up; fm/floor: median of per-repeat ratios"
+  echo "# fm-stream: fastmsg-bench-pingpong's windowed bandwidth, MB/s (fi_pingpong has none)"
+  [ "$floor" -eq 0 ] || echo "# floor-lat: fastmsg-bench-ofi-floor, libfabric set up as fastmsg sets it up; fm/floor: median of per-repeat ratios"
   printf "%-9s %8s %10s %10s %9s %11s %11s %9s %11s" "# size" iters fm-lat fi-lat lat-ratio \
     fm-bw fi-bw bw-ratio fm-stream
   [ "$floor" -eq 0 ] || printf " %10s %9s" "${fl_head[@]}"

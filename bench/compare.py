@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """compare.py: fastmsg against raw libfabric and two MPIs, in one run, same sizes, same hosts.
 
-  ping-pong  one host over shm: fm-pingpong (FM_PROVIDER=shm), fi_pingpong -p shm (through
-             compare-pingpong.sh, which interleaves the two), mpi-pingpong-openmpi (btl vader)
-             and mpi-pingpong-mpich (UCX sm).
+  ping-pong  one host over shm: fastmsg-bench-pingpong (FM_PROVIDER=shm), fi_pingpong -p shm
+             (through compare-pingpong.sh, which interleaves the two),
+             fastmsg-bench-mpi-pingpong-openmpi (btl vader) and -mpich (UCX sm).
   multicast  N emulated hosts (bench/cluster: network namespaces on one bridge, every link
-             shaped to --rate): fm-mcast with every tree plus auto, pipelined and
-             store-and-forward, calibrated on the live job; mpi-bcast-openmpi and
-             mpi-bcast-mpich over TCP on the same hosts.
+             shaped to --rate): fastmsg-bench-mcast with every tree plus auto, pipelined and
+             store-and-forward, calibrated on the live job; fastmsg-bench-mpi-bcast-openmpi
+             and -mpich over TCP on the same hosts.
 
 Prints tables with ratios, writes CSV and (with python3-matplotlib) PNG plots to --out, and
 checks the multicast targets of bench/README.md. Beside every multicast figure: the model's
@@ -105,12 +105,14 @@ class Tools:
     def __init__(self, build):
         self.build = build
         self.fm_run = os.path.join(build, "runtime/launcher/fastmsg-run")
-        self.fm_pp = os.path.join(build, "bench/fm-pingpong")
-        self.fm_mcast = os.path.join(build, "bench/fm-mcast")
+        self.fm_pp = os.path.join(build, "bench/fastmsg-bench-pingpong")
+        self.fm_mcast = os.path.join(build, "bench/fastmsg-bench-mcast")
         self.fm_tree = os.path.join(build, "runtime/tools/fastmsg-tree")
         self.fm_info = os.path.join(build, "runtime/tools/fastmsg-info")
-        self.mpi_pp = {m: os.path.join(build, f"bench/mpi/mpi-pingpong-{m}") for m in MPIS}
-        self.mpi_bcast = {m: os.path.join(build, f"bench/mpi/mpi-bcast-{m}") for m in MPIS}
+        self.mpi_pp = {m: os.path.join(build, f"bench/mpi/fastmsg-bench-mpi-pingpong-{m}")
+                       for m in MPIS}
+        self.mpi_bcast = {m: os.path.join(build, f"bench/mpi/fastmsg-bench-mpi-bcast-{m}")
+                          for m in MPIS}
         self.cluster = os.path.join(HERE, "cluster/cluster.sh")
         self.agent = os.path.join(HERE, "cluster/netns-agent")
         for f in (self.fm_run, self.fm_pp, self.fm_mcast, self.fm_tree, self.fm_info):
@@ -262,7 +264,8 @@ def mcast_mpi(tools, cl, args, m):
 
 
 def tree_depth(tools, resolved, n, size, packet):
-    """Hops from the root to the deepest member of the tree fm-mcast resolved (name[:k][@P])."""
+    """Hops from the root to the deepest member of the tree fastmsg-bench-mcast resolved
+    (name[:k][@P])."""
     name, _, at = resolved.partition("@")
     if at:
         packet = int(at)

@@ -1,13 +1,17 @@
-/* fm-mcast: shared declarations of the benchmark's files.
+/* fastmsg-bench-mcast: shared declarations of the benchmark's files.
  *
  *   mc_opts.c   command line, the lists of trees and sizes, iteration counts
- *   fm_mcast.c  main: the handlers, one timed multicast, the sweep and the report
+ *   mc_row.c    one row: the timed runs and their medians; the header's end and the row
+ *   fm_mcast.c  main: the handlers, one timed multicast, the sweep over trees and sizes
  *
- * bench/mpi's mpi-bcast shares the command line and the column names. */
+ * bench/mpi's fastmsg-bench-mpi-bcast shares all but fm_mcast.c, so both measure, reduce and print
+ * alike. */
 #ifndef MC_H
 #define MC_H
 
 #include <stddef.h>
+
+#include "common.h"
 
 #define MC_MAX_SIZES  64
 #define MC_MAX_TREES  16
@@ -42,7 +46,7 @@ typedef struct mc_cli {
 
 /* Returns 0 and fills o, 1 after printing usage (-h), or -1 after printing an error. */
 int mc_parse_cli(int argc, char **argv, const mc_cli *cli, mc_opts *o);
-/* fm-mcast's command line. */
+/* fastmsg-bench-mcast's command line. */
 int mc_parse(int argc, char **argv, mc_opts *o);
 /* Multicasts per timed run for one size: o->iters up to 64 KiB, then fewer, at least 3. */
 long mc_iters(const mc_opts *o, size_t size);
@@ -54,5 +58,55 @@ long mc_iters(const mc_opts *o, size_t size);
 #define MC_TABLE_HEADER                                                                            \
     "# tree       resolved       mode   size(B) complete_us    min_us    max_us   skew_us    "     \
     "cpu_us  model_us  ratio iters\n"
+
+/* The byte at offset i of every multicast message; receivers check their copies with it. */
+static inline unsigned char mc_pattern(size_t i)
+{
+    return (unsigned char)(i * 131 + 7);
+}
+
+/* What each rank reports to rank 0 after one multicast. */
+typedef struct mc_times {
+    double us;     /* member: until its copy was complete; root: -1 */
+    double cpu_us; /* root: CPU time for the send; others: 0 */
+    double at;     /* CLOCK_MONOTONIC: member: its copy complete; root: its send began */
+} mc_times;
+
+/* The figures of one multicast, on rank 0. */
+typedef struct mc_sample {
+    double done, lo, hi, cpu; /* slowest, fastest member; root CPU time; us */
+} mc_sample;
+
+/* One multicast's sample from every rank's times (t[rank]): each member timed from its own
+ * start, or with --common-clock from the root's send. */
+mc_sample mc_summarize(const mc_opts *o, int n, int root, const mc_times *t);
+
+/* A row's figures: medians of completion, fastest and slowest member, skew and root CPU. */
+#define MC_COLS 5
+
+/* One timed multicast of size bytes, every rank; fills *out on rank 0. check: verify the
+ * copy (asked for the warm-up and the first run). 0, or an error code that ends the row. */
+typedef int (*mc_one_fn)(void *arg, size_t size, int check, mc_sample *out);
+
+/* One row: a warm-up multicast (pages, connections, caches), then o->repeats runs of
+ * mc_iters(o, size) multicasts; medians over each run's multicasts, then over the runs, into
+ * row on rank 0 (me). scratch holds MC_COLS * o->iters doubles. 0, or one's error. */
+int mc_run_row(const mc_opts *o, int me, size_t size, mc_one_fn one, void *arg, double *scratch,
+               double row[MC_COLS]);
+
+/* A row's label: the columns before the figures; "-" for what a program does not have. */
+typedef struct mc_label {
+    bench_label settings;
+    int ranks;
+    const char *calibrated, *tree, *resolved, *mode;
+} mc_label;
+
+/* The end of the header both programs share: the CSV header, or the table's line on how the
+ * figures were taken (after `method`, the program's own words on its model), the column key
+ * and names. noun names one operation in the key ("multicast"). */
+void mc_print_head(const mc_opts *o, const char *method, const char *noun);
+/* One row; model_us < 0: no model (model and ratio "-"). */
+void mc_print_row(const mc_opts *o, const mc_label *lb, size_t size, const double row[MC_COLS],
+                  double model_us);
 
 #endif

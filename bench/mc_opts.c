@@ -1,5 +1,5 @@
-/* fm-mcast's command line (bench/mpi's mpi-bcast shares it): trees, sizes, repeats,
- * iterations. */
+/* fastmsg-bench-mcast's command line (bench/mpi's fastmsg-bench-mpi-bcast shares it): trees, sizes,
+ * repeats, iterations. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #define MC_ITERS_FULL    (64UL << 10) /* sizes up to this get all -i iterations */
 #define MC_ITERS_MIN     3
 
-/* fm-mcast's; bench/mpi's mpi-bcast brings its own. */
+/* fastmsg-bench-mcast's; bench/mpi's fastmsg-bench-mpi-bcast brings its own. */
 static const mc_cli fastmsg_cli = {
     .launch = "fastmsg-run -n N",
     .what = "Multicast completion time from one root to every rank, per tree and size.",
@@ -21,8 +21,18 @@ static const mc_cli fastmsg_cli = {
     .trees = 1,
 };
 
-static void usage(FILE *f, const char *prog, const mc_cli *cli)
+/* bench_getopt's state: the options, and --min, --max and whether --sizes came, which
+ * decide the sizes once every option is read. */
+typedef struct parse {
+    mc_opts *o;
+    const mc_cli *cli;
+    size_t lo, hi;
+    int listed;
+} parse;
+
+static void usage(FILE *f, const char *prog, void *st)
 {
+    const mc_cli *cli = ((parse *)st)->cli;
     fprintf(f, "usage: %s %s [options]\n%s\n", cli->launch, prog, cli->what);
     if (cli->trees)
         fputs("  --trees LIST        trees to run, comma-separated (default\n"
@@ -127,20 +137,31 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* One option into o (--min, --max into lo, hi; --sizes sets listed); 0, or -1 for a bad value. */
-static int apply(mc_opts *o, int c, const char *arg, size_t *lo, size_t *hi, int *listed)
+/* One option into the parse state; 0, -1 for a bad value, -2 for one this program refuses. */
+static int apply(void *st, int c, const char *arg, const char *prog)
 {
+    parse *p = st;
+    mc_opts *o = p->o;
     long v = 0;
+    if (!p->cli->trees && (c == OPT_TREES || c == OPT_SF || c == OPT_CAL)) {
+        fprintf(stderr,
+                "%s: %s is fastmsg-bench-mcast's option (fastmsg's trees); this program has none\n",
+                prog,
+                c == OPT_TREES ? "--trees"
+                : c == OPT_SF  ? "--sf-too"
+                               : "--calibrate");
+        return -2;
+    }
     switch (c) {
     case OPT_TREES:
         return parse_tree_list(arg, o);
     case OPT_SIZES:
-        *listed = 1;
+        p->listed = 1;
         return parse_size_list(arg, o);
     case OPT_MIN:
-        return bench_parse_one_size(arg, 1, (size_t)1 << 34, lo);
+        return bench_parse_one_size(arg, 1, (size_t)1 << 34, &p->lo);
     case OPT_MAX:
-        return bench_parse_one_size(arg, 1, (size_t)1 << 34, hi);
+        return bench_parse_one_size(arg, 1, (size_t)1 << 34, &p->hi);
     case OPT_SF:
         o->sf_too = 1;
         return 0;
@@ -179,46 +200,25 @@ static int apply(mc_opts *o, int c, const char *arg, size_t *lo, size_t *hi, int
     return -1;
 }
 
+static const char *check(void *st)
+{
+    const parse *p = st;
+    return p->lo > p->hi ? "--min is larger than --max" : NULL;
+}
+
 int mc_parse_cli(int argc, char **argv, const mc_cli *cli, mc_opts *o)
 {
     *o = (mc_opts){.repeats = 5, .iters = 20, .timeout_s = 60, .settle_us = 20};
     parse_tree_list(MC_DEFAULT_TREES, o);
-    size_t lo = 8, hi = 16UL << 20;
-    int listed = 0, c;
-    const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-    while ((c = getopt_long(argc, argv, "hr:i:", long_opts, NULL)) != -1) {
-        if (c == 'h') {
-            usage(stdout, prog, cli);
-            return 1;
-        }
-        if (!cli->trees && (c == OPT_TREES || c == OPT_SF || c == OPT_CAL)) {
-            fprintf(stderr,
-                    "%s: %s is fm-mcast's option (fastmsg's trees); this program has none\n", prog,
-                    c == OPT_TREES ? "--trees"
-                    : c == OPT_SF  ? "--sf-too"
-                                   : "--calibrate");
-            usage(stderr, prog, cli);
-            return -1;
-        }
-        if (c == '?' || apply(o, c, optarg, &lo, &hi, &listed)) {
-            if (c != '?')
-                fprintf(stderr, "%s: bad value '%s' for an option\n", prog, optarg);
-            usage(stderr, prog, cli);
-            return -1;
-        }
-    }
-    if (optind < argc || lo > hi) {
-        fprintf(stderr, "%s: %s\n", prog,
-                optind < argc ? "unexpected argument" : "--min is larger than --max");
-        usage(stderr, prog, cli);
-        return -1;
-    }
-    if (!listed) {
+    static const bench_cmdline cl = {"hr:i:", long_opts, usage, apply, check};
+    parse st = {.o = o, .cli = cli, .lo = 8, .hi = 16UL << 20};
+    int rc = bench_getopt(argc, argv, &cl, &st);
+    if (rc == 0 && !st.listed) {
         o->nsizes = 0;
-        for (size_t s = lo; s <= hi && o->nsizes < MC_MAX_SIZES; s *= 2)
+        for (size_t s = st.lo; s <= st.hi && o->nsizes < MC_MAX_SIZES; s *= 2)
             o->sizes[o->nsizes++] = s;
     }
-    return 0;
+    return rc;
 }
 
 int mc_parse(int argc, char **argv, mc_opts *o)

@@ -1,6 +1,6 @@
-/* ofi-floor: one side of a ping-pong straight on libfabric, set up exactly as fastmsg sets up
- * its transport (providers/ofi): an RDM endpoint with FI_MSG | FI_TAGGED (FI_MSG alone where
- * tagged is not offered), FI_CONTEXT2, FI_MR_LOCAL-style registration, an AV table,
+/* fastmsg-bench-ofi-floor: one side of a ping-pong straight on libfabric, set up exactly as fastmsg
+ * sets up its transport (providers/ofi): an RDM endpoint with FI_MSG | FI_TAGGED (FI_MSG alone
+ * where tagged is not offered), FI_CONTEXT2, FI_MR_LOCAL-style registration, an AV table,
  * FI_THREAD_DOMAIN, one FI_CQ_FORMAT_MSG completion queue for sends and receives, nine posted
  * receive buffers of a 64 KiB packet plus header, reposted after the reply, and messages of
  * SIZE + 40 bytes (fastmsg's header; + 20 up to 12 bytes, its compact header), injected when
@@ -8,7 +8,7 @@
  * any runtime on that set-up pays; compare-pingpong.sh --floor puts it beside fastmsg and
  * fi_pingpong, so fastmsg's own cost and the set-up's cost read apart.
  *
- *   ofi-floor --dir DIR --rank 0|1 [-p PROVIDER] [-S SIZE] [-I ITERS]
+ *   fastmsg-bench-ofi-floor --dir DIR --rank 0|1 [-p PROVIDER] [-S SIZE] [-I ITERS]
  *
  * Both ranks find each other through files in DIR (which the caller creates and removes).
  * Rank 0 prints the one-way latency in us (half the round trip). Exits 1 with a message on
@@ -24,6 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
+
+#define PROG "fastmsg-bench-ofi-floor"
+
 #define FLOOR_HDR   40 /* fastmsg's packet header */
 #define FLOOR_SHORT 20 /* its compact header, for messages of at most 12 bytes (runtime/core/wire.h) */
 #define FLOOR_PKT   (65536 + FLOOR_HDR)
@@ -34,7 +38,7 @@
     do {                                                                                           \
         long ret_ = (long)(call);                                                                  \
         if (ret_) {                                                                                \
-            fprintf(stderr, "ofi-floor: %s: %s (%ld)\n", #call, fi_strerror((int)-ret_), ret_);    \
+            fprintf(stderr, PROG ": %s: %s (%ld)\n", #call, fi_strerror((int)-ret_), ret_);        \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -53,16 +57,9 @@ struct floor {
     int done[FLOOR_NBUF + 1]; /* completions read, not yet awaited */
 };
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void usage(void)
 {
-    fprintf(stderr, "usage: ofi-floor --dir DIR --rank 0|1 [-p PROVIDER] [-S SIZE] [-I ITERS]\n");
+    fprintf(stderr, "usage: " PROG " --dir DIR --rank 0|1 [-p PROVIDER] [-S SIZE] [-I ITERS]\n");
     exit(2);
 }
 
@@ -133,15 +130,15 @@ static void meet(struct floor *f, const char *dir, int rank)
     snprintf(path, sizeof path, "%s/name.%d", dir, rank);
     FILE *out = fopen(tmp, "w");
     if (!out || fwrite(name, 1, len, out) != len || fclose(out) || rename(tmp, path)) {
-        fprintf(stderr, "ofi-floor: cannot write %s\n", path);
+        fprintf(stderr, PROG ": cannot write %s\n", path);
         exit(1);
     }
     snprintf(path, sizeof path, "%s/name.%d", dir, 1 - rank);
     FILE *in;
-    double give_up = now_s() + 30;
+    double give_up = bench_now_us(CLOCK_MONOTONIC) + 30e6;
     while (!(in = fopen(path, "r"))) {
-        if (now_s() > give_up) {
-            fprintf(stderr, "ofi-floor: no address from rank %d in %s after 30 s\n", 1 - rank, dir);
+        if (bench_now_us(CLOCK_MONOTONIC) > give_up) {
+            fprintf(stderr, PROG ": no address from rank %d in %s after 30 s\n", 1 - rank, dir);
             exit(1);
         }
         usleep(1000);
@@ -149,7 +146,7 @@ static void meet(struct floor *f, const char *dir, int rank)
     len = fread(name, 1, sizeof name, in);
     fclose(in);
     if (fi_av_insert(f->av, name, 1, &f->peer, 0, NULL) != 1) {
-        fprintf(stderr, "ofi-floor: fi_av_insert of rank %d's address failed\n", 1 - rank);
+        fprintf(stderr, PROG ": fi_av_insert of rank %d's address failed\n", 1 - rank);
         exit(1);
     }
 }
@@ -168,7 +165,7 @@ static void poll_cq(struct floor *f)
     for (ssize_t i = 0; i < got; i++)
         f->done[(struct fi_context2 *)ent[i].op_context - f->ctx] = 1;
     if (got < 0 && got != -FI_EAGAIN) {
-        fprintf(stderr, "ofi-floor: fi_cq_read: %s (%zd)\n", fi_strerror((int)-got), got);
+        fprintf(stderr, PROG ": fi_cq_read: %s (%zd)\n", fi_strerror((int)-got), got);
         exit(1);
     }
 }
@@ -176,10 +173,10 @@ static void poll_cq(struct floor *f)
 /* Until operation k has completed; 0, or -1 after limit_s seconds (limit_s 0: no limit). */
 static int await(struct floor *f, int k, double limit_s)
 {
-    double give_up = limit_s > 0 ? now_s() + limit_s : 0;
+    double give_up = limit_s > 0 ? bench_now_us(CLOCK_MONOTONIC) + limit_s * 1e6 : 0;
     for (unsigned spins = 0; !f->done[k]; spins++) {
         poll_cq(f);
-        if (give_up > 0 && (spins & 1023) == 0 && now_s() > give_up)
+        if (give_up > 0 && (spins & 1023) == 0 && bench_now_us(CLOCK_MONOTONIC) > give_up)
             return -1;
     }
     f->done[k] = 0;
@@ -239,7 +236,7 @@ int main(int argc, char **argv)
     double t0 = 0;
     for (long i = 0; i < warmup + iters; i++) {
         if (i == warmup)
-            t0 = now_s();
+            t0 = bench_now_us(CLOCK_MONOTONIC);
         if (rank == 0)
             send_one(&f, len);
         await(&f, next, 0);
@@ -248,15 +245,15 @@ int main(int argc, char **argv)
         post_recv(&f, next); /* after the reply, off its path, as fastmsg reposts */
         next = (next + 1) % FLOOR_NBUF;
     }
-    double t = now_s() - t0;
+    double t = bench_now_us(CLOCK_MONOTONIC) - t0; /* us */
     /* Rank 1's last reply has arrived; rank 0's goodbye (sent, not injected, and completed)
      * lets rank 1 close without dropping it. Rank 1 gives up on it after 5 s. */
     if (rank == 0) {
-        printf("%.3f\n", t * 1e6 / (2.0 * (double)iters));
+        printf("%.3f\n", t / (2.0 * (double)iters));
         size_t inject = f.info->tx_attr->inject_size;
         send_one(&f, inject < FLOOR_PKT ? inject : FLOOR_PKT);
     } else if (await(&f, next, 5.0)) {
-        fprintf(stderr, "ofi-floor: rank 1: no goodbye from rank 0 within 5 s\n");
+        fprintf(stderr, PROG ": rank 1: no goodbye from rank 0 within 5 s\n");
     }
     close_all(&f);
     return 0;

@@ -1,7 +1,36 @@
+/* Command-line reading shared by the benchmarks (opt_parse.h). */
 #include "opt_parse.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+
+int bench_getopt(int argc, char **argv, const bench_cmdline *cl, void *st)
+{
+    const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    int c;
+    while ((c = getopt_long(argc, argv, cl->shortopts, cl->longopts, NULL)) != -1) {
+        if (c == 'h') {
+            cl->usage(stdout, prog, st);
+            return 1;
+        }
+        /* '?': getopt_long has already named the option. */
+        int rc = c == '?' ? -2 : cl->apply(st, c, optarg, prog);
+        if (rc) {
+            if (rc == -1)
+                fprintf(stderr, "%s: bad value '%s' for an option\n", prog, optarg);
+            cl->usage(stderr, prog, st);
+            return -1;
+        }
+    }
+    const char *why = optind < argc ? "unexpected argument" : cl->check(st);
+    if (why) {
+        fprintf(stderr, "%s: %s\n", prog, why);
+        cl->usage(stderr, prog, st);
+        return -1;
+    }
+    return 0;
+}
 
 int bench_parse_size(const char *s, char **endp, size_t lo, size_t hi, size_t *out)
 {

@@ -1,10 +1,11 @@
-/* fm-pingpong: shared declarations of the benchmark's files.
+/* fastmsg-bench-pingpong: shared declarations of the benchmark's files.
  *
  *   pp_opts.c      command line, sizes, iteration counts (pp_common.h)
  *   pp_transfer.c  moving messages: the receive handlers, one send, polling for arrivals
  *   pp_measure.c   one timed latency run and one timed bandwidth run of one size
- *   pp_report.c    medians and the table / CSV output (pp_common.h)
- *   fm_pingpong.c  main: the sweep over sizes and repeats, the header lines */
+ *   pp_run.c       the buffers, the sweep over sizes and repeats (pp_common.h)
+ *   pp_report.c    the table / CSV output (pp_common.h)
+ *   fm_pingpong.c  main: the header lines, start and end */
 #ifndef PP_H
 #define PP_H
 
@@ -18,7 +19,7 @@
 typedef struct pp_link {
     fm_context *ctx;
     int me, peer, handler;
-    unsigned char *sbuf, *rbuf; /* preallocated, opts.max bytes each (at least 1) */
+    unsigned char *sbuf, *rbuf; /* pp_buffers' */
     size_t cap;
     long arrived;  /* messages fully received */
     long bad;      /* messages that failed --check */
@@ -36,8 +37,9 @@ int pp_send(pp_link *l, size_t len);
 /* Poll with fm_extract until `count` messages have arrived in total. */
 int pp_await(pp_link *l, long count);
 
-/* One timed run of one size; rank 0 gets the figures, rank 1 only takes part. */
-int pp_measure_latency(pp_link *l, const pp_opts *o, size_t size, pp_sample *out);
-int pp_measure_bandwidth(pp_link *l, const pp_opts *o, size_t size, pp_sample *out);
+/* One timed run of one size (pp_ops's, arg a pp_link); rank 0 gets the figures, rank 1 only
+ * takes part. */
+int pp_measure_latency(void *link, const pp_opts *o, size_t size, pp_sample *out);
+int pp_measure_bandwidth(void *link, const pp_opts *o, size_t size, pp_sample *out);
 
 #endif

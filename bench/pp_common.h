@@ -1,13 +1,16 @@
-/* The parts of fm-pingpong that do not need fastmsg: options, sizes, iteration counts and the
- * report. bench/mpi/mpi_pingpong.c builds on them too, so that both programs take the same
- * options, run the same iterations and print the same table and CSV.
+/* The parts of fastmsg-bench-pingpong that do not need fastmsg: options, sizes, iteration counts,
+ * the sweep and the report. bench/mpi/mpi_pingpong.c builds on them too, so that both programs take
+ * the same options, run the same iterations and print the same table and CSV.
  *
  *   pp_opts.c    command line, sizes, iteration counts
- *   pp_report.c  medians and the table / CSV output */
+ *   pp_run.c     the buffers, the repeats of one size and the sweep over sizes
+ *   pp_report.c  the table / CSV output */
 #ifndef PP_COMMON_H
 #define PP_COMMON_H
 
 #include <stddef.h>
+
+#include "common.h"
 
 #define PP_MAX_SIZE   (4UL << 20) /* default --max */
 #define PP_MAX_SIZES  64
@@ -38,7 +41,7 @@ typedef struct pp_cli {
 
 /* Returns 0 and fills o, 1 after printing usage (-h), or -1 after printing an error. */
 int pp_parse_cli(int argc, char **argv, const pp_cli *cli, pp_opts *o);
-/* fm-pingpong's command line. */
+/* fastmsg-bench-pingpong's command line. */
 int pp_parse(int argc, char **argv, pp_opts *o);
 /* The sizes to run, ascending; returns how many (at most PP_MAX_SIZES). */
 int pp_sizes(const pp_opts *o, size_t *sizes);
@@ -62,14 +65,28 @@ typedef struct pp_row {
     pp_sample median;
 } pp_row;
 
-/* The CSV's first three columns, the same in every row. */
-typedef struct pp_label {
-    const char *provider, *packet_size, *credits;
-} pp_label;
-
 /* The end of the header that every program shares: the CSV header line, or the table's
  * method line and column names. Each program prints its own '#' lines before it. */
 void pp_print_head(const pp_opts *o);
-void pp_print_row(const pp_opts *o, const pp_label *lb, const pp_row *r);
+void pp_print_row(const pp_opts *o, const bench_label *lb, const pp_row *r);
+
+/* The send and receive buffers of both programs: pp_capacity(o) bytes each, 64-byte aligned,
+ * every page touched (no fault lands in a timing), the send buffer holding the pattern that
+ * --check compares with. 0, or -1 without memory (free both either way). */
+size_t pp_capacity(const pp_opts *o);
+int pp_buffers(const pp_opts *o, unsigned char **sbuf, unsigned char **rbuf);
+
+/* How a program takes one timed run of one size (pp_measure.c for fastmsg); rank 0 gets the
+ * figures, the peer only takes part. 0, or an error code, which ends the sweep. */
+typedef struct pp_ops {
+    int (*latency)(void *arg, const pp_opts *o, size_t size, pp_sample *out);
+    int (*bandwidth)(void *arg, const pp_opts *o, size_t size, pp_sample *out);
+    void *arg;
+} pp_ops;
+
+/* Every size: -r repeats, latency then bandwidth in each so that drift in the machine hits
+ * both, and the medians; rank 0 (print) prints each row. 0, or the first error, with *failed
+ * the size it came at. */
+int pp_sweep(const pp_opts *o, const pp_ops *ops, int print, const bench_label *lb, size_t *failed);
 
 #endif

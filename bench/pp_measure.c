@@ -9,15 +9,9 @@
 
 #include "pp.h"
 
-static double now_s(void)
+int pp_measure_latency(void *link, const pp_opts *o, size_t size, pp_sample *out)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-int pp_measure_latency(pp_link *l, const pp_opts *o, size_t size, pp_sample *out)
-{
+    pp_link *l = link;
     long iters = pp_lat_iters(o, size), total = pp_warmup(o, iters) + iters;
     long base = l->arrived; /* before the barrier, as in pp_measure_bandwidth */
     double t0 = 0;
@@ -25,7 +19,7 @@ int pp_measure_latency(pp_link *l, const pp_opts *o, size_t size, pp_sample *out
     int rc = fm_barrier(l->ctx);
     for (long i = 0; i < total && rc == FM_OK; i++) {
         if (i == total - iters)
-            t0 = now_s();
+            t0 = bench_now_us(CLOCK_MONOTONIC);
         if (l->me == 0) {
             rc = pp_send(l, size);
             if (rc == FM_OK)
@@ -36,27 +30,27 @@ int pp_measure_latency(pp_link *l, const pp_opts *o, size_t size, pp_sample *out
                 rc = pp_send(l, size);
         }
     }
-    double t = now_s() - t0;
+    double us = bench_now_us(CLOCK_MONOTONIC) - t0;
     if (rc == FM_OK)
-        out->lat_us = t * 1e6 / (2.0 * (double)iters);
+        out->lat_us = us / (2.0 * (double)iters);
     return rc;
 }
 
 /* Rank 0's side: windows out, one ack back for each. */
 static int bw_sender(pp_link *l, const pp_opts *o, size_t size, long base, long total, long timed,
-                     double *t)
+                     double *us)
 {
     double t0 = 0;
     int rc = FM_OK;
     for (long w = 0; w < total && rc == FM_OK; w++) {
         if (w == total - timed)
-            t0 = now_s();
+            t0 = bench_now_us(CLOCK_MONOTONIC);
         for (int k = 0; k < o->window && rc == FM_OK; k++)
             rc = pp_send(l, size);
         if (rc == FM_OK)
             rc = pp_await(l, base + w + 1);
     }
-    *t = now_s() - t0;
+    *us = bench_now_us(CLOCK_MONOTONIC) - t0;
     return rc;
 }
 
@@ -71,21 +65,22 @@ static int bw_receiver(pp_link *l, const pp_opts *o, long base, long total)
     return rc;
 }
 
-int pp_measure_bandwidth(pp_link *l, const pp_opts *o, size_t size, pp_sample *out)
+int pp_measure_bandwidth(void *link, const pp_opts *o, size_t size, pp_sample *out)
 {
+    pp_link *l = link;
     long timed = pp_bw_windows(o, size), total = pp_warmup(o, timed) + timed;
     /* Counted before the barrier: the first messages may arrive while it completes. */
     long base = l->arrived;
-    double t = 0;
+    double us = 0;
     l->expect = l->me == 0 ? 0 : size;
     int rc = fm_barrier(l->ctx);
     if (rc == FM_OK)
-        rc = l->me == 0 ? bw_sender(l, o, size, base, total, timed, &t)
+        rc = l->me == 0 ? bw_sender(l, o, size, base, total, timed, &us)
                         : bw_receiver(l, o, base, total);
     if (rc == FM_OK && l->me == 0) {
         double msgs = (double)timed * o->window;
-        out->bw_mbs = msgs * (double)size / t / 1e6;
-        out->rate_mps = msgs / t;
+        out->bw_mbs = msgs * (double)size / us; /* bytes per us = 10^6 B/s */
+        out->rate_mps = msgs / us * 1e6;
     }
     return rc;
 }

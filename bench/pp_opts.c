@@ -1,5 +1,5 @@
-/* fm-pingpong's command line (bench/mpi's mpi-pingpong shares it), the list of sizes and how
- * many iterations each size gets. */
+/* fastmsg-bench-pingpong's command line (bench/mpi's fastmsg-bench-mpi-pingpong shares it), the
+ * list of sizes and how many iterations each size gets. */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #define PP_LAT_MIN  20
 #define PP_BW_MIN   4
 
-/* fm-pingpong's; bench/mpi's programs bring their own. */
+/* fastmsg-bench-pingpong's; bench/mpi's programs bring their own. */
 static const pp_cli fastmsg_cli = {
     .launch = "fastmsg-run -n 2",
     .between = "fastmsg ranks",
@@ -24,8 +24,15 @@ static const pp_cli fastmsg_cli = {
     .receive = 1,
 };
 
-static void usage(FILE *f, const char *prog, const pp_cli *cli)
+/* bench_getopt's state. */
+typedef struct parse {
+    pp_opts *o;
+    const pp_cli *cli;
+} parse;
+
+static void usage(FILE *f, const char *prog, void *st)
 {
+    const pp_cli *cli = ((parse *)st)->cli;
     fprintf(f,
             "usage: %s %s [options]\n"
             "Latency, bandwidth and message rate between two %s.\n"
@@ -83,9 +90,10 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* One option into o; 0, or -1 for a bad value. */
-static int apply(pp_opts *o, int c, const char *arg)
+/* One option into the options; 0, -1 for a bad value, -2 for one this program refuses. */
+static int apply(void *st, int c, const char *arg, const char *prog)
 {
+    pp_opts *o = ((parse *)st)->o;
     long v = 0;
     switch (c) {
     case OPT_MIN:
@@ -115,6 +123,11 @@ static int apply(pp_opts *o, int c, const char *arg)
         o->do_lat = 0;
         return 0;
     case OPT_RECEIVE:
+        if (!((parse *)st)->cli->receive) {
+            fprintf(stderr, "%s: --receive picks fastmsg's receive path; this program has none\n",
+                    prog);
+            return -2;
+        }
         o->use_receive = 1;
         return 0;
     case OPT_CHECK:
@@ -132,6 +145,16 @@ static int apply(pp_opts *o, int c, const char *arg)
     return -1;
 }
 
+static const char *check(void *st)
+{
+    const pp_opts *o = ((parse *)st)->o;
+    if (o->min > o->max)
+        return "--min is larger than --max";
+    if (!o->do_lat && !o->do_bw)
+        return "--latency-only and --bw-only exclude each other";
+    return NULL;
+}
+
 int pp_parse_cli(int argc, char **argv, const pp_cli *cli, pp_opts *o)
 {
     *o = (pp_opts){.min = 0,
@@ -144,35 +167,9 @@ int pp_parse_cli(int argc, char **argv, const pp_cli *cli, pp_opts *o)
                    .do_lat = 1,
                    .do_bw = 1,
                    .timeout_s = 60};
-    const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-    int c;
-    while ((c = getopt_long(argc, argv, "hr:i:n:w:", long_opts, NULL)) != -1) {
-        if (c == 'h') {
-            usage(stdout, prog, cli);
-            return 1;
-        }
-        if (c == OPT_RECEIVE && !cli->receive) {
-            fprintf(stderr, "%s: --receive picks fastmsg's receive path; this program has none\n",
-                    prog);
-            usage(stderr, prog, cli);
-            return -1;
-        }
-        if (c == '?' || apply(o, c, optarg)) {
-            if (c != '?')
-                fprintf(stderr, "%s: bad value '%s' for an option\n", prog, optarg);
-            usage(stderr, prog, cli);
-            return -1;
-        }
-    }
-    if (optind < argc || o->min > o->max || (!o->do_lat && !o->do_bw)) {
-        fprintf(stderr, "%s: %s\n", prog,
-                optind < argc     ? "unexpected argument"
-                : o->min > o->max ? "--min is larger than --max"
-                                  : "--latency-only and --bw-only exclude each other");
-        usage(stderr, prog, cli);
-        return -1;
-    }
-    return 0;
+    static const bench_cmdline cl = {"hr:i:n:w:", long_opts, usage, apply, check};
+    parse st = {o, cli};
+    return bench_getopt(argc, argv, &cl, &st);
 }
 
 int pp_parse(int argc, char **argv, pp_opts *o)

@@ -1,5 +1,6 @@
-/* The ping-pong benchmarks' output (fm-pingpong, bench/mpi's mpi-pingpong): the shared end of
- * the header, then one row per size, as an aligned table (OSU style) or as CSV. */
+/* The ping-pong benchmarks' output (fastmsg-bench-pingpong, bench/mpi's
+ * fastmsg-bench-mpi-pingpong): the shared end of the header, then one row per size, as an aligned
+ * table (OSU style) or as CSV. */
 #include <stdio.h>
 
 #include "pp_common.h"
@@ -19,7 +20,7 @@ void pp_print_head(const pp_opts *o)
     fflush(stdout);
 }
 
-static void csv_row(const pp_opts *o, const pp_label *lb, const pp_row *r)
+static void csv_row(const pp_opts *o, const bench_label *lb, const pp_row *r)
 {
     printf("%s,%s,%s,%zu,", lb->provider, lb->packet_size, lb->credits, r->size);
     if (o->do_lat)
@@ -32,7 +33,7 @@ static void csv_row(const pp_opts *o, const pp_label *lb, const pp_row *r)
     printf(",%ld,%ld\n", o->do_lat ? r->lat_iters : 0, o->do_bw ? r->bw_msgs : 0);
 }
 
-void pp_print_row(const pp_opts *o, const pp_label *lb, const pp_row *r)
+void pp_print_row(const pp_opts *o, const bench_label *lb, const pp_row *r)
 {
     if (o->csv) {
         csv_row(o, lb, r);

@@ -1,5 +1,6 @@
-/* Moving fm-pingpong's messages: the receive handlers, one send, and polling for arrivals.
- * Both ends work in preallocated buffers, so no allocation or page fault lands in a timing. */
+/* Moving fastmsg-bench-pingpong's messages: the receive handlers, one send, and polling for
+ * arrivals. Both ends work in preallocated buffers, so no allocation or page fault lands in a
+ * timing. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,29 +56,17 @@ static int on_receive(fm_stream *s, int sender, void *arg)
     return FM_CONTINUE;
 }
 
-static unsigned char *buffer(size_t len)
-{
-    unsigned char *b = aligned_alloc(64, (len + 63) & ~(size_t)63);
-    if (b)
-        memset(b, 0, len); /* fault every page in now */
-    return b;
-}
-
 int pp_link_init(pp_link *l, fm_context *ctx, const pp_opts *o)
 {
     memset(l, 0, sizeof *l);
     l->ctx = ctx;
     l->me = fm_rank(ctx);
     l->peer = 1 - l->me;
-    l->cap = o->max > 64 ? o->max : 64;
+    l->cap = pp_capacity(o);
     l->check = o->check;
     l->timeout_s = o->timeout_s;
-    l->sbuf = buffer(l->cap);
-    l->rbuf = buffer(l->cap);
-    if (!l->sbuf || !l->rbuf)
+    if (pp_buffers(o, &l->sbuf, &l->rbuf))
         return FM_ERR_NOMEM;
-    for (size_t i = 0; i < l->cap; i++)
-        l->sbuf[i] = (unsigned char)(i * 131 + (i >> 8) + 7);
     l->handler = fm_add_handler(ctx, o->use_receive ? on_receive : on_deliver, l);
     return l->handler < 0 ? l->handler : FM_OK;
 }
@@ -100,13 +89,6 @@ int pp_send(pp_link *l, size_t len)
     return rc;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Busy polling: a ping-pong is all waiting, and fm_wait's back-off would add latency. The
  * clock is read rarely, to notice a stall without slowing the loop. */
 int pp_await(pp_link *l, long count)
@@ -117,9 +99,9 @@ int pp_await(pp_link *l, long count)
         if (rc < 0)
             return (int)rc;
         if (spins % 65536 == 0) {
-            double t = now_s();
+            double t = bench_now_us(CLOCK_MONOTONIC);
             if (deadline == 0)
-                deadline = t + l->timeout_s;
+                deadline = t + l->timeout_s * 1e6;
             else if (t > deadline)
                 return FM_ERR_TIMEOUT;
         }

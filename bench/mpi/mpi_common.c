@@ -1,10 +1,11 @@
 #include "mpi_common.h"
 
+#include "common.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 void mb_library(char *buf, size_t len)
@@ -31,27 +32,39 @@ int mb_check_library(const char *prog)
     return -1;
 }
 
-static const char *env_or(const char *name, const char *dflt)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : dflt;
-}
-
 void mb_transport(char *buf, size_t len)
 {
 #if defined(OPEN_MPI)
-    snprintf(buf, len, "pml %s, btl %s", env_or("OMPI_MCA_pml", "default"),
-             env_or("OMPI_MCA_btl", "default"));
+    snprintf(buf, len, "pml %s, btl %s", bench_env("OMPI_MCA_pml", "default"),
+             bench_env("OMPI_MCA_btl", "default"));
 #else
-    snprintf(buf, len, "UCX_TLS %s", env_or("UCX_TLS", "default"));
+    snprintf(buf, len, "UCX_TLS %s", bench_env("UCX_TLS", "default"));
 #endif
 }
 
-double mb_now_us(int clock)
+int mb_start(int *argc, char ***argv, const char *prog, double timeout_s, int *me, int *n)
 {
-    struct timespec t;
-    clock_gettime(clock, &t);
-    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, me);
+    MPI_Comm_size(MPI_COMM_WORLD, n);
+    mb_watchdog_init(prog, *me, timeout_s);
+    return *me == 0 && mb_check_library(prog) ? 1 : 0;
+}
+
+int mb_all_ok(int *status)
+{
+    int worst = 0;
+    MPI_Allreduce(status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (*status == 0)
+        *status = worst;
+    return worst == 0;
+}
+
+void mb_finish(void)
+{
+    mb_watchdog_arm();
+    MPI_Finalize();
+    mb_watchdog_stop();
 }
 
 static char wd_msg[256];

@@ -1,5 +1,5 @@
 /* What bench/mpi's programs share: which MPI they are built for, the library's name, the
- * transport settings for the header, a clock and a watchdog for stalled runs. */
+ * transport settings for the header, start-up and shutdown, and a watchdog for stalled runs. */
 #ifndef MPI_COMMON_H
 #define MPI_COMMON_H
 
@@ -28,8 +28,14 @@ int mb_check_library(const char *prog);
 /* The transport settings the launcher passed, for the header: Open MPI's pml and btl
  * (OMPI_MCA_*), MPICH's UCX_TLS; "default" where unset. */
 void mb_transport(char *buf, size_t len);
-/* CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID, ... in microseconds. */
-double mb_now_us(int clock);
+/* MPI_Init, this rank and the job's size, and the watchdog (mb_watchdog_init). 0; on rank 0,
+ * 1 when the library is not the MPI the program was built for (mb_check_library). */
+int mb_start(int *argc, char ***argv, const char *prog, double timeout_s, int *me, int *n);
+/* Whether every rank's status is 0, so that all go on or none does, rather than leave the
+ * others waiting in a collective; when not, a 0 *status becomes the worst of the others. */
+int mb_all_ok(int *status);
+/* MPI_Finalize under the watchdog. */
+void mb_finish(void);
 
 /* MPI calls cannot time out, so a stall ends the process instead: after mb_watchdog_init,
  * every mb_watchdog_arm gives the next step `seconds`; if it is not re-armed or stopped by

@@ -1,29 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# fm-mcast and examples/multicast smoke test over shm with 4 ranks. Behaviour only: a row for
-# every tree and size, in the table and in CSV, exit 0, nothing on stderr. No timings.
+# fastmsg-bench-mcast and examples/multicast smoke test over shm with 4 ranks. Behaviour only: a
+# row for every tree and size, in the table and in CSV, exit 0, nothing on stderr. No timings.
 # usage: fm_mcast_smoke.sh FASTMSG_RUN FM_MCAST MULTICAST_EXAMPLE
 set -u
 fmrun=$1 mc=$2 example=$3
 export FM_PROVIDER=shm FI_TCP_IFACE=lo FM_TIMEOUT=30
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=tests/integration/bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 "$mc" -h | grep -q -- "--sf-too" || fail "-h does not list the options"
 "$mc" --no-such-option >/dev/null 2>&1
 [ $? -eq 2 ] || fail "a bad option does not exit 2"
 
-# Run a program under the launcher with 4 ranks; $out is stdout, $err stderr.
-run() {
-  out=$(timeout -k 5 30 "$fmrun" -n 4 "$@" 2>"$tmp/err")
-  rc=$?
-  err=$(cat "$tmp/err")
-  echo "$out"
-  [ -z "$err" ] || echo "stderr: $err"
-  [ $rc -eq 0 ] || fail "$* exited $rc"
-  [ -z "$err" ] || fail "$* wrote to stderr"
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# A program under the launcher with 4 ranks, quietly; $out is stdout.
+run() { quiet 30 "$fmrun" -n 4 "$@"; }
 trees="flat chain binomial kbinomial postal auto"
 sizes=""
 for ((s = 8; s <= 65536; s *= 2)); do sizes+=" $s"; done
@@ -65,4 +56,4 @@ grep -q "^rank 0: sent 1048576 B to 3 ranks$" <<<"$out" || fail "example: no lin
 for r in 1 2 3; do
   grep -q "^rank $r: received 1048576 B, correct$" <<<"$out" || fail "example: rank $r"
 done
-echo "PASS: fm-mcast smoke"
+echo "PASS: fastmsg-bench-mcast smoke"

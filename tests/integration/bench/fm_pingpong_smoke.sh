@@ -1,29 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# fm-pingpong smoke test: tiny iteration counts over shm, every byte checked. Behaviour only:
-# a row for every size, in the table and in CSV, exit 0, nothing on stderr. No timings.
+# fastmsg-bench-pingpong smoke test: tiny iteration counts over shm, every byte checked. Behaviour
+# only: a row for every size, in the table and in CSV, exit 0, nothing on stderr. No timings.
 # usage: fm_pingpong_smoke.sh FASTMSG_RUN FM_PINGPONG
 set -u
 fmrun=$1 pp=$2
 export FM_PROVIDER=shm FM_TIMEOUT=60
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=tests/integration/bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 "$pp" -h | grep -q -- "--latency-only" || fail "-h does not list the options"
 "$pp" --no-such-option >/dev/null 2>&1
 [ $? -eq 2 ] || fail "a bad option does not exit 2"
 
-# Run fm-pingpong under the launcher; $out is stdout, $err stderr.
-run() {
-  out=$(timeout -k 5 90 "$fmrun" -n 2 "$pp" "$@" 2>"$tmp/err")
-  rc=$?
-  err=$(cat "$tmp/err")
-  echo "$out"
-  [ -z "$err" ] || echo "stderr: $err"
-  [ $rc -eq 0 ] || fail "fm-pingpong $* exited $rc"
-  [ -z "$err" ] || fail "fm-pingpong $* wrote to stderr"
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# fastmsg-bench-pingpong under the launcher, quietly; $out is stdout.
+run() { quiet 90 "$fmrun" -n 2 "$pp" "$@"; }
 
 # Table: sizes 0, 1, 2, 4, ... 4 MiB.
 run -r 1 -i 20 -n 2 -w 4 --warmup 1 --check
@@ -49,4 +40,4 @@ run -r 1 -i 10 --min 8 --max 8 --latency-only
 grep -Eq "^8 +[0-9.]+ +- +- " <<<"$out" || fail "--latency-only row"
 run -r 1 -n 2 --min 8 --max 8 --bw-only
 grep -Eq "^8 +- +[0-9.]+ +[0-9]+ " <<<"$out" || fail "--bw-only row"
-echo "PASS: fm-pingpong smoke"
+echo "PASS: fastmsg-bench-pingpong smoke"

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# bench/mpi smoke test: mpi-pingpong-* and mpi-bcast-* under one MPI's launcher with N ranks on
-# this host (shared memory; launcher traffic on lo). Behaviour only, no timings: a row for every
-# size, in the table and in CSV, the CSV headers exactly fm-pingpong's and fm-mcast's, every
-# byte checked, clear failures for bad options and rank counts.
+# bench/mpi smoke test: fastmsg-bench-mpi-pingpong-* and fastmsg-bench-mpi-bcast-* under one
+# MPI's launcher with N ranks on this host (shared memory; launcher traffic on lo). Behaviour
+# only, no timings: a row for every size, in the table and in CSV, the CSV headers exactly
+# fastmsg-bench-pingpong's and fastmsg-bench-mcast's, every byte checked, clear failures for bad
+# options and rank counts.
 # usage: mpi_bench_smoke.sh openmpi|mpich N MPI_PINGPONG MPI_BCAST FASTMSG_RUN FM_PINGPONG FM_MCAST
 set -u
 mpi=$1 n=$2 pp=$3 bc=$4 fmrun=$5 fmpp=$6 fmmc=$7
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=tests/integration/bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 case $mpi in
   openmpi)
     command -v mpirun.openmpi >/dev/null || { echo "no mpirun.openmpi"; exit 77; }
@@ -24,24 +26,12 @@ case $mpi in
   *) echo "unknown MPI $mpi"; exit 2 ;;
 esac
 export FM_PROVIDER=shm FM_TIMEOUT=30
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 num='-?[0-9]+\.[0-9]+'
 
-# Run a program under the launcher; $out is stdout, $err stderr, $rc the status.
-launch() {
-  out=$(timeout -k 5 60 "${launch[@]}" "$@" 2>"$tmp/err")
-  rc=$?
-  err=$(cat "$tmp/err")
-}
+# A program under the launcher; $out is stdout, $err stderr, $rc the status.
+launch() { capture 60 "${launch[@]}" "$@"; }
 # The same, and it must succeed quietly.
-run() {
-  launch "$@"
-  echo "$out"
-  [ -z "$err" ] || echo "stderr: $err"
-  [ $rc -eq 0 ] || fail "$* exited $rc"
-  [ -z "$err" ] || fail "$* wrote to stderr"
-}
+run() { quiet 60 "${launch[@]}" "$@"; }
 
 # A command that must fail with status $1 ("any": not 0) and $2 in its stderr.
 refused() {
@@ -54,17 +44,20 @@ refused() {
 }
 
 # Options, without a launcher: the same as fastmsg's programs, and clear refusals of theirs.
-"$pp" -h | grep -q -- "--latency-only" || fail "mpi-pingpong -h does not list the options"
-"$bc" -h | grep -q -- "--settle" || fail "mpi-bcast -h does not list the options"
-refused 2 "unrecognized option" "$pp" --no-such-option || fail "mpi-pingpong: a bad option"
-refused 2 "unrecognized option" "$bc" --no-such-option || fail "mpi-bcast: a bad option"
+"$pp" -h | grep -q -- "--latency-only" || fail "MPI pingpong -h does not list the options"
+"$bc" -h | grep -q -- "--settle" || fail "MPI bcast -h does not list the options"
+refused 2 "unrecognized option" "$pp" --no-such-option || fail "MPI pingpong: a bad option"
+refused 2 "unrecognized option" "$bc" --no-such-option || fail "MPI bcast: a bad option"
 refused 2 "--receive picks fastmsg's receive path" "$pp" --receive ||
-  fail "mpi-pingpong does not refuse --receive clearly"
-refused 2 "--trees is fm-mcast's option" "$bc" --trees flat || fail "mpi-bcast took --trees"
-refused 2 "--sf-too is fm-mcast's option" "$bc" --sf-too || fail "mpi-bcast took --sf-too"
-refused 2 "--calibrate is fm-mcast's option" "$bc" --calibrate || fail "mpi-bcast took --calibrate"
-refused 2 "MPI counts are int" "$bc" --sizes 3G || fail "mpi-bcast took a size over 2 GiB"
-refused 2 "MPI counts are int" "$pp" --max 2G || fail "mpi-pingpong took a size of 2 GiB"
+  fail "MPI pingpong does not refuse --receive clearly"
+for opt in --trees --sf-too --calibrate; do
+  arg=()
+  [ $opt = --trees ] && arg=(flat)
+  refused 2 "$opt is fastmsg-bench-mcast's option" "$bc" "$opt" "${arg[@]}" ||
+    fail "MPI bcast took $opt"
+done
+refused 2 "MPI counts are int" "$bc" --sizes 3G || fail "MPI bcast took a size over 2 GiB"
+refused 2 "MPI counts are int" "$pp" --max 2G || fail "MPI pingpong took a size of 2 GiB"
 
 # fastmsg's CSV headers, which the MPI programs must match exactly.
 fm_pp_head=$(timeout -k 5 30 "$fmrun" -n 2 "$fmpp" --csv -r 1 -i 2 --warmup 0 --min 8 --max 8 \
@@ -72,13 +65,13 @@ fm_pp_head=$(timeout -k 5 30 "$fmrun" -n 2 "$fmpp" --csv -r 1 -i 2 --warmup 0 --
 fm_pp_head=${fm_pp_head%%$'\n'*}
 fm_mc_head=$(timeout -k 5 30 "$fmrun" -n 2 "$fmmc" --csv -r 1 -i 1 --sizes 8 --trees flat)
 fm_mc_head=${fm_mc_head%%$'\n'*}
-[ -n "$fm_pp_head" ] || fail "no CSV header from fm-pingpong"
-[ -n "$fm_mc_head" ] || fail "no CSV header from fm-mcast"
+[ -n "$fm_pp_head" ] || fail "no CSV header from fastmsg-bench-pingpong"
+[ -n "$fm_mc_head" ] || fail "no CSV header from fastmsg-bench-mcast"
 
-# mpi-pingpong: with exactly 2 ranks, as fm-pingpong.
+# fastmsg-bench-mpi-pingpong: with exactly 2 ranks, as fastmsg-bench-pingpong.
 if [ "$n" -eq 2 ]; then
   run "$pp" -r 1 -i 20 -n 2 -w 4 --warmup 1 --check
-  grep -q "^# mpi-pingpong-$mpi (.*): 2 ranks" <<<"$out" || fail "pingpong header"
+  grep -q "^# fastmsg-bench-mpi-pingpong-$mpi (.*): 2 ranks" <<<"$out" || fail "pingpong header"
   sizes="0"
   for ((s = 1; s <= 4194304; s *= 2)); do sizes+=" $s"; done
   for s in $sizes; do
@@ -88,7 +81,7 @@ if [ "$n" -eq 2 ]; then
   [ "$(grep -vc '^#' <<<"$out")" -eq 24 ] || fail "expected 24 pingpong rows"
 
   run "$pp" -r 3 -i 10 -n 2 --min 1K --max 64K --csv --check
-  [ "$(head -1 <<<"$out")" = "$fm_pp_head" ] || fail "pingpong CSV header differs from fm-pingpong's"
+  [ "$(head -1 <<<"$out")" = "$fm_pp_head" ] || fail "pingpong CSV header differs from fastmsg's"
   for s in 1024 2048 4096 8192 16384 32768 65536; do
     grep -Eq "^$mpi,-,-,$s,[0-9.]+,[0-9.]+,[0-9]+,[0-9]+,[0-9]+$" <<<"$out" ||
       fail "no pingpong CSV row for $s B"
@@ -101,13 +94,13 @@ if [ "$n" -eq 2 ]; then
   grep -Eq "^$mpi,-,-,8,,[0-9.]+,[0-9]+,0,128$" <<<"$out" || fail "--bw-only CSV row"
 else
   launch "$pp" -r 1 --max 8
-  [ $rc -ne 0 ] || fail "mpi-pingpong ran with $n ranks"
-  grep -q "needs exactly 2 ranks" <<<"$err" || fail "mpi-pingpong: no clear message for $n ranks"
+  [ $rc -ne 0 ] || fail "MPI pingpong ran with $n ranks"
+  grep -q "needs exactly 2 ranks" <<<"$err" || fail "MPI pingpong: no clear message for $n ranks"
 fi
 
-# mpi-bcast: table, 8 B .. 64 KiB.
+# fastmsg-bench-mpi-bcast: table, 8 B .. 64 KiB.
 run "$bc" --max 64K -r 1 -i 3
-grep -q "^# mpi-bcast-$mpi (.*): $n ranks, root 0" <<<"$out" || fail "bcast header"
+grep -q "^# fastmsg-bench-mpi-bcast-$mpi (.*): $n ranks, root 0" <<<"$out" || fail "bcast header"
 for ((s = 8; s <= 65536; s *= 2)); do
   grep -Eq "^$tree +- +- +$s( +$num){5} +- +- +3$" <<<"$out" || fail "no bcast table row for $s B"
 done
@@ -116,7 +109,7 @@ done
 # CSV, another root, a list of sizes.
 root=$((n - 1))
 run "$bc" --csv -r 2 -i 3 --root $root --sizes 1K,64K,1M
-[ "$(head -1 <<<"$out")" = "$fm_mc_head" ] || fail "bcast CSV header differs from fm-mcast's"
+[ "$(head -1 <<<"$out")" = "$fm_mc_head" ] || fail "bcast CSV header differs from fastmsg's"
 for s in 1024 65536 1048576; do
   grep -Eq "^$mpi,$n,-,-,-,$tree,-,-,$s(,$num){5},-,-,[0-9]+$" <<<"$out" ||
     fail "no bcast CSV row for $s B"
@@ -125,7 +118,7 @@ done
 
 # Refusals under the launcher: a root outside the job, a fastmsg-only option.
 refused any "--root below $n" timeout -k 5 60 "${launch[@]}" "$bc" --root "$n" --max 8 ||
-  fail "mpi-bcast took --root $n"
-refused any "--trees is fm-mcast's option" timeout -k 5 60 "${launch[@]}" "$bc" --trees flat ||
-  fail "mpi-bcast under the launcher took --trees"
+  fail "MPI bcast took --root $n"
+refused any "--trees is fastmsg-bench-mcast's" timeout -k 5 60 "${launch[@]}" "$bc" --trees flat ||
+  fail "MPI bcast under the launcher took --trees"
 echo "PASS: bench/mpi smoke, $mpi, $n ranks"

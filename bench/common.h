@@ -1,0 +1,19 @@
+/* What every benchmark program shares, fastmsg's and bench/mpi's alike: medians, settings
+ * from the environment, a clock, and the CSV's first columns. */
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
+
+/* The median of v[0..n) (sorts v); 0 for n <= 0. */
+double bench_median(double *v, long n);
+/* Environment variable name, or dflt when it is unset or empty. */
+const char *bench_env(const char *name, const char *dflt);
+/* CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID, ... in microseconds. */
+double bench_now_us(int clock);
+
+/* The CSV's first three columns, the same in every row: the transport and fastmsg's two
+ * settings ("-" in the MPI programs, which have none). */
+typedef struct bench_label {
+    const char *provider, *packet_size, *credits;
+} bench_label;
+
+#endif

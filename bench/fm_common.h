@@ -1,0 +1,19 @@
+/* What fastmsg's benchmark programs (fastmsg-bench-pingpong, fastmsg-bench-mcast) share beyond
+ * common.h: start-up and shutdown with their error lines, and the settings their headers and CSV
+ * rows name. */
+#ifndef BENCH_FM_COMMON_H
+#define BENCH_FM_COMMON_H
+
+#include <fastmsg.h>
+
+#include "common.h"
+
+/* fm_init; NULL after a line "PROG: fm_init: reason" on stderr. */
+fm_context *bench_fm_init(const char *prog);
+/* fm_finalize; the exit status: status, or 1 after a line on stderr when finalize fails. */
+int bench_fm_finalize(const char *prog, fm_context *ctx, int status);
+/* The provider, FM_PACKET_SIZE and FM_CREDITS as fastmsg reads them: the environment, else
+ * the defaults fastmsg-info lists ("shm", then "default" for the two settings). */
+bench_label bench_fm_label(void);
+
+#endif
