@@ -14,6 +14,11 @@ checks the multicast targets of bench/README.md. Beside every multicast figure: 
 prediction and the link-rate bound, size / rate + depth x packet time, with the depth of the
 tree that ran (MPI's trees are unknown: depth 1, the bound of any tree). Needs root for the
 cluster; see bench/README.md.
+
+  local      (bench/run.sh, the main job) fastmsg alone on this host under fastmsg-run:
+             fastmsg-bench-pingpong on 2 ranks, 8 B to 1 MiB, and fastmsg-bench-mcast on
+             --ranks (4) with every tree and auto at 64 KiB and 1 MiB; the same tables, CSV
+             and plots, written to bench/results/local/ unless --out says otherwise.
 """
 import argparse
 import csv
@@ -23,6 +28,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -166,29 +172,35 @@ def pingpong(tools, args):
     return rows
 
 
-def pingpong_report(rows, mpis, out_dir):
-    cols = ["fm_lat", "fi_lat"] + [m + "_lat" for m in mpis] + ["fm_bw", "fi_bw"] + \
-        [m + "_bw" for m in mpis]
+def pingpong_report(rows, others, out_dir, provider="shm"):
+    """Table and pingpong.csv: fastmsg's figures, then each series in others beside them ("fi"
+    and the MPIs in a comparison; none in a local run), with fastmsg / other ratios."""
+    keys = ["fm"] + others
+    cols = [k + "_lat" for k in keys] + [k + "_bw" for k in keys]
     with open(os.path.join(out_dir, "pingpong.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["size"] + cols)
         for size in sorted(rows):
             w.writerow([size] + [fmt(rows[size].get(c), 3) for c in cols])
-    print("\n# ping-pong, one host, shm: one-way latency (us) and bandwidth (MB/s); medians")
-    print("# ratios: fastmsg / other (latency: below 1 is faster; bandwidth: above 1 is faster)")
-    print("# bw: fm and MPI stream a window of messages; fi_pingpong's is size / latency")
-    head = f"{'size':>8} {'fm':>8} {'fi':>8}" + "".join(f" {m:>8}" for m in mpis) + \
-        f" {'fm/fi':>6}" + "".join(f" {'fm/' + m[:4]:>8}" for m in mpis) + \
-        f" {'fm-bw':>9} {'fi-bw':>9}" + "".join(f" {m[:5] + '-bw':>9}" for m in mpis)
+    print(f"\n# ping-pong, one host, {provider}: one-way latency (us) and bandwidth (MB/s); "
+          "medians")
+    if others:
+        print("# ratios: fastmsg / other (latency: below 1 is faster; bandwidth: above 1 is "
+              "faster)")
+        print("# bw: fm and MPI stream a window of messages; fi_pingpong's is size / latency")
+    else:
+        print("# bw: a window of messages streamed, then one reply")
+    ratio_heads = ["fm/" + k[:4] for k in others]
+    head = f"{'size':>8}" + "".join(f" {k:>8}" for k in keys) + \
+        "".join(f" {h:>{len(h) + 1}}" for h in ratio_heads) + \
+        "".join(f" {k[:5] + '-bw':>9}" for k in keys)
     print(head)
     for size in sorted(rows):
         r = rows[size]
-        line = f"{size_name(size):>8} {fmt(r.get('fm_lat'), 3):>8} {fmt(r.get('fi_lat'), 3):>8}"
-        line += "".join(f" {fmt(r.get(m + '_lat'), 3):>8}" for m in mpis)
-        line += f" {fmt(ratio(r.get('fm_lat'), r.get('fi_lat'))):>6}"
-        line += "".join(f" {fmt(ratio(r.get('fm_lat'), r.get(m + '_lat'))):>8}" for m in mpis)
-        line += f" {fmt(r.get('fm_bw'), 1):>9} {fmt(r.get('fi_bw'), 1):>9}"
-        line += "".join(f" {fmt(r.get(m + '_bw'), 1):>9}" for m in mpis)
+        line = f"{size_name(size):>8}" + "".join(f" {fmt(r.get(k + '_lat'), 3):>8}" for k in keys)
+        line += "".join(f" {fmt(ratio(r.get('fm_lat'), r.get(k + '_lat'))):>{len(h) + 1}}"
+                        for k, h in zip(others, ratio_heads))
+        line += "".join(f" {fmt(r.get(k + '_bw'), 1):>9}" for k in keys)
         print(line)
 
 
@@ -313,7 +325,9 @@ def mcast_key(r):
     return (r["who"], r["tree"], r["mode"])
 
 
-def mcast_report(rows, args, out_dir):
+def mcast_report(rows, out_dir, where):
+    """Tables and mcast.csv; where(n) names n members in the titles. The link-rate bound's
+    columns only where the rows have one (the emulated cluster)."""
     fields = ["hosts", "who", "tree", "resolved", "mode", "size", "completion_us",
               "min_member_us", "max_member_us", "skew_us", "root_cpu_us", "model_us", "depth",
               "bound_us"]
@@ -321,18 +335,20 @@ def mcast_report(rows, args, out_dir):
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
+    bounded = any(r["bound_us"] is not None for r in rows)
     for n in sorted({r["hosts"] for r in rows}):
-        print(f"\n# multicast to {n} emulated hosts, links {args.rate}: completion (us, the "
-              "slowest member, medians), the model's prediction, the link-rate bound")
+        print(f"\n# multicast to {where(n)}: completion (us, the slowest member, medians), the "
+              "model's prediction" + (", the link-rate bound" if bounded else ""))
         print(f"{'size':>6} {'who':>8} {'tree':>12} {'resolved':>16} {'mode':>5} {'time':>11} "
-              f"{'model':>11} {'bound':>11} {'t/bound':>7} {'t/model':>7} {'skew':>9}")
+              f"{'model':>11}" + (f" {'bound':>11} {'t/bound':>7}" if bounded else "") +
+              f" {'t/model':>7} {'skew':>9}")
         for r in sorted((r for r in rows if r["hosts"] == n),
                         key=lambda r: (int(r["size"]), mcast_key(r))):
             t, model, bound = num(r["completion_us"]), num(r["model_us"]), r["bound_us"]
             print(f"{size_name(int(r['size'])):>6} {r['who']:>8} {r['tree']:>12} "
-                  f"{r['resolved']:>16} {r['mode']:>5} {fmt(t, 1):>11} {fmt(model, 1):>11} "
-                  f"{fmt(bound, 1):>11} {fmt(ratio(t, bound)):>7} {fmt(ratio(t, model)):>7} "
-                  f"{fmt(num(r['skew_us']), 1):>9}")
+                  f"{r['resolved']:>16} {r['mode']:>5} {fmt(t, 1):>11} {fmt(model, 1):>11}" +
+                  (f" {fmt(bound, 1):>11} {fmt(ratio(t, bound)):>7}" if bounded else "") +
+                  f" {fmt(ratio(t, model)):>7} {fmt(num(r['skew_us']), 1):>9}")
 
 
 def pick(rows, n, size, who, tree=None, mode=None):
@@ -376,16 +392,56 @@ def targets(rows, mpis):
 
 
 # ---------------------------------------------------------------------------------------------
+# fastmsg alone on this host (bench/run.sh)
+
+LOCAL_SIZES = "64K,1M"
+
+
+def local(tools, args):
+    """fastmsg-bench-pingpong on 2 ranks (it takes exactly 2) and fastmsg-bench-mcast on
+    --ranks under fastmsg-run, with FM_PROVIDER's provider (shm unless set): each table as soon
+    as its benchmark is done, then the plots. --quick: tiny counts, one repeat (a smoke run)."""
+    provider = os.environ.get("FM_PROVIDER") or "shm"
+    env = {"FM_PROVIDER": provider}
+    reps = ["-r", "1" if args.quick else str(args.repeats)]
+    start = time.monotonic()
+    pp_counts = ["-i", "100", "-n", "5", "-w", "8", "--warmup", "1"] if args.quick else []
+    out = run([tools.fm_run, "-n", "2", tools.fm_pp, "--min", "8", "--max", args.pp_max, "--csv"]
+              + reps + pp_counts, env=env, timeout=600)
+    pp = {int(r["size"]): {"fm_lat": num(r["latency_us"]), "fm_bw": num(r["bandwidth_MBps"])}
+          for r in csv_rows(out)}
+    pingpong_report(pp, [], args.out, provider)
+    # The model's costs measured on this job; one kernel, so every member is timed from the
+    # root's send, not from its own barrier exit (small sizes would show the barrier's skew).
+    out = run([tools.fm_run, "-n", str(args.ranks), tools.fm_mcast, "--sizes", args.sizes,
+               "--trees", ",".join(TREES), "--calibrate", "--common-clock", "--csv",
+               "-i", "2" if args.quick else "100"] + reps, env=env, timeout=600)
+    mc = [dict(r, who="fastmsg", hosts=args.ranks, bound_us=None) for r in csv_rows(out)]
+    mcast_report(mc, args.out, lambda n: f"{n} ranks, one host, {provider}")
+    if not args.no_plots:
+        plots(pp, mc, [], None, args.out, provider)
+    print(f"compare: the benchmarks took {time.monotonic() - start:.0f} s; CSV and plots are in "
+          f"{args.out}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------------------
 # Plots
 
 
-def plots(pp, mc, mpis, args, out_dir):
+def plots(pp, mc, mpis, rate, out_dir, provider="shm"):
+    """PNGs of what ran; rate: the emulated links' rate, None for members on this host."""
+    members = "hosts" if rate else "ranks"
+
+    def place(n):
+        return f"{n} hosts, {rate} links" if rate else f"{n} ranks, one host, {provider}"
+
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("compare: no plots (apt-get install python3-matplotlib)", file=sys.stderr)
+        print(f"compare: no plots: {sys.executable} has no matplotlib "
+              "(apt-get install python3-matplotlib)", file=sys.stderr)
         return
     made = []
 
@@ -412,9 +468,9 @@ def plots(pp, mc, mpis, args, out_dir):
     if pp:
         sizes = [s for s in sorted(pp) if s > 0]
         for what, unit, title, keys in (
-                ("lat", "one-way latency (us)", "ping-pong latency, one host, shm",
+                ("lat", "one-way latency (us)", f"ping-pong latency, one host, {provider}",
                  ["fm", "fi"] + mpis),
-                ("bw", "bandwidth (MB/s)", "ping-pong bandwidth, one host, shm",
+                ("bw", "bandwidth (MB/s)", f"ping-pong bandwidth, one host, {provider}",
                  ["fm", "fi"] + mpis)):
             fig, ax = new_axes((7, 4.5))
             for k in keys:
@@ -441,15 +497,16 @@ def plots(pp, mc, mpis, args, out_dir):
             if auto:
                 ax.plot([a[0] for a in auto], [a[1] for a in auto], ":", color="black",
                         label="model (auto)")
-                ax.plot([a[0] for a in auto], [a[2] for a in auto], "-", color="grey",
-                        linewidth=3, alpha=0.5, label="link-rate bound (auto)")
-            loglog(ax, "message size (bytes)", "completion (us)",
-                   f"multicast to {n} hosts, {args.rate} links")
+                if rate:
+                    ax.plot([a[0] for a in auto], [a[2] for a in auto], "-", color="grey",
+                            linewidth=3, alpha=0.5, label="link-rate bound (auto)")
+            loglog(ax, "message size (bytes)", "completion (us)", f"multicast to {place(n)}")
             ax.legend(fontsize=7, ncol=2)
-            save(fig, f"mcast_{n}hosts.png")
+            save(fig, f"mcast_{n}{members}.png")
         hosts = sorted({r["hosts"] for r in mc})
         big = max(int(r["size"]) for r in mc)
-        for size in sorted({1 << 20, big}):
+        # (against the member count: only when more than one count ran)
+        for size in sorted({1 << 20, big}) if len(hosts) > 1 else []:
             fig, ax = new_axes((7, 4.5))
             for key in sorted({mcast_key(r) for r in mc}):
                 if key[0] == "fastmsg" and key[1] not in ("auto", "binomial"):
@@ -462,7 +519,7 @@ def plots(pp, mc, mpis, args, out_dir):
                     ax.plot(*zip(*pts), marker="o", label=label)
             ax.set_xlabel("hosts")
             ax.set_ylabel("completion (us)")
-            ax.set_title(f"multicast of {size_name(size)} vs hosts, {args.rate} links")
+            ax.set_title(f"multicast of {size_name(size)} vs hosts, {rate} links")
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=8)
             save(fig, f"mcast_vs_hosts_{size_name(size)}.png")
@@ -482,9 +539,9 @@ def plots(pp, mc, mpis, args, out_dir):
             ax.set_xticks(range(len(rows)))
             ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=8)
             ax.set_ylabel("member completion (us): first to last")
-            ax.set_title(f"per-member completion (skew), {size_name(big)} to {n} hosts")
+            ax.set_title(f"per-member completion (skew), {size_name(big)} to {n} {members}")
             ax.grid(True, axis="y", alpha=0.3)
-            save(fig, f"mcast_skew_{n}hosts.png")
+            save(fig, f"mcast_skew_{n}{members}.png")
     for p in made:
         print(f"compare: wrote {p}", file=sys.stderr)
 
@@ -503,21 +560,29 @@ def replot(args):
             r["hosts"] = int(r["hosts"])
             r["bound_us"] = num(r["bound_us"])
             mc.append(r)
-    plots(pp, mc, mpis, args, args.replot)
+    # A local run's rows have no link-rate bound: their members were ranks on this host.
+    rate = args.rate if any(r["bound_us"] is not None for r in mc) else None
+    plots(pp, mc, mpis, rate, args.replot)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="*", help="pingpong and/or mcast (default both)")
+    ap.add_argument("what", nargs="*",
+                    help="pingpong and/or mcast (default both), or local alone")
     ap.add_argument("--build", default=os.environ.get("BUILD_DIR", os.path.join(TOP, "build")))
-    ap.add_argument("--out", default="compare-out", help="CSV and PNG go here")
-    ap.add_argument("-r", "--repeats", type=int, default=3, help="medians of this many")
-    ap.add_argument("--pp-max", default="4M", help="largest ping-pong size")
+    ap.add_argument("--out", help="CSV and PNG go here (default compare-out; local: "
+                    "bench/results/local)")
+    ap.add_argument("-r", "--repeats", type=int,
+                    help="medians of this many (default 3; local: 5)")
+    ap.add_argument("--pp-max", help="largest ping-pong size (default 4M; local: 1M)")
     ap.add_argument("--hosts", default="4,8,16", help="emulated cluster sizes")
     ap.add_argument("--rate", default="1gbit", help="link rate of every emulated host")
-    ap.add_argument("--sizes", default="8,64,512,4K,32K,256K,1M,4M,16M",
-                    help="multicast sizes (comma-separated, K/M suffixes)")
+    ap.add_argument("--sizes", help="multicast sizes (comma-separated, K/M suffixes; default "
+                    "8,64,512,4K,32K,256K,1M,4M,16M; local: " + LOCAL_SIZES + ")")
+    ap.add_argument("--ranks", type=int, default=4, help="local: ranks of the multicast")
+    ap.add_argument("--quick", action="store_true",
+                    help="local: tiny counts and one repeat, to see that it all runs")
     ap.add_argument("--prefix", default="fmcmp", help="namespace names of the cluster")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--replot", metavar="DIR",
@@ -527,9 +592,14 @@ def main():
         replot(args)
         return
     what = set(args.what) or {"pingpong", "mcast"}
-    if what - {"pingpong", "mcast"}:
-        fail(f"unknown comparison {', '.join(sorted(what - {'pingpong', 'mcast'}))} "
-             "(pingpong, mcast)")
+    if what - {"pingpong", "mcast", "local"} or "local" in what and len(what) > 1:
+        fail(f"unknown comparison {' '.join(args.what)} (pingpong and/or mcast, or local)")
+    is_local = "local" in what
+    args.out = args.out or (os.path.join(HERE, "results", "local") if is_local else "compare-out")
+    if args.repeats is None:
+        args.repeats = 5 if is_local else 3
+    args.pp_max = args.pp_max or ("1M" if is_local else "4M")
+    args.sizes = args.sizes or (LOCAL_SIZES if is_local else "8,64,512,4K,32K,256K,1M,4M,16M")
     if args.repeats < 1:
         fail("-r takes a positive number")
     for s in args.sizes.split(","):
@@ -540,18 +610,23 @@ def main():
         fail("--hosts: every cluster needs at least 2 hosts")
     tools = Tools(os.path.abspath(args.build))
     os.makedirs(args.out, exist_ok=True)
+    if is_local:
+        if args.ranks < 2:
+            fail("--ranks: a multicast needs at least 2 ranks")
+        local(tools, args)
+        return
     pp, mc = {}, []
     if "pingpong" in what:
         pp = pingpong(tools, args)
-        pingpong_report(pp, tools.mpis, args.out)
+        pingpong_report(pp, ["fi"] + tools.mpis, args.out)
     if "mcast" in what:
         packet = tools.packet_size({"FM_PROVIDER": "tcp"})
         for n in hosts:
             mc += mcast(tools, args, n, packet)
-        mcast_report(mc, args, args.out)
+        mcast_report(mc, args.out, lambda n: f"{n} emulated hosts, links {args.rate}")
         targets(mc, tools.mpis)
     if not args.no_plots:
-        plots(pp, mc, tools.mpis, args, args.out)
+        plots(pp, mc, tools.mpis, args.rate, args.out)
 
 
 if __name__ == "__main__":
