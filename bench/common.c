@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers of every benchmark program (common.h). */
 #include "common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What every benchmark program shares, fastmsg's and bench/mpi's alike: medians, settings
  * from the environment, a clock, and the CSV's first columns. */
 #ifndef BENCH_COMMON_H

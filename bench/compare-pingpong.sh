@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # compare-pingpong.sh: fastmsg-bench-pingpong against libfabric's fi_pingpong, same provider,
 # same sizes, same iteration counts, in one run. Repeats are interleaved per size (fm, fi, fm,
 # fi, ...) so that noise on the machine hits both; each launch is one sample, and the table

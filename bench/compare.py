@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """compare.py: fastmsg against raw libfabric and two MPIs, in one run, same sizes, same hosts.
 
   ping-pong  one host over shm: fastmsg-bench-pingpong (FM_PROVIDER=shm), fi_pingpong -p shm

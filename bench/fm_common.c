@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Start-up, shutdown and settings of fastmsg's benchmark programs (fm_common.h). */
 #include "fm_common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What fastmsg's benchmark programs (fastmsg-bench-pingpong, fastmsg-bench-mcast) share beyond
  * common.h: start-up and shutdown with their error lines, and the settings their headers and CSV
  * rows name. */

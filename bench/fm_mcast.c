@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-bench-mcast: multicast completion time from one root to every rank of the job, per tree,
  * mode (FPFS or store-and-forward) and message size, next to the FPFS model's prediction.
  *

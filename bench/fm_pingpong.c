@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-bench-pingpong: one-way latency, bandwidth and message rate between two fastmsg ranks,
  * for message sizes from 0 B to 4 MiB (or --min/--max), each the median of several runs.
  *

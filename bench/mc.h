@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-bench-mcast: shared declarations of the benchmark's files.
  *
  *   mc_opts.c   command line, the lists of trees and sizes, iteration counts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-bench-mcast's command line (bench/mpi's fastmsg-bench-mpi-bcast shares it): trees, sizes,
  * repeats, iterations. */
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One row of fastmsg-bench-mcast and of bench/mpi's fastmsg-bench-mpi-bcast: reducing each
  * multicast's reports, the timed runs and their medians, and printing (mc.h). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-bench-ofi-floor: one side of a ping-pong straight on libfabric, set up exactly as fastmsg
  * sets up its transport (providers/ofi): an RDM endpoint with FI_MSG | FI_TAGGED (FI_MSG alone
  * where tagged is not offered), FI_CONTEXT2, FI_MR_LOCAL-style registration, an AV table,

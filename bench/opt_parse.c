@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Command-line reading shared by the benchmarks (opt_parse.h). */
 #include "opt_parse.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Command-line reading shared by the benchmarks (pp_opts.c, mc_opts.c): the getopt loop and
  * number parsing. */
 #ifndef BENCH_OPT_PARSE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-bench-pingpong: shared declarations of the benchmark's files.
  *
  *   pp_opts.c      command line, sizes, iteration counts (pp_common.h)

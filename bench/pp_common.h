@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The parts of fastmsg-bench-pingpong that do not need fastmsg: options, sizes, iteration counts,
  * the sweep and the report. bench/mpi/mpi_pingpong.c builds on them too, so that both programs take
  * the same options, run the same iterations and print the same table and CSV.

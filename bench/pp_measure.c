@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One timed run of one size. Both ranks run the same loop counts (computed from the same
  * options), start together after a barrier, and rank 0 times the loop and fills the sample.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-bench-pingpong's command line (bench/mpi's fastmsg-bench-mpi-pingpong shares it), the
  * list of sizes and how many iterations each size gets. */
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ping-pong benchmarks' output (fastmsg-bench-pingpong, bench/mpi's
  * fastmsg-bench-mpi-pingpong): the shared end of the header, then one row per size, as an aligned
  * table (OSU style) or as CSV. */

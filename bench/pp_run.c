@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ping-pong benchmarks' buffers and their sweep over sizes and repeats (pp_common.h), for
  * fastmsg-bench-pingpong and bench/mpi's fastmsg-bench-mpi-pingpong alike. */
 #include <stdlib.h>

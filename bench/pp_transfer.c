@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Moving fastmsg-bench-pingpong's messages: the receive handlers, one send, and polling for
  * arrivals. Both ends work in preallocated buffers, so no allocation or page fault lands in a
  * timing. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job: install dependencies, build, and run the bundled benchmarks on the embedded
 # default, fastmsg-run on this host with FM_PROVIDER=shm: fastmsg-bench-pingpong between 2 ranks
 # (it takes exactly 2) from 8 B to 1 MiB, and fastmsg-bench-mcast on 4 ranks with every tree and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # An emulated cluster on one machine: N hosts, each a network namespace with one interface
 # (fm0) on a Linux bridge that lives in a switch namespace of its own, so nothing is added to
 # the root namespace. Addresses come from 198.18.0.0/15 (RFC 2544, benchmarking only) and

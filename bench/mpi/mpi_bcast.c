@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-bench-mpi-bcast-openmpi, fastmsg-bench-mpi-bcast-mpich: MPI_Bcast completion time per
  * size, measured the way fastmsg-bench-mcast measures a multicast, with its options (mc_opts.c) and
  * columns, so that one comparison can run fastmsg and both MPIs on the same sizes and parse them

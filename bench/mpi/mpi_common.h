@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What bench/mpi's programs share: which MPI they are built for, the library's name, the
  * transport settings for the header, start-up and shutdown, and a watchdog for stalled runs. */
 #ifndef MPI_COMMON_H

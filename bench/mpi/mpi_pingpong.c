@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-bench-mpi-pingpong-openmpi, fastmsg-bench-mpi-pingpong-mpich: fastmsg-bench-pingpong's
  * measurements over MPI, with its options, iteration counts and output (pp_opts.c, pp_report.c), so
  * that one comparison can run fastmsg and both MPIs on the same sizes and parse them alike.

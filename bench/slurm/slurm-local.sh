@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # slurm-local.sh: a throwaway single-node Slurm on this host, for running fastmsg jobs under
 # srun (--mpi=pmix, --mpi=pmi2) in tests. Everything lives in one private temporary directory
 # (slurm.conf, cgroup.conf, state, spool, logs, pid files), the daemons listen on free ports

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/run.sh (the main job) in its quick mode against this build: it prints the ping-pong
 # table (8 B .. 1 MiB) and the multicast table (every tree and auto at 64 KiB and 1 MiB), and
 # writes both CSV files and the four plots. Behaviour only: tiny counts, no timings judged.
