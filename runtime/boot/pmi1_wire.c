@@ -2,6 +2,7 @@
 /* PMI-1 requests and replies as text. Servers differ in detail: hydra omits rc= from maxes,
  * my_kvsname, barrier_out and finalize_ack and adds msg=, Slurm sends rc= everywhere. So rc= is
  * required only where every server sends it, and checked wherever it appears. */
+#include "fail.h"
 #include "pmi1_wire.h"
 
 #include <errno.h>
@@ -92,18 +93,6 @@ int fm_pmi1_fmt_initack(char *buf, size_t len, int pmiid)
 
 /* ---- replies ---- */
 
-__attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errlen, int code,
-                                                      const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 /* Whole string as an int in [min, max]. */
 static int parse_int(const char *s, long min, long max, int *out)
 {
@@ -125,24 +114,27 @@ static int expect(char *line, fm_kvline *kv, const char *cmd, int rc_required, c
     char shown[96];
     snprintf(shown, sizeof shown, "%.80s%s", line, strlen(line) > 80 ? "..." : "");
     if (fm_kvline_parse(line, kv))
-        return fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: malformed reply '%s' (expected %s)",
-                    shown, cmd);
+        return fm_fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: malformed reply '%s' (expected %s)",
+                       shown, cmd);
     const char *got = fm_kvline_get(kv, "cmd");
     if (!got)
-        return fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: reply '%s' has no cmd= (expected %s)",
-                    shown, cmd);
+        return fm_fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: reply '%s' has no cmd= (expected %s)",
+                       shown, cmd);
     if (strcmp(got, cmd))
-        return fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: expected cmd=%s, got cmd=%s", cmd, got);
+        return fm_fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: expected cmd=%s, got cmd=%s", cmd,
+                       got);
     const char *rc = fm_kvline_get(kv, "rc");
     if (!rc && rc_required)
-        return fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: %s reply has no rc= ('%s')", cmd, shown);
+        return fm_fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: %s reply has no rc= ('%s')", cmd,
+                       shown);
     int v;
     if (rc && parse_int(rc, INT_MIN, INT_MAX, &v))
-        return fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: %s reply has malformed rc=%s", cmd, rc);
+        return fm_fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: %s reply has malformed rc=%s", cmd,
+                       rc);
     if (rc && v != 0) {
         const char *msg = fm_kvline_get(kv, "msg");
-        return fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: %s failed: rc=%d%s%s", cmd, v,
-                    msg ? " msg=" : "", msg ? msg : "");
+        return fm_fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: %s failed: rc=%d%s%s", cmd, v,
+                       msg ? " msg=" : "", msg ? msg : "");
     }
     return FM_OK;
 }
@@ -153,7 +145,7 @@ static const char *field(const fm_kvline *kv, const char *cmd, const char *name,
 {
     const char *v = fm_kvline_get(kv, name);
     if (!v || !*v)
-        fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: %s reply has no %s=", cmd, name);
+        fm_fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: %s reply has no %s=", cmd, name);
     return v && *v ? v : NULL;
 }
 
@@ -162,8 +154,8 @@ static int copy_out(const char *v, char *dst, size_t len, const char *what, char
 {
     size_t n = strlen(v);
     if (n >= len)
-        return fail(err, errlen, FM_ERR_TOO_LONG, "PMI-1: %s of %zu chars exceeds %zu", what, n,
-                    len ? len - 1 : 0);
+        return fm_fail(err, errlen, FM_ERR_TOO_LONG, "PMI-1: %s of %zu chars exceeds %zu", what, n,
+                       len ? len - 1 : 0);
     memcpy(dst, v, n + 1);
     return FM_OK;
 }
@@ -176,8 +168,8 @@ int fm_pmi1_parse_response_to_init(char *line, char *err, size_t errlen)
         return rc;
     const char *ver = fm_kvline_get(&kv, "pmi_version");
     if (ver && strcmp(ver, "1"))
-        return fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: server speaks pmi_version=%s, not 1",
-                    ver);
+        return fm_fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: server speaks pmi_version=%s, not 1",
+                       ver);
     return FM_OK;
 }
 
@@ -194,8 +186,8 @@ int fm_pmi1_parse_maxes(char *line, struct fm_pmi1_maxes *m, char *err, size_t e
         if (!v)
             return FM_ERR_BOOTSTRAP;
         if (parse_int(v, 1, INT_MAX, dst[i]))
-            return fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: maxes reply has bad %s=%s", names[i],
-                        v);
+            return fm_fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: maxes reply has bad %s=%s",
+                           names[i], v);
     }
     return FM_OK;
 }
@@ -256,10 +248,10 @@ int fm_pmi1_parse_set(char *line, const char *name, int *value, char *err, size_
         return rc;
     const char *v = fm_kvline_get(&kv, name);
     if (!v)
-        return fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: expected cmd=set %s=, got another key",
-                    name);
+        return fm_fail(err, errlen, FM_ERR_BOOTSTRAP,
+                       "PMI-1: expected cmd=set %s=, got another key", name);
     if (parse_int(v, 0, INT_MAX, value))
-        return fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: bad cmd=set %s=%s", name, v);
+        return fm_fail(err, errlen, FM_ERR_BOOTSTRAP, "PMI-1: bad cmd=set %s=%s", name, v);
     return FM_OK;
 }
 

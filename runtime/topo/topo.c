@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fail.h"
 #include "fastmsg.h"
 #include "topo.h"
 
@@ -45,18 +46,18 @@ static int check_args(int nranks, const char *const *keys, const char *const *na
                       size_t errlen)
 {
     if (nranks < 1 || !keys)
-        return fm_topo_fail(FM_ERR_INVALID, err, errlen,
-                            "a topology needs at least one rank and its host key");
+        return fm_fail(err, errlen, FM_ERR_INVALID,
+                       "a topology needs at least one rank and its host key");
     for (int r = 0; r < nranks; r++) {
         size_t len;
         if (!keys[r] || !*keys[r])
-            return fm_topo_fail(FM_ERR_INVALID, err, errlen, "rank %d has no host key", r);
+            return fm_fail(err, errlen, FM_ERR_INVALID, "rank %d has no host key", r);
         if (names && !names[r])
-            return fm_topo_fail(FM_ERR_INVALID, err, errlen, "rank %d has no host name", r);
+            return fm_fail(err, errlen, FM_ERR_INVALID, "rank %d has no host name", r);
         rank_name(keys[r], names, r, &len);
         if (len == 0)
-            return fm_topo_fail(FM_ERR_INVALID, err, errlen,
-                                "rank %d's host name is empty (key '%s')", r, keys[r]);
+            return fm_fail(err, errlen, FM_ERR_INVALID, "rank %d's host name is empty (key '%s')",
+                           r, keys[r]);
     }
     return FM_OK;
 }
@@ -78,7 +79,7 @@ static int number_hosts(fm_topo *t, const char *const *keys, char *err, size_t e
         cap *= 2;
     int *slot = malloc(cap * sizeof *slot);
     if (!slot)
-        return fm_topo_fail(FM_ERR_NOMEM, err, errlen, "topology: out of memory");
+        return fm_fail(err, errlen, FM_ERR_NOMEM, "topology: out of memory");
     for (size_t i = 0; i < cap; i++)
         slot[i] = -1;
     for (int r = 0; r < t->nranks; r++) {
@@ -107,10 +108,10 @@ static int copy_names(fm_topo *t, const char *const *keys, const char *const *na
             size_t llen;
             const char *theirs = rank_name(keys[leader], names, leader, &llen);
             if (llen != len || memcmp(mine, theirs, len))
-                return fm_topo_fail(FM_ERR_INVALID, err, errlen,
-                                    "ranks %d and %d share host key '%s' but are named '%.*s' "
-                                    "and '%.*s'",
-                                    leader, r, keys[r], (int)llen, theirs, (int)len, mine);
+                return fm_fail(err, errlen, FM_ERR_INVALID,
+                               "ranks %d and %d share host key '%s' but are named '%.*s' "
+                               "and '%.*s'",
+                               leader, r, keys[r], (int)llen, theirs, (int)len, mine);
             continue;
         }
         bytes += strlen(keys[r]) + 1 + len + 1;
@@ -118,7 +119,7 @@ static int copy_names(fm_topo *t, const char *const *keys, const char *const *na
     t->key = malloc(2 * (size_t)t->nhosts * sizeof *t->key);
     t->text = malloc(bytes);
     if (!t->key || !t->text)
-        return fm_topo_fail(FM_ERR_NOMEM, err, errlen, "topology: out of memory");
+        return fm_fail(err, errlen, FM_ERR_NOMEM, "topology: out of memory");
     t->name = t->key + t->nhosts;
     char *p = t->text;
     for (int h = 0; h < t->nhosts; h++) {
@@ -170,11 +171,11 @@ static int place_torus(fm_topo *t, const char *spec, const struct fm_topo_spec *
     else if (n == t->nranks)
         t->kind = FM_TOPO_TORUS_RANKS;
     else
-        return fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                            "FM_TOPOLOGY '%s' has %d positions, but the job has %d host%s and "
-                            "%d rank%s",
-                            spec, n, t->nhosts, t->nhosts == 1 ? "" : "s", t->nranks,
-                            t->nranks == 1 ? "" : "s");
+        return fm_fail(err, errlen, FM_ERR_CONFIG,
+                       "FM_TOPOLOGY '%s' has %d positions, but the job has %d host%s and "
+                       "%d rank%s",
+                       spec, n, t->nhosts, t->nhosts == 1 ? "" : "s", t->nranks,
+                       t->nranks == 1 ? "" : "s");
     for (int r = 0; r < t->nranks; r++)
         torus_coord(s->dims, t->kind == FM_TOPO_TORUS_HOSTS ? t->host[r] : r,
                     t->coord + (size_t)r * FM_TOPO_MAXDIMS);
@@ -185,22 +186,22 @@ static int place_file(fm_topo *t, const struct fm_topo_spec *s, char *err, size_
 {
     int *owner = malloc((size_t)s->nentries * sizeof *owner); /* job host of each line */
     if (!owner)
-        return fm_topo_fail(FM_ERR_NOMEM, err, errlen, "topology: out of memory");
+        return fm_fail(err, errlen, FM_ERR_NOMEM, "topology: out of memory");
     for (int i = 0; i < s->nentries; i++)
         owner[i] = -1;
     int rc = FM_OK;
     for (int h = 0; h < t->nhosts && rc == FM_OK; h++) {
         int e = fm_topo_spec_find(s, t->name[h]);
         if (e < 0) {
-            rc = fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                              "host '%s' (rank %d) is not listed in FM_TOPOLOGY file '%s'",
-                              t->name[h], t->members[t->first[h]], s->path);
+            rc = fm_fail(err, errlen, FM_ERR_CONFIG,
+                         "host '%s' (rank %d) is not listed in FM_TOPOLOGY file '%s'", t->name[h],
+                         t->members[t->first[h]], s->path);
         } else if (owner[e] >= 0) {
             /* Two hosts of the job, one line: they would share coordinates. */
-            rc = fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                              "hosts '%s' and '%s' both have the name '%s' (line %d of "
-                              "FM_TOPOLOGY file '%s')",
-                              t->key[owner[e]], t->key[h], t->name[h], s->entries[e].line, s->path);
+            rc = fm_fail(err, errlen, FM_ERR_CONFIG,
+                         "hosts '%s' and '%s' both have the name '%s' (line %d of "
+                         "FM_TOPOLOGY file '%s')",
+                         t->key[owner[e]], t->key[h], t->name[h], s->entries[e].line, s->path);
         } else {
             owner[e] = h;
             for (int i = t->first[h]; i < t->first[h + 1]; i++)
@@ -235,7 +236,7 @@ int fm_topo_build_named(int nranks, const char *const *keys, const char *const *
                         const char *spec, fm_topo **out, char *err, size_t errlen)
 {
     if (!out)
-        return fm_topo_fail(FM_ERR_INVALID, err, errlen, "no place for the topology");
+        return fm_fail(err, errlen, FM_ERR_INVALID, "no place for the topology");
     *out = NULL;
     int rc = check_args(nranks, keys, names, err, errlen);
     if (rc != FM_OK)
@@ -248,7 +249,7 @@ int fm_topo_build_named(int nranks, const char *const *keys, const char *const *
     fm_topo *t = calloc(1, sizeof *t + nints * sizeof(int));
     if (!t) {
         fm_topo_spec_clear(&s);
-        return fm_topo_fail(FM_ERR_NOMEM, err, errlen, "topology: out of memory");
+        return fm_fail(err, errlen, FM_ERR_NOMEM, "topology: out of memory");
     }
     t->nranks = nranks;
     t->host = t->ints;

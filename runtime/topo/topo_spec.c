@@ -2,24 +2,13 @@
 /* FM_TOPOLOGY parsing: "", "torus:AxB[xC]" or "file:PATH". A file is read whole and cut into
  * names in place, then checked and sorted by name, so fm_topo_build only looks names up. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fail.h"
 #include "fastmsg.h"
 #include "topo_spec.h"
-
-int fm_topo_fail(int code, char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 /* A whole number in [lo, hi] spelt with decimal digits only (no sign, space or junk). Stops as
  * soon as the value passes hi, so no length of digits can overflow. */
@@ -55,17 +44,17 @@ static int parse_torus(const char *spec, const char *p, struct fm_topo_spec *s, 
     for (;;) {
         size_t len = strcspn(p, "x");
         if (s->ndims == FM_TOPO_MAXDIMS)
-            return fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                                "FM_TOPOLOGY '%s': a torus has at most %d dimensions", spec,
-                                FM_TOPO_MAXDIMS);
+            return fm_fail(err, errlen, FM_ERR_CONFIG,
+                           "FM_TOPOLOGY '%s': a torus has at most %d dimensions", spec,
+                           FM_TOPO_MAXDIMS);
         if (len == 0)
-            return fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                                "FM_TOPOLOGY '%s': dimension %d is missing", spec, s->ndims + 1);
+            return fm_fail(err, errlen, FM_ERR_CONFIG, "FM_TOPOLOGY '%s': dimension %d is missing",
+                           spec, s->ndims + 1);
         if (parse_num(p, len, 1, FM_TOPO_MAXDIM, &s->dims[s->ndims]))
-            return fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                                "FM_TOPOLOGY '%s': dimension %d must be a whole number from 1 to "
-                                "%d, not '%.*s'",
-                                spec, s->ndims + 1, FM_TOPO_MAXDIM, (int)len, p);
+            return fm_fail(err, errlen, FM_ERR_CONFIG,
+                           "FM_TOPOLOGY '%s': dimension %d must be a whole number from 1 to "
+                           "%d, not '%.*s'",
+                           spec, s->ndims + 1, FM_TOPO_MAXDIM, (int)len, p);
         s->ndims++;
         p += len;
         if (!*p)
@@ -74,9 +63,8 @@ static int parse_torus(const char *spec, const char *p, struct fm_topo_spec *s, 
     }
     long n = spots(s->dims, s->ndims);
     if (n > FM_TOPO_MAXSPOTS)
-        return fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                            "FM_TOPOLOGY '%s': %ld positions, more than %d", spec, n,
-                            FM_TOPO_MAXSPOTS);
+        return fm_fail(err, errlen, FM_ERR_CONFIG, "FM_TOPOLOGY '%s': %ld positions, more than %d",
+                       spec, n, FM_TOPO_MAXSPOTS);
     s->kind = FM_TOPO_SPEC_TORUS;
     return FM_OK;
 }
@@ -86,8 +74,8 @@ static int read_all(const char *path, char **text, size_t *size, char *err, size
 {
     FILE *f = fopen(path, "r");
     if (!f)
-        return fm_topo_fail(FM_ERR_CONFIG, err, errlen, "FM_TOPOLOGY file '%s': %s", path,
-                            strerror(errno));
+        return fm_fail(err, errlen, FM_ERR_CONFIG, "FM_TOPOLOGY file '%s': %s", path,
+                       strerror(errno));
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     while (buf) {
@@ -103,11 +91,10 @@ static int read_all(const char *path, char **text, size_t *size, char *err, size
     int bad = ferror(f);
     fclose(f);
     if (!buf)
-        return fm_topo_fail(FM_ERR_NOMEM, err, errlen, "FM_TOPOLOGY file '%s': out of memory",
-                            path);
+        return fm_fail(err, errlen, FM_ERR_NOMEM, "FM_TOPOLOGY file '%s': out of memory", path);
     if (bad) {
         free(buf);
-        return fm_topo_fail(FM_ERR_CONFIG, err, errlen, "FM_TOPOLOGY file '%s': read error", path);
+        return fm_fail(err, errlen, FM_ERR_CONFIG, "FM_TOPOLOGY file '%s': read error", path);
     }
     buf[len] = '\0';
     *text = buf;
@@ -140,20 +127,20 @@ static int parse_line(const char *path, char *line, int lineno, struct fm_topo_e
     *e = (struct fm_topo_entry){.name = name, .line = lineno};
     while ((w = next_word(&p))) {
         if (n == FM_TOPO_MAXDIMS)
-            return fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                                "FM_TOPOLOGY file '%s' line %d: more than %d coordinates", path,
-                                lineno, FM_TOPO_MAXDIMS);
+            return fm_fail(err, errlen, FM_ERR_CONFIG,
+                           "FM_TOPOLOGY file '%s' line %d: more than %d coordinates", path, lineno,
+                           FM_TOPO_MAXDIMS);
         if (parse_num(w, strlen(w), 0, FM_TOPO_MAXDIM - 1, &e->coord[n]))
-            return fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                                "FM_TOPOLOGY file '%s' line %d: coordinate '%s' is not a whole "
-                                "number from 0 to %d",
-                                path, lineno, w, FM_TOPO_MAXDIM - 1);
+            return fm_fail(err, errlen, FM_ERR_CONFIG,
+                           "FM_TOPOLOGY file '%s' line %d: coordinate '%s' is not a whole "
+                           "number from 0 to %d",
+                           path, lineno, w, FM_TOPO_MAXDIM - 1);
         n++;
     }
     if (n == 0)
-        return fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                            "FM_TOPOLOGY file '%s' line %d: host '%s' has no coordinates", path,
-                            lineno, name);
+        return fm_fail(err, errlen, FM_ERR_CONFIG,
+                       "FM_TOPOLOGY file '%s' line %d: host '%s' has no coordinates", path, lineno,
+                       name);
     return n;
 }
 
@@ -178,24 +165,24 @@ static int check_entries(const char *path, struct fm_topo_spec *s, char *err, si
     struct fm_topo_entry *e = s->entries;
     long n = spots(s->dims, s->ndims);
     if (n > FM_TOPO_MAXSPOTS)
-        return fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                            "FM_TOPOLOGY file '%s': its coordinates span %ld positions, more "
-                            "than %d",
-                            path, n, FM_TOPO_MAXSPOTS);
+        return fm_fail(err, errlen, FM_ERR_CONFIG,
+                       "FM_TOPOLOGY file '%s': its coordinates span %ld positions, more "
+                       "than %d",
+                       path, n, FM_TOPO_MAXSPOTS);
     qsort(e, (size_t)s->nentries, sizeof *e, by_name);
     for (int i = 1; i < s->nentries; i++)
         if (!strcmp(e[i - 1].name, e[i].name))
-            return fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                                "FM_TOPOLOGY file '%s' line %d: host '%s' is listed again "
-                                "(first on line %d)",
-                                path, e[i].line, e[i].name, e[i - 1].line);
+            return fm_fail(err, errlen, FM_ERR_CONFIG,
+                           "FM_TOPOLOGY file '%s' line %d: host '%s' is listed again "
+                           "(first on line %d)",
+                           path, e[i].line, e[i].name, e[i - 1].line);
     qsort(e, (size_t)s->nentries, sizeof *e, by_coord);
     for (int i = 1; i < s->nentries; i++)
         if (!memcmp(e[i - 1].coord, e[i].coord, sizeof e[i].coord))
-            return fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                                "FM_TOPOLOGY file '%s': lines %d and %d give hosts '%s' and "
-                                "'%s' the same coordinates",
-                                path, e[i - 1].line, e[i].line, e[i - 1].name, e[i].name);
+            return fm_fail(err, errlen, FM_ERR_CONFIG,
+                           "FM_TOPOLOGY file '%s': lines %d and %d give hosts '%s' and "
+                           "'%s' the same coordinates",
+                           path, e[i - 1].line, e[i].line, e[i - 1].name, e[i].name);
     /* Sorted by name for fm_topo_spec_find. */
     qsort(e, (size_t)s->nentries, sizeof *e, by_name);
     return FM_OK;
@@ -206,21 +193,20 @@ static int parse_file(const char *path, struct fm_topo_spec *s, char *err, size_
     size_t size = 0, lines = 1;
     char *text = NULL;
     if (!*path)
-        return fm_topo_fail(FM_ERR_CONFIG, err, errlen, "FM_TOPOLOGY 'file:' names no file");
+        return fm_fail(err, errlen, FM_ERR_CONFIG, "FM_TOPOLOGY 'file:' names no file");
     int rc = read_all(path, &text, &size, err, errlen);
     if (rc != FM_OK)
         return rc;
     s->text = text;
     s->kind = FM_TOPO_SPEC_FILE;
     if (memchr(text, '\0', size))
-        return fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                            "FM_TOPOLOGY file '%s' is not text (it holds a NUL byte)", path);
+        return fm_fail(err, errlen, FM_ERR_CONFIG,
+                       "FM_TOPOLOGY file '%s' is not text (it holds a NUL byte)", path);
     for (size_t i = 0; i < size; i++)
         lines += text[i] == '\n';
     s->entries = malloc(lines * sizeof *s->entries);
     if (!s->entries)
-        return fm_topo_fail(FM_ERR_NOMEM, err, errlen, "FM_TOPOLOGY file '%s': out of memory",
-                            path);
+        return fm_fail(err, errlen, FM_ERR_NOMEM, "FM_TOPOLOGY file '%s': out of memory", path);
     char *line = text;
     int first_line = 0;
     for (int lineno = 1; line; lineno++) {
@@ -238,10 +224,10 @@ static int parse_file(const char *path, struct fm_topo_spec *s, char *err, size_
             s->ndims = n;
             first_line = lineno;
         } else if (n != s->ndims) {
-            return fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                                "FM_TOPOLOGY file '%s': lines %d and %d have different numbers "
-                                "of coordinates (%d and %d)",
-                                path, first_line, lineno, s->ndims, n);
+            return fm_fail(err, errlen, FM_ERR_CONFIG,
+                           "FM_TOPOLOGY file '%s': lines %d and %d have different numbers "
+                           "of coordinates (%d and %d)",
+                           path, first_line, lineno, s->ndims, n);
         }
         for (int i = 0; i < n; i++)
             if (s->entries[s->nentries].coord[i] >= s->dims[i])
@@ -249,15 +235,14 @@ static int parse_file(const char *path, struct fm_topo_spec *s, char *err, size_
         s->nentries++;
     }
     if (s->nentries == 0)
-        return fm_topo_fail(FM_ERR_CONFIG, err, errlen, "FM_TOPOLOGY file '%s' lists no hosts",
-                            path);
+        return fm_fail(err, errlen, FM_ERR_CONFIG, "FM_TOPOLOGY file '%s' lists no hosts", path);
     return check_entries(path, s, err, errlen);
 }
 
 int fm_topo_spec_parse(const char *spec, struct fm_topo_spec *s, char *err, size_t errlen)
 {
     if (!s)
-        return fm_topo_fail(FM_ERR_INVALID, err, errlen, "no place for the parsed FM_TOPOLOGY");
+        return fm_fail(err, errlen, FM_ERR_INVALID, "no place for the parsed FM_TOPOLOGY");
     *s = (struct fm_topo_spec){.kind = FM_TOPO_SPEC_NONE};
     for (int i = 0; i < FM_TOPO_MAXDIMS; i++)
         s->dims[i] = 1;
@@ -270,8 +255,8 @@ int fm_topo_spec_parse(const char *spec, struct fm_topo_spec *s, char *err, size
         s->path = spec + 5;
         rc = parse_file(spec + 5, s, err, errlen);
     } else {
-        rc = fm_topo_fail(FM_ERR_CONFIG, err, errlen,
-                          "FM_TOPOLOGY '%s' is neither torus:AxB[xC] nor file:PATH", spec);
+        rc = fm_fail(err, errlen, FM_ERR_CONFIG,
+                     "FM_TOPOLOGY '%s' is neither torus:AxB[xC] nor file:PATH", spec);
     }
     if (rc != FM_OK)
         fm_topo_spec_clear(s);

@@ -37,9 +37,4 @@ int fm_topo_spec_parse(const char *spec, struct fm_topo_spec *s, char *err, size
 int fm_topo_spec_find(const struct fm_topo_spec *s, const char *name);
 void fm_topo_spec_clear(struct fm_topo_spec *s);
 
-/* Writes the printf-formatted reason into err (when err and errlen) and returns code: the one
- * error path of the topo files. */
-int fm_topo_fail(int code, char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
 #endif

@@ -23,7 +23,7 @@ LAYERS = {
     "topo": BASE | {"util"},
     "core": BASE | {"util", "providers", "boot", "topo"},
     "services": BASE | {"util", "providers", "boot", "topo", "core"},
-    "trees": BASE,
+    "trees": BASE | {"util"},
     "mcast": BASE | {"util", "providers", "boot", "topo", "core", "services", "trees"},
     "init": BASE | {"util", "providers", "boot", "topo", "core", "services", "trees", "mcast"},
     "ev": BASE,

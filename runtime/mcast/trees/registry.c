@@ -6,11 +6,11 @@
  * does not know drops the multicast), its name (the file NAME.c defines fm_tree_NAME), and its
  * flags (FM_TREE_AUTO: FM_TREE=auto weighs it). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fail.h"
 #include "fastmsg.h"
 #include "trees/builder.h"
 #include "trees/registry.h"
@@ -84,17 +84,6 @@ int fm_tree_lookup(const char *name)
     return e ? e->id : FM_ERR_INVALID;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return FM_ERR_INVALID;
-}
-
 /* Appends the builder names to err, for "unknown tree" messages. */
 static void list_names(char *err, size_t errlen)
 {
@@ -122,12 +111,12 @@ static int parse_param(const char *s, int *out)
 int fm_tree_parse(const char *spec, int *builder, int *param, char *err, size_t errlen)
 {
     if (!spec || !builder || !param)
-        return fail(err, errlen, "no tree given");
+        return fm_fail(err, errlen, FM_ERR_INVALID, "no tree given");
     const char *colon = strchr(spec, ':');
     size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
     const struct fm_tree_entry *e = lookup_len(spec, len);
     if (!e) {
-        fail(err, errlen, "unknown tree '%.*s' (known: ", (int)len, spec);
+        fm_fail(err, errlen, FM_ERR_INVALID, "unknown tree '%.*s' (known: ", (int)len, spec);
         list_names(err, errlen);
         if (err && strlen(err) + 1 < errlen)
             strcat(err, ")");
@@ -135,11 +124,11 @@ int fm_tree_parse(const char *spec, int *builder, int *param, char *err, size_t 
     }
     int value = 0;
     if (colon && !e->b->param)
-        return fail(err, errlen, "tree '%s' takes no parameter", e->b->name);
+        return fm_fail(err, errlen, FM_ERR_INVALID, "tree '%s' takes no parameter", e->b->name);
     if (colon && parse_param(colon + 1, &value))
-        return fail(err, errlen,
-                    "tree '%s': %s must be a whole number from 1 to 1000000000, not '%s'",
-                    e->b->name, e->b->param, colon + 1);
+        return fm_fail(err, errlen, FM_ERR_INVALID,
+                       "tree '%s': %s must be a whole number from 1 to 1000000000, not '%s'",
+                       e->b->name, e->b->param, colon + 1);
     *builder = e->id;
     *param = value;
     return FM_OK;
