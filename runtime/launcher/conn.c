@@ -73,7 +73,7 @@ void fm_run_conn_send(struct fm_run_conn *c, struct fm_run_blob *b)
     struct fm_run_out *o = calloc(1, sizeof *o);
     if (!o) {
         fm_run_blob_unref(b);
-        fm_run_job_fail(c->job, 1, "out of memory");
+        c->ops->fail(c, "out of memory");
         return;
     }
     o->blob = b;
@@ -97,7 +97,7 @@ static void fm_run_conn_close(struct fm_run_conn *c)
     ev_io_stop(c->job->loop, &c->rw);
     fm_run_conn_drop_output(c);
     close(c->fd);
-    fm_run_exchange_closed(c);
+    c->ops->closed(c);
     free(c);
 }
 
@@ -111,9 +111,9 @@ static void fm_run_conn_lines(struct fm_run_conn *c)
         size_t n = (size_t)(nl - line);
         *nl = '\0';
         if (strlen(line) != n)
-            fm_run_exchange_error(c, "a line holds a NUL byte");
+            c->ops->error(c, "a line holds a NUL byte");
         else
-            fm_run_exchange_line(c, line);
+            c->ops->line(c, line);
         start += n + 1;
     }
     if (c->draining) {
@@ -123,7 +123,7 @@ static void fm_run_conn_lines(struct fm_run_conn *c)
     memmove(c->in, c->in + start, c->len - start);
     c->len -= start;
     if (c->len == sizeof c->in)
-        fm_run_exchange_error(c, "a line is longer than " FM_RUN_STR(FM_RUN_LINE_MAX) " bytes");
+        c->ops->error(c, "a line is longer than " FM_RUN_STR(FM_RUN_LINE_MAX) " bytes");
 }
 
 /* One read (or, when draining a dead rank, all of them). Returns 1 if the peer closed. */
@@ -169,12 +169,14 @@ static void fm_run_conn_write_cb(struct ev_loop *loop, ev_io *w, int revents)
     fm_run_conn_flush(w->data);
 }
 
-struct fm_run_conn *fm_run_conn_new(struct fm_run_job *job, int fd)
+struct fm_run_conn *fm_run_conn_new(struct fm_run_job *job, int fd,
+                                    const struct fm_run_conn_ops *ops)
 {
     struct fm_run_conn *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->job = job;
+    c->ops = ops;
     c->fd = fd;
     c->rank = -1;
     ev_io_init(&c->rw, fm_run_conn_read_cb, fd, EV_READ);

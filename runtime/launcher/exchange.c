@@ -189,3 +189,15 @@ void fm_run_exchange_closed(struct fm_run_conn *c)
         rk->lost = 1;
     fm_run_job_review(c->job, c->rank);
 }
+
+static void fm_run_exchange_fail(struct fm_run_conn *c, const char *why)
+{
+    fm_run_job_fail(c->job, 1, "%s", why);
+}
+
+const struct fm_run_conn_ops fm_run_exchange_ops = {
+    .line = fm_run_exchange_line,
+    .error = fm_run_exchange_error,
+    .closed = fm_run_exchange_closed,
+    .fail = fm_run_exchange_fail,
+};

@@ -118,7 +118,8 @@ static void fm_run_job_settle(struct fm_run_job *job, int r)
     ev_timer_stop(job->loop, &rk->grace);
     rk->settled = 1;
     job->nsettled++;
-    fm_run_exchange_check_fence(job);
+    if (job->on_settle)
+        job->on_settle(job);
     if (job->nsettled == job->opts->n && !job->ending)
         fm_run_job_finish(job);
 }

@@ -38,7 +38,7 @@ static void fm_run_listen_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
         }
         if (fd < 0)
             return;
-        if (!fm_run_conn_new(job, fd))
+        if (!fm_run_conn_new(job, fd, &fm_run_exchange_ops))
             close(fd);
     }
 }

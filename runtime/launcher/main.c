@@ -59,6 +59,7 @@ int main(int argc, char **argv)
         return rc;
     fm_run_main_limits();
     FM_CHECK_QUIET(!fm_run_job_init(&job, &o), 1);
+    job.on_settle = fm_run_exchange_check_fence;
     fm_run_main_sigpipe(&job);
     fm_run_job_signals(&job);
     FM_CHECK_QUIET(!fm_run_main_key(&job) && !fm_run_listen(&job), 1);

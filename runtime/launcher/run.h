@@ -54,8 +54,19 @@ struct fm_run_out {
     size_t off;
 };
 
+/* What a connection hands its input to (the protocol, exchange.c): set at fm_run_conn_new, so
+ * conn.c moves bytes and calls nothing above it. */
+struct fm_run_conn;
+struct fm_run_conn_ops {
+    void (*line)(struct fm_run_conn *c, char *line);          /* one complete line */
+    void (*error)(struct fm_run_conn *c, const char *reason); /* input it cannot take */
+    void (*closed)(struct fm_run_conn *c);                    /* the peer has closed */
+    void (*fail)(struct fm_run_conn *c, const char *why);     /* the launcher cannot go on */
+};
+
 struct fm_run_conn {
     struct fm_run_job *job;
+    const struct fm_run_conn_ops *ops;
     int fd;
     int rank;     /* -1 until cmd=hello */
     int draining; /* after a protocol error: input is discarded until the peer closes */
@@ -101,6 +112,9 @@ struct fm_run_job {
     ev_timer kill_timer, give_up_timer;
     ev_timer blame_timer; /* FM_RUN_BLAME_WAIT after the first non-zero exit */
     int blame_rank;       /* that rank, -1 before */
+    /* A rank has settled (exited or lost): main.c points it at the exchange's fence check,
+     * so job.c need not call the protocol above it. */
+    void (*on_settle)(struct fm_run_job *job);
     ev_signal sig[3];
     int stdin_fd; /* rank 0's stdin when relayed, else -1 */
     struct sigaction orig_pipe;
@@ -137,13 +151,15 @@ void fm_run_env_free(struct fm_run_env *e);
 /* conn.c */
 struct fm_run_blob *fm_run_blob_new(const char *data, size_t len);
 void fm_run_blob_unref(struct fm_run_blob *b);
-struct fm_run_conn *fm_run_conn_new(struct fm_run_job *job, int fd);
+struct fm_run_conn *fm_run_conn_new(struct fm_run_job *job, int fd,
+                                    const struct fm_run_conn_ops *ops);
 void fm_run_conn_send(struct fm_run_conn *c, struct fm_run_blob *b); /* takes one reference */
 void fm_run_conn_send_text(struct fm_run_conn *c, const char *text);
 /* Read everything the peer has sent so far (its process has ended). */
 void fm_run_conn_drain(struct fm_run_conn *c);
 
-/* exchange.c: the protocol itself */
+/* exchange.c: the protocol itself, behind the connections' ops */
+extern const struct fm_run_conn_ops fm_run_exchange_ops;
 void fm_run_exchange_line(struct fm_run_conn *c, char *line);
 /* Reply cmd=error, ignore the connection from now on, and fail the job if it named a rank. */
 void fm_run_exchange_error(struct fm_run_conn *c, const char *reason);
