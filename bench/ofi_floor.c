@@ -29,8 +29,9 @@
 
 #define PROG "fastmsg-bench-ofi-floor"
 
-#define FLOOR_HDR   40 /* fastmsg's packet header */
-#define FLOOR_SHORT 20 /* its compact header, for messages of at most 12 bytes (runtime/core/wire.h) */
+#define FLOOR_HDR 40 /* fastmsg's packet header */
+#define FLOOR_SHORT                                                                                \
+    20 /* its compact header, for messages of at most 12 bytes (runtime/core/wire.h) */
 #define FLOOR_PKT   (65536 + FLOOR_HDR)
 #define FLOOR_NBUF  9 /* FM_CREDITS (8) + 1, as fastmsg posts per peer */
 #define FLOOR_BATCH 16

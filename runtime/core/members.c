@@ -4,13 +4,20 @@
 
 #include "members.h"
 
+unsigned char *fm_members_seen(fm_context *ctx)
+{
+    if (!ctx->seen)
+        ctx->seen = calloc((size_t)ctx->size, 1);
+    return ctx->seen;
+}
+
 int fm_members_check(fm_context *ctx, const int *members, int n, int *pos)
 {
     if (n == 0)
         return FM_ERR_EMPTY;
     if (!members || n < 0)
         return FM_ERR_INVALID;
-    if (!ctx->seen && !(ctx->seen = calloc((size_t)ctx->size, 1)))
+    if (!fm_members_seen(ctx))
         return FM_ERR_NOMEM;
     int rc = FM_OK, i;
     *pos = -1;

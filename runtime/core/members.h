@@ -9,5 +9,8 @@
 /* FM_OK, or FM_ERR_EMPTY / INVALID / RANK / DUPLICATE / NOMEM; *pos = the caller's position
  * in the list, or -1. */
 int fm_members_check(fm_context *ctx, const int *members, int n, int *pos);
+/* ctx->size bytes of zeroed scratch for duplicate checks of member lists (allocated on first
+ * use, freed at fm_finalize; callers leave it zeroed), or NULL when out of memory. */
+unsigned char *fm_members_seen(fm_context *ctx);
 
 #endif

@@ -24,6 +24,7 @@
 #include "group.h"
 #include "log.h"
 #include "mcast_desc.h"
+#include "members.h"
 #include "multi.h"
 #include "send.h"
 #include "topo_view.h"
@@ -94,9 +95,8 @@ static struct fm_fwd *fwd_build(fm_context *ctx, const fm_mcast_desc *d, const s
 int fm_fwd_start(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_hdr *h)
 {
     fm_mcast_desc d;
-    if (!ctx->seen && !(ctx->seen = calloc((size_t)ctx->size, 1)))
-        return -1;
-    if (fm_mcast_desc_decode(p->buf + FM_WIRE_HDR_LEN, p->len, ctx->size, ctx->seen, &d))
+    unsigned char *seen = fm_members_seen(ctx);
+    if (!seen || fm_mcast_desc_decode(p->buf + FM_WIRE_HDR_LEN, p->len, ctx->size, seen, &d))
         return -1;
     const struct fm_group *g = NULL;
     if (d.flags & FM_DESC_GROUP) {
