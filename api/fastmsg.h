@@ -105,6 +105,9 @@ extern "C" {
 #define FM_ERR_TREE         (-22) /* unknown tree name or bad tree parameter */
 #define FM_ERR_NOT_MEMBER   (-23) /* the calling rank is not a member of the multicast */
 #define FM_ERR_REGISTERED   (-24) /* a handler is already registered under this id */
+#define FM_ERR_TRUNCATED                                                                           \
+    (-25) /* a message ended before its declared end: its sender or a                              \
+           * forwarding member failed (the log says which) */
 
 /* Handler return values. */
 #define FM_DONE     0 /* finished with this message; unread bytes are discarded */
@@ -350,6 +353,13 @@ typedef struct fm_stats {
     uint64_t eagain_retries;  /* sends and receives the network refused at first and retried */
     uint64_t zcopy_sent, zcopy_received; /* large pieces moved zero-copy (their bytes are in
                                           * bytes_sent / bytes_received too) */
+    /* Multicast packets this rank sent on to its children: straight from the receive buffer
+     * (one header per child, the payload shared) or copied into a buffer of its own (a child
+     * was slower than its siblings; at most FM_MCAST_BUFFER bytes at a time). */
+    uint64_t fwd_by_reference, fwd_copied;
+    uint64_t truncated;        /* messages that reached this rank cut short (FM_ERR_TRUNCATED) */
+    uint64_t deliver_overflow; /* bytes dropped because a message was longer than the buffer
+                                * given to fm_stream_deliver */
 } fm_stats;
 
 /* Copy the context's counters into *stats. Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID. */

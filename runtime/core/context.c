@@ -16,7 +16,8 @@ static void print_stats(const fm_context *ctx)
     fprintf(stderr,
             "fastmsg[%d] stats: sent %llu pkts %llu B %llu msgs | received %llu pkts %llu B "
             "%llu msgs | zero-copy %llu out %llu in | credit pkts %llu out %llu in | credit stalls "
-            "%llu | dropped %llu (foreign %llu) | refused %llu\n",
+            "%llu | dropped %llu (foreign %llu) | refused %llu | forwarded %llu by reference %llu "
+            "copied | truncated %llu | deliver overflow %llu B\n",
             ctx->rank, (unsigned long long)s->packets_sent, (unsigned long long)s->bytes_sent,
             (unsigned long long)s->messages_sent, (unsigned long long)s->packets_received,
             (unsigned long long)s->bytes_received, (unsigned long long)s->messages_received,
@@ -24,7 +25,9 @@ static void print_stats(const fm_context *ctx)
             (unsigned long long)s->credit_packets_sent,
             (unsigned long long)s->credit_packets_received, (unsigned long long)s->credit_stalls,
             (unsigned long long)s->dropped, (unsigned long long)ctx->drops[FM_WIRE_KEY_BAD],
-            (unsigned long long)ctx->tp->refused);
+            (unsigned long long)ctx->tp->refused, (unsigned long long)s->fwd_by_reference,
+            (unsigned long long)s->fwd_copied, (unsigned long long)s->truncated,
+            (unsigned long long)s->deliver_overflow);
 }
 
 /* Messages that never ran because no handler was registered for their id here: fm_finalize

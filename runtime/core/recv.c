@@ -42,7 +42,7 @@ FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
     s->ready.head = s->ready.tail = NULL;
     s->early = NULL;
     s->avail = s->total = 0;
-    s->complete = s->finished = s->started = 0;
+    s->complete = s->finished = s->started = s->error = 0;
     s->blocked = NULL;
     s->dbuf = NULL;
     s->dcap = s->dlen = 0;

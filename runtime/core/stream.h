@@ -47,6 +47,7 @@ struct fm_stream {
     int complete;        /* the last packet is in ready */
     int finished;        /* handler returned FM_DONE: drop the rest */
     int started;         /* the handler has been called */
+    int error;           /* nonzero: the message ended early with this error (FM_ERR_TRUNCATED) */
     fm_pkt *blocked;     /* a zero-copy piece in ready whose bytes have not arrived: later
                           * packets wait in early behind it */
     unsigned char *dbuf; /* fm_stream_deliver target */

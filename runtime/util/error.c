@@ -54,6 +54,8 @@ const char *fm_strerror(int status)
         return "the calling rank is not a member of the multicast";
     case FM_ERR_REGISTERED:
         return "a handler is already registered under this id";
+    case FM_ERR_TRUNCATED:
+        return "the message was cut short: its sender or a forwarding member failed";
     }
     return "unknown status code";
 }

@@ -31,7 +31,7 @@ enum { H_PING = 0, H_CHECK, H_LATE, H_SPARE, H_PROBE };
 #define MAX_CASES   64
 #define MAX_CODES   16
 #define WAIT_SECS   20
-#define LAST_STATUS FM_ERR_REGISTERED /* the most negative status code */
+#define LAST_STATUS FM_ERR_TRUNCATED /* the most negative status code */
 
 static fm_context *ctx;
 static int me, peer, case_no;
