@@ -297,7 +297,8 @@ int fm_end_message(fm_stream *stream);
 /* In a handler: copy up to len bytes of the message that have arrived into buf. Returns the
  * number copied (0 when nothing more has arrived yet: return FM_CONTINUE; fewer than len
  * when fewer are there), or FM_ERR_UNDERFLOW when the whole message has already been read
- * and len > 0, FM_ERR_INVALID (stream NULL or a sending stream, buf NULL with len > 0). */
+ * and len > 0 (FM_ERR_TRUNCATED instead when the message was cut short, see
+ * fm_stream_status), FM_ERR_INVALID (stream NULL or a sending stream, buf NULL with len > 0). */
 ssize_t fm_receive(fm_stream *stream, void *buf, size_t len);
 
 /* In a handler: bytes of the message not read yet, counting only those that have arrived. */
@@ -307,6 +308,12 @@ size_t fm_stream_available(const fm_stream *stream);
 size_t fm_stream_length(const fm_stream *stream);
 /* In a handler: 1 when every packet of the message has arrived, else 0. */
 int fm_stream_complete(const fm_stream *stream);
+/* In a handler: FM_OK, or FM_ERR_TRUNCATED once the message is known to end before its
+ * declared end (a multi-destination sender or a multicast's forwarding member could not send
+ * the rest; the log of that rank says why): the bytes that did arrive can still be read, and
+ * fm_stream_complete is 1 with fm_stream_length counting only them. FM_ERR_INVALID for NULL
+ * or a sending stream. */
+int fm_stream_status(const fm_stream *stream);
 /* In a handler: per-stream storage for the handler's own state (NULL at first). */
 void fm_stream_set_user(fm_stream *stream, void *user);
 void *fm_stream_user(const fm_stream *stream);

@@ -51,6 +51,13 @@ typedef struct fm_pool_state {
     size_t send_reserved; /* promised to streams opened inside handlers */
     size_t send_pkts;     /* send buffers in existence */
     size_t send_pkts_max; /* the FM_OVERFLOW budget, in packets */
+    size_t send_base;     /* buffers of the first slab, kept until fm_finalize */
+    /* Send buffers held for multicast children slower than their siblings (a root's packets
+     * not yet sent to every destination, a forwarding member's copies): at most held_max
+     * (FM_MCAST_BUFFER) before the root waits and members keep their parents' packets. */
+    size_t held, held_max, held_peak;
+    size_t held_reserved; /* promised to store-and-forward messages */
+    unsigned idle_rounds; /* progress rounds since a send buffer was last in use */
 } fm_pool_state;
 
 /* Zero-copy (zcopy.c): the one zero-copy send in progress; its sender waits outside any

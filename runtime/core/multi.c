@@ -8,7 +8,16 @@
  * is only that header (FM_PKT_COPY_BUF), sent with the transport's two-part sendv. Each copy
  * waits for its own destination's credit in that destination's queue, so a slow destination
  * delays only its own copies. The payload buffer counts the copies holding it (refs) and goes
- * back to its pool when the last one has completed. */
+ * back to its pool when the last one has completed.
+ *
+ * A payload still waiting for a slow destination is "held" (pool.c): the writer runs ahead of
+ * that destination, at most FM_MCAST_BUFFER bytes of such packets, then waits (send.c).
+ *
+ * A copy that cannot be made (out of memory for its header) ends that destination's message
+ * then and there with an abort packet (FM_PKT_ABORT) in its place, sent from a header kept
+ * for that purpose since the message began: the destination's handler sees FM_ERR_TRUNCATED
+ * instead of waiting for packets that will never come, and the writer's fm_end_message
+ * returns the error. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +32,21 @@ int fm_multi_drained(const fm_stream *s)
         if (s->ctx->peers[s->dests[i]].pending.head)
             return 0;
     return 1;
+}
+
+void fm_multi_abort(fm_context *ctx, fm_pkt *c, int dest, const fm_wire_hdr *h)
+{
+    fm_wire_hdr a = *h;
+    a.flags = FM_PKT_LAST | FM_PKT_ABORT;
+    a.payload_len = 0;
+    a.msg_len = 0;
+    fm_wire_encode(&a, c->buf);
+    c->payload = NULL;
+    c->len = 0;
+    c->peer = dest;
+    fm_log(0, "message %u to rank %d cut short after %u packets: out of memory for its copies",
+           a.msg_id, dest, a.seq);
+    fm_send_queue(ctx, c);
 }
 
 int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire_hdr *h)
@@ -52,20 +76,32 @@ void fm_multi_submit(fm_stream *s, fm_pkt *p, int last)
                      .handler = s->handler,
                      .msg_len = last ? s->written : s->declared};
     p->refs = 1; /* ours until every copy is queued: an injected copy is done at once */
+    fm_pool_mark_held(ctx, p); /* until every destination has its copy (pool.c) */
     for (int i = 0; i < s->ndest; i++) {
+        if (!s->aborts[i])
+            continue; /* its message was cut short */
         h.msg_id = s->dest_msg_ids[i];
-        if (fm_multi_send_copy(ctx, p, s->dests[i], &h))
-            fm_log(0, "out of memory for a packet copy to rank %d: its message is cut short",
-                   s->dests[i]);
+        if (fm_multi_send_copy(ctx, p, s->dests[i], &h) == FM_OK)
+            continue;
+        s->mfailed = FM_ERR_NOMEM;
+        if (h.seq > 0) /* (before packet 0 it has heard of nothing: nothing to end) */
+            fm_multi_abort(ctx, s->aborts[i], s->dests[i], &h);
+        else
+            fm_pool_put_copy(ctx, s->aborts[i]);
+        s->aborts[i] = NULL;
     }
     fm_multi_unref(ctx, p);
 }
 
 void fm_multi_close(fm_stream *s)
 {
-    free(s->dests); /* with the ids and the descriptor (fm_multi_open) */
+    for (int i = 0; i < s->ndest; i++)
+        if (s->aborts[i])
+            fm_pool_put_copy(s->ctx, s->aborts[i]);
+    free(s->aborts); /* with the ranks, ids and descriptor (fm_multi_open) */
     s->dests = NULL;
     s->dest_msg_ids = NULL;
+    s->aborts = NULL;
     s->desc = NULL;
     s->ndest = s->multi = 0;
     s->desc_len = 0;
@@ -74,14 +110,22 @@ void fm_multi_close(fm_stream *s)
 int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t cap, int handler,
                   const unsigned char *desc, size_t desc_len, fm_stream **stream)
 {
-    /* One allocation: the ranks, their message ids, the descriptor. Freed by close. */
-    size_t ids_at = (size_t)n * sizeof(int);
+    /* One allocation: abort headers, the ranks, their message ids, the descriptor. Freed by
+     * close. */
+    size_t ranks_at = (size_t)n * sizeof(fm_pkt *);
+    size_t ids_at = ranks_at + (size_t)n * sizeof(int);
     size_t desc_at = ids_at + (size_t)n * sizeof(uint32_t);
     unsigned char *mem = malloc(desc_at + desc_len + 1);
     if (!mem)
         return FM_ERR_NOMEM;
-    int rc = fm_send_alloc(ctx, len + desc_len, cap, handler, stream);
+    fm_pkt **aborts = (fm_pkt **)mem;
+    int got = 0;
+    while (got < n && (aborts[got] = fm_pool_get_copy(ctx)))
+        got++;
+    int rc = got < n ? FM_ERR_NOMEM : fm_send_alloc(ctx, len + desc_len, cap, handler, stream);
     if (rc) {
+        while (got > 0)
+            fm_pool_put_copy(ctx, aborts[--got]);
         free(mem);
         return rc;
     }
@@ -90,7 +134,8 @@ int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t c
     s->declared = len;
     s->peer = ctx->rank; /* unused: every packet goes through dests */
     s->ndest = n;
-    s->dests = (int *)mem;
+    s->aborts = aborts;
+    s->dests = (int *)(mem + ranks_at);
     s->dest_msg_ids = (uint32_t *)(mem + ids_at);
     for (int i = 0; i < n; i++) {
         s->dests[i] = dests[i];

@@ -13,6 +13,10 @@ void fm_multi_submit(fm_stream *s, fm_pkt *p, int last);
 int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire_hdr *h);
 void fm_multi_close(fm_stream *s);
 int fm_multi_drained(const fm_stream *s);
+/* End dest's message early, in sequence place h->seq (> 0), with an abort packet sent from
+ * the copy header c (kept for this by the caller, so that ending never needs memory); h is
+ * the header the next packet to dest would have had. */
+void fm_multi_abort(fm_context *ctx, fm_pkt *c, int dest, const fm_wire_hdr *h);
 
 /* Drop one hold on a packet buffer: a send buffer goes back to the pool, a received packet
  * back to the network (at the next progress round) with its credit owed to its sender. */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Packet buffers. Receive buffers: one per credit per peer plus one per peer for credit
  * packets, all posted at init, so every packet a peer may send has a posted buffer. Send
- * buffers: a free list that grows (up to the FM_OVERFLOW budget) when handlers queue packets
- * for peers without credit. Each slab is one allocation and one registration. */
+ * buffers: a free list that grows when handlers queue packets for peers without credit (up
+ * to the FM_OVERFLOW budget) and when multicasts hold packets for slow children (up to
+ * FM_MCAST_BUFFER), and shrinks back to its first slab once every buffer is free again. Each
+ * slab is one allocation and one registration. */
 #include <string.h>
 
 #include "log.h"
@@ -41,9 +43,10 @@ static fm_pkt_slab *slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind)
     return s;
 }
 
-static void slabs_free(fm_context *ctx, fm_pkt_slab *s)
+/* Free the slabs from s up to (not including) end. */
+static void slabs_free_until(fm_context *ctx, fm_pkt_slab *s, fm_pkt_slab *end)
 {
-    while (s) {
+    while (s != end) {
         fm_pkt_slab *next = s->next;
         if (s->mr)
             ctx->tp->ops->mem_dereg(ctx->tp, s->mr);
@@ -52,6 +55,11 @@ static void slabs_free(fm_context *ctx, fm_pkt_slab *s)
         fm_mem_free(s);
         s = next;
     }
+}
+
+static void slabs_free(fm_context *ctx, fm_pkt_slab *s)
+{
+    slabs_free_until(ctx, s, NULL);
 }
 
 /* Add n send buffers to the free list. */
@@ -92,13 +100,33 @@ int fm_pool_init(fm_context *ctx)
     size_t per = pkt_bytes(ctx);
     size_t base = (size_t)ctx->size * (size_t)ctx->credits;
     ctx->pool.send_pkts_max = base + (size_t)ctx->cfg.overflow / per;
+    ctx->pool.send_base = base;
+    ctx->pool.held_max = (size_t)ctx->cfg.mcast_buffer / per;
     FM_CHECK(grow_send(ctx, base) == FM_OK, FM_ERR_NOMEM, "cannot allocate %zu send buffers", base);
     return FM_OK;
 error:
     return rc;
 }
 
+static void slabs_dereg(fm_context *ctx, fm_pkt_slab *s)
+{
+    for (; s; s = s->next)
+        if (s->mr) {
+            ctx->tp->ops->mem_dereg(ctx->tp, s->mr);
+            s->mr = NULL;
+        }
+}
+
+/* Registrations go before the endpoint closes (fm_pool_fini), the memory only after it
+ * (fm_pool_free): until then the provider may still write into posted receive buffers. */
 void fm_pool_fini(fm_context *ctx)
+{
+    slabs_dereg(ctx, ctx->pool.recv_slabs);
+    slabs_dereg(ctx, ctx->pool.send_slabs);
+    slabs_dereg(ctx, ctx->pool.copy_slabs);
+}
+
+void fm_pool_free(fm_context *ctx)
 {
     slabs_free(ctx, ctx->pool.recv_slabs);
     slabs_free(ctx, ctx->pool.send_slabs);
@@ -109,12 +137,62 @@ void fm_pool_fini(fm_context *ctx)
     ctx->pool.send_free_n = 0;
 }
 
-/* Buffers the budget still allows to be made. */
+/* Buffers the FM_OVERFLOW budget still allows to be made (those held for slow multicast
+ * children have a budget of their own). */
 static size_t headroom(const fm_context *ctx)
 {
-    return ctx->pool.send_pkts < ctx->pool.send_pkts_max
-               ? ctx->pool.send_pkts_max - ctx->pool.send_pkts
-               : 0;
+    size_t max = ctx->pool.send_pkts_max + ctx->pool.held;
+    return ctx->pool.send_pkts < max ? max - ctx->pool.send_pkts : 0;
+}
+
+/* Every send buffer is free and some slabs were added since init: give them back. The first
+ * slab stays (allocated at init, it serves the common case without growing). */
+void fm_pool_trim(fm_context *ctx)
+{
+    fm_pkt_slab *first = ctx->pool.send_slabs;
+    while (first->next)
+        first = first->next;
+    slabs_free_until(ctx, ctx->pool.send_slabs, first);
+    ctx->pool.send_slabs = first;
+    ctx->pool.send_free = NULL;
+    ctx->pool.send_free_n = 0;
+    ctx->pool.send_pkts = 0;
+    for (size_t i = 0; i < ctx->pool.send_base; i++)
+        fm_pool_put_send(ctx, &first->pkts[i]);
+    ctx->pool.send_pkts = ctx->pool.send_base;
+    ctx->pool.idle_rounds = 0;
+}
+
+void fm_pool_mark_held(fm_context *ctx, fm_pkt *p)
+{
+    p->held = 1;
+    if (++ctx->pool.held > ctx->pool.held_peak)
+        ctx->pool.held_peak = ctx->pool.held;
+}
+
+/* Promise n held buffers to a message that must hold all its packets (store-and-forward). */
+int fm_pool_hold_reserve(fm_context *ctx, size_t n)
+{
+    if (ctx->pool.held + ctx->pool.held_reserved + n > ctx->pool.held_max)
+        return FM_EAGAIN;
+    ctx->pool.held_reserved += n;
+    return FM_OK;
+}
+
+/* A send buffer to hold a packet for a slow multicast child; NULL when FM_MCAST_BUFFER is
+ * used up (the caller then keeps the packet it has) or memory is. reserved: the caller holds
+ * a promise from fm_pool_hold_reserve (and gives one up). */
+fm_pkt *fm_pool_get_held(fm_context *ctx, int reserved)
+{
+    if (reserved)
+        ctx->pool.held_reserved--;
+    else if (ctx->pool.held + ctx->pool.held_reserved >= ctx->pool.held_max)
+        return NULL;
+    if (!ctx->pool.send_free && grow_send(ctx, 16) != FM_OK)
+        return NULL;
+    fm_pkt *p = fm_pool_pop_send(ctx);
+    fm_pool_mark_held(ctx, p);
+    return p;
 }
 
 /* Promise n send buffers (a stream opened in a handler must never wait for one). Promises
@@ -139,16 +217,6 @@ fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved)
         if (n || reserved)
             grow_send(ctx, n == 0 ? 1 : n < 64 ? n : 64);
     }
-    return fm_pool_pop_send(ctx);
-}
-
-/* A send buffer even past the FM_OVERFLOW budget: for forwarding, which must never wait
- * (what it holds is bounded by the credits of the ranks sending to us). NULL only when out
- * of memory. */
-fm_pkt *fm_pool_get_send_any(fm_context *ctx)
-{
-    if (!ctx->pool.send_free)
-        grow_send(ctx, 16);
     return fm_pool_pop_send(ctx);
 }
 
@@ -177,6 +245,10 @@ void fm_pool_put_copy(fm_context *ctx, fm_pkt *c)
 
 void fm_pool_put_send(fm_context *ctx, fm_pkt *p)
 {
+    if (p->held) {
+        p->held = 0;
+        ctx->pool.held--;
+    }
     p->next = ctx->pool.send_free;
     ctx->pool.send_free = p;
     ctx->pool.send_free_n++;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Packet buffers: receive buffers posted per peer, send buffers within the FM_OVERFLOW budget,
- * and per-destination copy headers, all allocated and registered in slabs (pool.c). */
+/* Packet buffers: receive buffers posted per peer, send buffers within the FM_OVERFLOW and
+ * FM_MCAST_BUFFER budgets, and per-destination copy headers, all allocated and registered in slabs
+ * (pool.c). */
 #ifndef FM_CORE_POOL_H
 #define FM_CORE_POOL_H
 
@@ -8,6 +9,7 @@
 
 int fm_pool_init(fm_context *ctx);
 void fm_pool_fini(fm_context *ctx);
+void fm_pool_free(fm_context *ctx);
 fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved);
 /* An idle send buffer, or NULL (no growing). */
 static inline fm_pkt *fm_pool_pop_send(fm_context *ctx)
@@ -24,7 +26,31 @@ static inline fm_pkt *fm_pool_pop_send(fm_context *ctx)
     }
     return p;
 }
-fm_pkt *fm_pool_get_send_any(fm_context *ctx);
+fm_pkt *fm_pool_get_held(fm_context *ctx, int reserved);
+void fm_pool_mark_held(fm_context *ctx, fm_pkt *p);
+int fm_pool_hold_reserve(fm_context *ctx, size_t n);
+static inline void fm_pool_hold_unreserve(fm_context *ctx, size_t n)
+{
+    ctx->pool.held_reserved -= n;
+}
+/* Whether the multicast budget (FM_MCAST_BUFFER) is used up: a root writing then waits. */
+static inline int fm_pool_held_full(const fm_context *ctx)
+{
+    return ctx->pool.held > ctx->pool.held_max;
+}
+void fm_pool_trim(fm_context *ctx);
+#define FM_POOL_TRIM_ROUNDS 4096
+/* Called each progress round: slabs added beyond the first go back once every send buffer
+ * has stayed free for a while (not at once: a burst that grew the pool may come again). */
+static inline void fm_pool_idle(fm_context *ctx)
+{
+    if (ctx->pool.send_pkts == ctx->pool.send_base)
+        return;
+    if (ctx->pool.send_free_n != ctx->pool.send_pkts)
+        ctx->pool.idle_rounds = 0;
+    else if (++ctx->pool.idle_rounds >= FM_POOL_TRIM_ROUNDS)
+        fm_pool_trim(ctx);
+}
 fm_pkt *fm_pool_get_copy(fm_context *ctx);
 void fm_pool_put_copy(fm_context *ctx, fm_pkt *c);
 int fm_pool_reserve(fm_context *ctx, size_t n);

@@ -87,6 +87,7 @@ int fm_progress_once(fm_context *ctx)
         fm_recv_run_held(ctx, -1);
     }
     int rc = ctx->repost ? fm_recv_repost(ctx) : FM_OK;
+    fm_pool_idle(ctx);
     int n = ctx->tp->ops->poll(ctx->tp, ev, FM_POLL_BATCH);
     if (n < 0)
         return n;

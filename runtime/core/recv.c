@@ -138,8 +138,14 @@ static void stream_advance(fm_stream *s)
         if (s->fwd) /* on to this member's children, in order */
             s->ctx->mcast_hooks->packet(s->ctx, s, p);
         s->avail += p->len - p->off;
-        if (p->flags & FM_PKT_LAST)
+        if (p->flags & FM_PKT_LAST) {
             s->complete = 1;
+            if (p->flags & FM_PKT_ABORT) { /* cut short upstream (multi.c) */
+                s->total = s->counted;     /* every earlier packet is in: that is all */
+                s->error = FM_ERR_TRUNCATED;
+                s->ctx->stats.truncated++;
+            }
+        }
     }
 }
 
@@ -177,7 +183,7 @@ ssize_t fm_receive(fm_stream *s, void *buf, size_t len)
     if (!s || s->sending || (!buf && len))
         return FM_ERR_INVALID;
     if (s->complete && s->avail == 0 && len > 0)
-        return FM_ERR_UNDERFLOW;
+        return s->error ? s->error : FM_ERR_UNDERFLOW;
     unsigned char *dst = buf;
     size_t got = 0;
     for (fm_pkt *p = s->ready.head; p && got < len; p = p->next) {
@@ -376,7 +382,7 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
         packet_done(ctx, p);
         return FM_OK;
     }
-    if (h.type == FM_PKT_DATA && h.seq == 0 && (h.flags & FM_PKT_LAST) &&
+    if (h.type == FM_PKT_DATA && h.seq == 0 && h.flags == FM_PKT_LAST &&
         ctx->handlers[h.handler].fn)
         return recv_whole(ctx, p, &h);
     fm_stream *s = stream_find(ctx, &h);
@@ -419,6 +425,13 @@ size_t fm_stream_length(const fm_stream *s)
 int fm_stream_complete(const fm_stream *s)
 {
     return s && !s->sending && s->complete;
+}
+
+int fm_stream_status(const fm_stream *s)
+{
+    if (!s || s->sending)
+        return FM_ERR_INVALID;
+    return s->error;
 }
 
 void fm_stream_set_user(fm_stream *s, void *user)

@@ -38,7 +38,7 @@ FM_HOT int packet_now(fm_context *ctx, fm_peer *peer, fm_pkt *p)
     fm_put16(hdr + credits_at, c);
     fm_tp *tp = ctx->tp;
     int rc;
-    if (p->kind == FM_PKT_COPY_BUF) /* a header of its own before a shared payload */
+    if (p->kind == FM_PKT_COPY_BUF && p->payload) /* its own header before a shared payload */
         rc = tp->ops->sendv(tp, p->peer, p->buf, FM_WIRE_HDR_LEN, p->mr,
                             p->payload->buf + FM_WIRE_HDR_LEN, p->len, p->payload->mr, p);
     else
@@ -68,7 +68,8 @@ void fm_send_done(fm_context *ctx, fm_pkt *p)
     if (p->kind == FM_PKT_COPY_BUF) {
         fm_pkt *payload = p->payload;
         fm_pool_put_copy(ctx, p);
-        fm_multi_unref(ctx, payload);
+        if (payload) /* (none: an abort packet, all header) */
+            fm_multi_unref(ctx, payload);
     } else {
         fm_pool_put_send(ctx, p);
     }
@@ -153,13 +154,23 @@ static int multi_drained(fm_context *ctx, void *arg)
     return fm_multi_drained(arg);
 }
 
-/* Outside handlers, wait until this stream's packets have left for the network. */
-FM_HOT int wait_sent(fm_stream *s)
+static int multi_within_budget(fm_context *ctx, void *arg)
+{
+    return !fm_pool_held_full(ctx) || fm_multi_drained(arg);
+}
+
+/* Outside handlers, wait until this stream's packets have left for the network; a
+ * multi-destination stream may leave packets behind for slow destinations, within
+ * FM_MCAST_BUFFER, until its end. */
+FM_HOT int wait_sent(fm_stream *s, int end)
 {
     if (s->ctx->in_handler)
         return FM_OK;
-    if (s->multi)
-        return fm_multi_drained(s) ? FM_OK : fm_progress_until(s->ctx, multi_drained, s, "credits");
+    if (s->multi) {
+        fm_progress_cond done = end ? multi_drained : multi_within_budget;
+        return done(s->ctx, s) ? FM_OK
+                               : fm_progress_until(s->ctx, done, s, "credits of slow destinations");
+    }
     if (!s->ctx->peers[s->peer].pending.head)
         return FM_OK;
     return fm_progress_until(s->ctx, peer_drained, &s->peer, "credits");
@@ -320,7 +331,7 @@ int fm_send_piece(fm_stream *s, const void *buf, size_t len)
             s->cur = NULL;
             if (last)
                 s->sending = 2;
-            if ((rc = wait_sent(s)))
+            if ((rc = wait_sent(s, last)))
                 return rc;
         }
     }
@@ -342,10 +353,13 @@ int fm_end_message(fm_stream *s)
     }
     if (rc)
         return rc;
-    rc = wait_sent(s);
+    rc = wait_sent(s, 1);
     fm_context *ctx = s->ctx;
-    if (s->multi)
+    if (s->multi) {
+        if (rc == FM_OK)
+            rc = s->mfailed;
         fm_multi_close(s);
+    }
     fm_pool_unreserve(ctx, s->reserved);
     s->reserved = 0;
     s->sending = 0;

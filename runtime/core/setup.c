@@ -217,6 +217,7 @@ void fm_core_close(fm_context *ctx)
         fm_pool_fini(ctx);
         ctx->tp->ops->close(ctx->tp);
         ctx->tp = NULL;
+        fm_pool_free(ctx);
     }
     fm_topo_free(ctx->topo);
     ctx->topo = NULL;

@@ -4,7 +4,9 @@
  *  off size field
  *    0   1  version       FM_WIRE_VERSION
  *    1   1  type          FM_PKT_DATA / FM_PKT_CREDIT / FM_PKT_RNDV
- *    2   2  flags         FM_PKT_LAST: last packet of its message
+ *    2   2  flags         FM_PKT_LAST: last packet of its message; with FM_PKT_ABORT (and no
+ *                          payload): the message ends here, cut short (a forwarding member or
+ *                          a multi-destination sender could not send the rest)
  *    4   4  src           sender's rank
  *    8   8  job_key       the job's random key; other jobs' packets are dropped
  *   16   4  msg_id        per (sender, receiver) message counter
@@ -54,7 +56,7 @@ enum { FM_PKT_DATA = 1, FM_PKT_CREDIT = 2, FM_PKT_RNDV = 3, FM_PKT_MCAST = 4, FM
 #define FM_WIRE_SHORT_CREDITS_AT 16
 #define FM_WIRE_SHORT_MAX        12 /* its largest payload: 32 bytes in all */
 #define FM_WIRE_RNDV_LEN         16
-enum { FM_PKT_LAST = 1, FM_PKT_CTS = 2 }; /* CTS: on credit packets only */
+enum { FM_PKT_LAST = 1, FM_PKT_CTS = 2, FM_PKT_ABORT = 4 }; /* CTS: credit packets only */
 
 typedef struct fm_wire_hdr {
     uint8_t version, type;
@@ -227,7 +229,10 @@ static inline fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_
     if (h->job_key != job_key)
         return FM_WIRE_KEY_BAD;
     if (h->type < FM_PKT_DATA || h->type > FM_PKT_MCAST ||
-        (h->flags & ~(h->type == FM_PKT_CREDIT ? FM_PKT_CTS : FM_PKT_LAST)))
+        (h->flags & ~(h->type == FM_PKT_CREDIT ? FM_PKT_CTS : FM_PKT_LAST | FM_PKT_ABORT)))
+        return FM_WIRE_TYPE_BAD;
+    if ((h->flags & FM_PKT_ABORT) &&
+        (h->type == FM_PKT_CREDIT || h->flags != (FM_PKT_LAST | FM_PKT_ABORT) || h->seq == 0))
         return FM_WIRE_TYPE_BAD;
     if (h->src >= (uint32_t)nranks)
         return FM_WIRE_SRC_BAD;
@@ -238,6 +243,8 @@ static inline fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_
     if (h->type == FM_PKT_DATA && h->payload_len > h->msg_len)
         return FM_WIRE_LEN_BAD;
     if (h->type == FM_PKT_RNDV && h->payload_len != FM_WIRE_RNDV_LEN)
+        return FM_WIRE_LEN_BAD;
+    if ((h->flags & FM_PKT_ABORT) && h->payload_len != 0)
         return FM_WIRE_LEN_BAD;
     return FM_WIRE_OK;
 }

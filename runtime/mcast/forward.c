@@ -10,13 +10,22 @@
  * (multi.c), the payload shared. The buffer, and the parent's credit with it, go back once
  * every child's send has completed and the handler is done with it (refs).
  *
- * No waiting on a child: a child that has no credit right now gets its copy copied out into
- * a send buffer of ours instead, so a receive buffer is never held waiting for another
- * rank's credit. Held buffers therefore never form a cycle between concurrent multicasts,
- * and a slow child delays only its own copies.
+ * A child slower than its siblings (no credit right now, or packets already waiting for it)
+ * gets its copy copied out into a send buffer of ours, so that the parent's credit comes back
+ * and the other children keep their pace; at most FM_MCAST_BUFFER bytes of such copies exist
+ * at once (pool.c). Beyond that the copy waits in the child's queue straight from the receive
+ * buffer, which then holds the parent's credit: the parent slows down to the slowest child
+ * (backpressure), and memory stays bounded whatever a child does. A child that stops for good
+ * stops its parent, and so the root, until FM_TIMEOUT or until liveness sees it dead.
  *
  * Store-and-forward (for comparison, FM_MCAST_STORE_FORWARD): packets are copied out as they
- * arrive and sent on only when the last one is in, the whole message to each child in turn. */
+ * arrive and sent on only when the last one is in, the whole message to each child in turn.
+ * The copies are promised from FM_MCAST_BUFFER when packet 0 arrives; a message that does not
+ * fit is refused then, not left waiting for room: its children get packet 0 and an abort.
+ *
+ * Nothing is cut silently: a child whose copy cannot be made (out of memory for a header, or
+ * a refused store-and-forward) gets an abort packet in its place (multi.c), which it forwards
+ * to its own children in turn, and every handler below sees FM_ERR_TRUNCATED. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,8 +41,11 @@
 
 struct fm_fwd {
     int nkids, store_forward;
+    int refused;       /* store-and-forward without room: packet 0 and an abort, nothing more */
     int *kids;         /* ranks, in send order */
     uint32_t *kid_ids; /* our message id towards each */
+    fm_pkt **aborts;   /* per child: a header kept to end its message early; NULL once used */
+    size_t promised;   /* store-and-forward: held buffers still promised to this message */
     fm_pkt_queue held; /* store-and-forward: copies waiting for the last packet */
 };
 
@@ -76,10 +88,11 @@ static struct fm_fwd *fwd_build(fm_context *ctx, const fm_mcast_desc *d, const s
         nk = fm_tree_children(&td, pos, NULL, 0, scratch);
     struct fm_fwd *f = NULL;
     if (nk >= 0)
-        f = calloc(1, sizeof *f + (size_t)nk * (sizeof(int) + sizeof(uint32_t)) + 1);
+        f = calloc(1, sizeof *f + (size_t)nk * (sizeof(fm_pkt *) + sizeof(int) + sizeof(uint32_t)));
     if (f) {
         f->nkids = nk;
-        f->kids = (int *)(f + 1);
+        f->aborts = (fm_pkt **)(f + 1);
+        f->kids = (int *)(f->aborts + nk);
         f->kid_ids = (uint32_t *)(f->kids + nk);
         fm_tree_children(&td, pos, f->kids, nk, scratch);
         for (int i = 0; i < nk; i++) {
@@ -90,6 +103,34 @@ static struct fm_fwd *fwd_build(fm_context *ctx, const fm_mcast_desc *d, const s
     }
     free(scratch);
     return f;
+}
+
+/* Keep a header per child to end its message early with; then, for store-and-forward, the
+ * whole message's copies (refused now if FM_MCAST_BUFFER cannot hold them). */
+static int fwd_reserve(fm_context *ctx, struct fm_fwd *f, const fm_pkt *p, const fm_wire_hdr *h,
+                       uint32_t desc_len)
+{
+    for (int i = 0; i < f->nkids; i++)
+        if (!(f->aborts[i] = fm_pool_get_copy(ctx)))
+            return FM_ERR_NOMEM;
+    if (!f->store_forward || !f->nkids)
+        return FM_OK;
+    if (h->flags & FM_PKT_LAST) { /* one packet: it is the whole message, nothing to hold */
+        f->store_forward = 0;
+        return FM_OK;
+    }
+    /* Packet 0 is full: its length is the message's packet size. */
+    uint64_t pkts = (h->msg_len + desc_len) / p->len + 2;
+    if (pkts <= SIZE_MAX && fm_pool_hold_reserve(ctx, (size_t)pkts) == FM_OK) {
+        f->promised = (size_t)pkts;
+        return FM_OK;
+    }
+    fm_log(0,
+           "store-and-forward multicast from rank %d: %llu bytes do not fit FM_MCAST_BUFFER "
+           "(%lld bytes, some held already); its message to this member's children is cut short",
+           (int)h->src, (unsigned long long)h->msg_len, (long long)ctx->cfg.mcast_buffer);
+    f->refused = 1;
+    return FM_OK;
 }
 
 int fm_fwd_start(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_hdr *h)
@@ -111,14 +152,43 @@ int fm_fwd_start(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_hdr *h)
     if (!f)
         return -1;
     s->fwd = f;
+    if (fwd_reserve(ctx, f, p, h, d.desc_len)) {
+        fm_log(0, "out of memory for a multicast from rank %u: dropped here", d.root_rank);
+        fm_fwd_free(s);
+        return -1;
+    }
     s->origin = (int)d.root_rank;
     return (int)d.desc_len;
 }
 
-/* A copy of p, header for dest included, in a send buffer of ours; NULL if out of memory. */
-static fm_pkt *copy_out(fm_context *ctx, const fm_pkt *p)
+static void header_for(const fm_stream *s, const fm_pkt *p, fm_wire_hdr *h)
 {
-    fm_pkt *q = fm_pool_get_send_any(ctx);
+    int last = (p->flags & FM_PKT_LAST) != 0;
+    *h = (fm_wire_hdr){.version = FM_WIRE_VERSION,
+                       .type = FM_PKT_MCAST,
+                       .flags = p->flags & (FM_PKT_LAST | FM_PKT_ABORT),
+                       .src = (uint32_t)s->ctx->rank,
+                       .job_key = s->ctx->job_key,
+                       .seq = p->seq,
+                       .payload_len = p->len,
+                       .handler = s->handler,
+                       .msg_len = last ? s->total : s->declared};
+}
+
+/* End child i's message early, in the place of the packet h would have sent it. */
+static void cut(fm_context *ctx, struct fm_fwd *f, int i, const fm_wire_hdr *h)
+{
+    if (h->seq > 0) /* (before packet 0 it has heard of nothing: nothing to end) */
+        fm_multi_abort(ctx, f->aborts[i], f->kids[i], h);
+    else
+        fm_pool_put_copy(ctx, f->aborts[i]);
+    f->aborts[i] = NULL;
+}
+
+/* A copy of p in a held send buffer (within FM_MCAST_BUFFER, or promised); NULL: none. */
+static fm_pkt *copy_out(fm_context *ctx, const fm_pkt *p, int promised)
+{
+    fm_pkt *q = fm_pool_get_held(ctx, promised);
     if (!q)
         return NULL;
     memcpy(q->buf + FM_WIRE_HDR_LEN, p->buf + FM_WIRE_HDR_LEN, p->len);
@@ -128,36 +198,28 @@ static fm_pkt *copy_out(fm_context *ctx, const fm_pkt *p)
     return q;
 }
 
-static void to_child(fm_context *ctx, fm_pkt *p, int kid, const fm_wire_hdr *h)
+/* Packet p on to child i: from the receive buffer when the child keeps pace; copied out when
+ * it lags and FM_MCAST_BUFFER has room; else from the receive buffer anyway, waiting in the
+ * child's queue and holding the parent's credit (backpressure). */
+static void to_child(fm_context *ctx, struct fm_fwd *f, int i, fm_pkt *p, const fm_wire_hdr *h)
 {
+    int kid = f->kids[i];
     fm_peer *peer = &ctx->peers[kid];
-    if (!peer->pending.head && peer->send_credits > 0) {
-        if (fm_multi_send_copy(ctx, p, kid, h) == FM_OK)
-            return;
-    } else {
-        fm_pkt *q = copy_out(ctx, p);
+    if (peer->pending.head || peer->send_credits <= 0) {
+        fm_pkt *q = copy_out(ctx, p, 0);
         if (q) {
             fm_wire_encode(h, q->buf);
             q->peer = kid;
             fm_send_queue(ctx, q);
+            ctx->stats.fwd_copied++;
             return;
         }
     }
-    fm_log(0, "out of memory forwarding a multicast packet to rank %d: its message is cut", kid);
-}
-
-static void header_for(const fm_stream *s, const fm_pkt *p, fm_wire_hdr *h)
-{
-    int last = (p->flags & FM_PKT_LAST) != 0;
-    *h = (fm_wire_hdr){.version = FM_WIRE_VERSION,
-                       .type = FM_PKT_MCAST,
-                       .flags = last ? FM_PKT_LAST : 0,
-                       .src = (uint32_t)s->ctx->rank,
-                       .job_key = s->ctx->job_key,
-                       .seq = p->seq,
-                       .payload_len = p->len,
-                       .handler = s->handler,
-                       .msg_len = last ? s->total : s->declared};
+    if (fm_multi_send_copy(ctx, p, kid, h) == FM_OK) {
+        ctx->stats.fwd_by_reference++;
+        return;
+    }
+    cut(ctx, f, i, h);
 }
 
 /* Store-and-forward: the whole message, held, to each child in turn. */
@@ -166,11 +228,11 @@ static void flush_held(fm_context *ctx, fm_stream *s)
     struct fm_fwd *f = s->fwd;
     fm_wire_hdr h;
     for (int i = 0; i < f->nkids; i++)
-        for (fm_pkt *q = f->held.head; q; q = q->next) {
+        for (fm_pkt *q = f->held.head; q && f->aborts[i]; q = q->next) {
             header_for(s, q, &h);
             h.msg_id = f->kid_ids[i];
             if (fm_multi_send_copy(ctx, q, f->kids[i], &h))
-                fm_log(0, "out of memory forwarding to rank %d: its message is cut", f->kids[i]);
+                cut(ctx, f, i, &h);
         }
     while (f->held.head) {
         fm_pkt *q = f->held.head;
@@ -181,33 +243,55 @@ static void flush_held(fm_context *ctx, fm_stream *s)
     f->held.tail = NULL;
 }
 
+/* Store-and-forward: keep a copy of p until the last packet is in. */
+static void hold(fm_context *ctx, fm_stream *s, fm_pkt *p)
+{
+    struct fm_fwd *f = s->fwd;
+    fm_pkt *q = f->promised ? copy_out(ctx, p, 1) : NULL;
+    if (f->promised)
+        f->promised--;
+    if (!q) { /* (a sender that sent more packets than its length allows) */
+        fm_wire_hdr h;
+        header_for(s, p, &h);
+        for (int i = 0; i < f->nkids; i++)
+            if (f->aborts[i]) {
+                h.msg_id = f->kid_ids[i];
+                cut(ctx, f, i, &h);
+            }
+        return;
+    }
+    q->refs = 1;
+    q->next = NULL;
+    if (f->held.tail)
+        f->held.tail->next = q;
+    else
+        f->held.head = q;
+    f->held.tail = q;
+    if (p->flags & FM_PKT_LAST)
+        flush_held(ctx, s);
+}
+
 void fm_fwd_packet(fm_context *ctx, fm_stream *s, fm_pkt *p)
 {
     struct fm_fwd *f = s->fwd;
     if (!f || !f->nkids)
         return;
-    if (f->store_forward) {
-        fm_pkt *q = copy_out(ctx, p);
-        if (!q) {
-            fm_log(0, "out of memory holding a multicast packet: the message is cut here");
-            return;
-        }
-        q->refs = 1;
-        q->next = NULL;
-        if (f->held.tail)
-            f->held.tail->next = q;
-        else
-            f->held.head = q;
-        f->held.tail = q;
-        if (p->flags & FM_PKT_LAST)
-            flush_held(ctx, s);
+    if (f->store_forward && !f->refused) {
+        hold(ctx, s, p);
         return;
     }
     fm_wire_hdr h;
     header_for(s, p, &h);
     for (int i = 0; i < f->nkids; i++) {
+        if (!f->aborts[i])
+            continue; /* its message was cut short */
         h.msg_id = f->kid_ids[i];
-        to_child(ctx, p, f->kids[i], &h);
+        to_child(ctx, f, i, p, &h);
+        if (f->refused && f->aborts[i]) { /* packet 0 went: the abort follows it */
+            h.seq = p->seq + 1;
+            cut(ctx, f, i, &h);
+            h.seq = p->seq;
+        }
     }
 }
 
@@ -221,6 +305,10 @@ void fm_fwd_free(fm_stream *s)
         f->held.head = q->next;
         fm_multi_unref(s->ctx, q);
     }
+    for (int i = 0; i < f->nkids; i++)
+        if (f->aborts[i])
+            fm_pool_put_copy(s->ctx, f->aborts[i]);
+    fm_pool_hold_unreserve(s->ctx, f->promised);
     free(f);
     s->fwd = NULL;
 }

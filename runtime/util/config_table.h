@@ -31,6 +31,11 @@
     X(FM_OVERFLOW, overflow, SIZE, "64M", 0, 1L << 40,                                             \
       "bytes of packets a handler may queue for peers that have no credit before "                 \
       "fm_begin_message returns FM_EAGAIN")                                                        \
+    X(FM_MCAST_BUFFER, mcast_buffer, SIZE, "16M", 0, 1L << 40,                                     \
+      "bytes of packets a multicast root or forwarding member may hold for children slower than "  \
+      "their siblings; beyond it the root waits and a member keeps its parent's packets (and "     \
+      "credits) until the slow child catches up; store-and-forward holds whole messages within "   \
+      "it; 0 = no child runs ahead of another")                                                    \
     X(FM_WAIT_FD, wait_fd, BOOL, "1", 0, 0,                                                        \
       "sleep on the provider's wait fd where it has one (tcp); 0 = no wait fd: about 1 us less "   \
       "per tcp packet, and idle waits back off with sched_yield and short sleeps instead")         \
