@@ -194,9 +194,13 @@ int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stre
 
 /* Open a message of at most len bytes to each of the n ranks in dests, for handler id on
  * each of them. Every packet is written once and sent to every destination from that one
- * buffer, each copy as soon as its destination has a credit; outside handlers the writer
- * waits until every destination's copy of a full packet has left. Each destination receives
- * an ordinary message from this rank. dests is read during the call only.
+ * buffer, each copy as soon as its destination has a credit. Outside handlers the writer
+ * runs ahead of destinations slower than the others while the packets kept for them take at
+ * most FM_MCAST_BUFFER bytes, then waits (bounded by FM_TIMEOUT) for them to catch up;
+ * fm_end_message waits until every copy has left. Each destination receives an ordinary
+ * message from this rank. dests is read during the call only. When a copy cannot be made
+ * (out of memory), that destination's message ends there with FM_ERR_TRUNCATED (its handler
+ * sees fm_stream_status), the others go on, and fm_end_message returns FM_ERR_NOMEM.
  * Errors: as fm_begin_message, and FM_ERR_EMPTY (n = 0), FM_ERR_INVALID (dests NULL or
  * n < 0), FM_ERR_RANK (a rank out of range), FM_ERR_SELF (this rank listed),
  * FM_ERR_DUPLICATE (a rank listed twice). Large pieces are copied through packets: a
@@ -220,6 +224,12 @@ int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len,
  *   reads the same packets: each member's handler gets an ordinary message whose sender is
  *   the root. Members must register the handler (or the message waits, like any message
  *   for an unregistered handler, while forwarding goes on).
+ *   Memory is bounded, not speed: a child slower than its siblings gets copies of the
+ *   packets it lags behind, at most FM_MCAST_BUFFER bytes per member (fm_stats.fwd_copied);
+ *   beyond that its parent keeps the packets in their receive buffers, which holds back the
+ *   credits of the rank sending to it, so the whole tree slows to the slowest child instead
+ *   of buffering for it. A member that cannot forward a packet (out of memory) ends its
+ *   children's messages with FM_ERR_TRUNCATED rather than leaving them waiting.
  *   Members are named either by a group (fm_group_create: every member creates it with the
  *   same list; messages then carry only its id) or by a list carried in the first packet
  *   (fm_mcast_begin_list: at most 4096 members, and 32 + 4 x n bytes must fit in
@@ -227,7 +237,11 @@ int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len,
 typedef struct fm_group fm_group;
 
 /* Send every packet on only once the whole message has arrived (store-and-forward), instead
- * of packet by packet: for comparisons. */
+ * of packet by packet: for comparisons. Every forwarding member then holds a copy of the
+ * whole message, promised from its FM_MCAST_BUFFER when the message's first packet arrives:
+ * fm_mcast_begin refuses a longer message (FM_ERR_TOO_LONG), and a member whose budget
+ * cannot take it (set lower there, or taken by other multicasts) forwards the first packet
+ * only, then ends its children's messages with FM_ERR_TRUNCATED (fm_stream_status). */
 #define FM_MCAST_STORE_FORWARD 1u
 
 /* Create a group of the n ranks in members (in that order; this rank need not be one).
@@ -364,6 +378,9 @@ typedef struct fm_stats {
      * (one header per child, the payload shared) or copied into a buffer of its own (a child
      * was slower than its siblings; at most FM_MCAST_BUFFER bytes at a time). */
     uint64_t fwd_by_reference, fwd_copied;
+    uint64_t mcast_held_peak;  /* most bytes of packet buffers held at once for slow multicast
+                                * destinations and children: FM_MCAST_BUFFER at most (a root: one
+                                * packet more) */
     uint64_t truncated;        /* messages that reached this rank cut short (FM_ERR_TRUNCATED) */
     uint64_t deliver_overflow; /* bytes dropped because a message was longer than the buffer
                                 * given to fm_stream_deliver */

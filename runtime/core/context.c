@@ -7,6 +7,7 @@
 #include "fm_build_config.h"
 #include "log.h"
 #include "context.h"
+#include "pool.h"
 
 fm_context *fm_live_ctx;
 
@@ -80,6 +81,7 @@ int fm_get_stats(const fm_context *ctx, fm_stats *stats)
     *stats = ctx->stats;
     stats->dropped_foreign = ctx->drops[FM_WIRE_KEY_BAD];
     stats->eagain_retries = ctx->tp->refused;
+    stats->mcast_held_peak = (uint64_t)ctx->pool.held_peak * fm_pool_pkt_bytes(ctx);
     return FM_OK;
 }
 

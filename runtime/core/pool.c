@@ -11,7 +11,7 @@
 #include "memory.h"
 #include "pool.h"
 
-static size_t pkt_bytes(const fm_context *ctx)
+size_t fm_pool_pkt_bytes(const fm_context *ctx)
 {
     return (FM_WIRE_HDR_LEN + ctx->packet_size + 63) & ~(size_t)63;
 }
@@ -22,7 +22,7 @@ static size_t pkt_bytes(const fm_context *ctx)
 
 static fm_pkt_slab *slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind)
 {
-    size_t bytes = kind == FM_PKT_COPY_BUF ? FM_COPY_BYTES : pkt_bytes(ctx);
+    size_t bytes = kind == FM_PKT_COPY_BUF ? FM_COPY_BYTES : fm_pool_pkt_bytes(ctx);
     fm_pkt_slab *s = fm_mem_alloc(sizeof *s);
     if (!s)
         return NULL;
@@ -92,12 +92,12 @@ int fm_pool_init(fm_context *ctx)
     size_t nrecv = (size_t)ctx->size * (size_t)(ctx->credits + 1);
     fm_pkt_slab *r = slab_new(ctx, nrecv, FM_PKT_RECV_BUF);
     FM_CHECK(r, FM_ERR_NOMEM, "cannot allocate %zu receive buffers of %zu bytes", nrecv,
-             pkt_bytes(ctx));
+             fm_pool_pkt_bytes(ctx));
     ctx->pool.recv_slabs = r;
     for (size_t i = 0; i < nrecv; i++)
         if ((rc = fm_pool_repost(ctx, &r->pkts[i])))
             goto error;
-    size_t per = pkt_bytes(ctx);
+    size_t per = fm_pool_pkt_bytes(ctx);
     size_t base = (size_t)ctx->size * (size_t)ctx->credits;
     ctx->pool.send_pkts_max = base + (size_t)ctx->cfg.overflow / per;
     ctx->pool.send_base = base;

@@ -10,6 +10,8 @@
 int fm_pool_init(fm_context *ctx);
 void fm_pool_fini(fm_context *ctx);
 void fm_pool_free(fm_context *ctx);
+/* Bytes of one packet buffer: header and payload, cache-line aligned. */
+size_t fm_pool_pkt_bytes(const fm_context *ctx);
 fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved);
 /* An idle send buffer, or NULL (no growing). */
 static inline fm_pkt *fm_pool_pop_send(fm_context *ctx)

@@ -92,6 +92,10 @@ static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint
     int rc = fm_mcast_choose(ctx, tree, len + desc_len, desc_len, sf, &td, &payload);
     if (rc)
         return rc;
+    /* Store-and-forward members hold the whole message (forward.c): refuse here what they
+     * would refuse (when their FM_MCAST_BUFFER is this rank's). */
+    if (sf && (len + desc_len) / payload + 2 > ctx->pool.held_max)
+        return FM_ERR_TOO_LONG;
     fm_mcast_desc d = {
         .builder = (uint8_t)td.builder,
         .flags = (uint8_t)((sf ? FM_DESC_STORE_FORWARD : 0) | (group ? FM_DESC_GROUP : 0)),
