@@ -65,11 +65,13 @@ typedef struct fm_pool_state {
  * send (busy). */
 typedef struct fm_zcopy_state {
     struct {
-        int waiting, cleared, busy, status;
-        uint64_t tag;
+        int waiting, cleared, declined, busy, status;
+        uint64_t tag;  /* the piece's id */
+        uint64_t rtag; /* the tag the receiver posted its receive with */
         fm_tp_mr *mr;
     } send;
     unsigned char withdraw; /* context of the empty sends that withdraw a piece */
+    uint64_t next_rtag;     /* receive tags: from a random start, never 0 */
 } fm_zcopy_state;
 
 struct fm_mcast;       /* the multicast layer's state (runtime/mcast) */

@@ -42,18 +42,18 @@ void fm_credits_owe(fm_context *ctx, int peer)
         mark_dirty(ctx, peer);
 }
 
-int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t tag)
+int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t piece, uint64_t rtag)
 {
     fm_peer *p = &ctx->peers[peer];
     if (p->cts_n == p->cts_cap) {
         int cap = p->cts_cap ? 2 * p->cts_cap : 4;
-        uint64_t *t = realloc(p->cts, (size_t)cap * sizeof *t);
+        struct fm_cts *t = realloc(p->cts, (size_t)cap * sizeof *t);
         if (!t)
             return FM_ERR_NOMEM;
         p->cts = t;
         p->cts_cap = cap;
     }
-    p->cts[p->cts_n++] = tag;
+    p->cts[p->cts_n++] = (struct fm_cts){piece, rtag};
     mark_dirty(ctx, peer); /* sent when this progress round settles */
     return FM_OK;
 }
@@ -74,9 +74,11 @@ static int send_credit_packet(fm_context *ctx, int peer)
                      .src = (uint32_t)ctx->rank,
                      .job_key = ctx->job_key,
                      .credits = (uint16_t)fm_credits_take_owed(p)};
-    if (p->cts_n) {
+    if (p->cts_n) { /* the piece in msg_len, the receive's tag in msg_id and seq */
         h.flags = FM_PKT_CTS;
-        h.msg_len = p->cts[0];
+        h.msg_len = p->cts[0].piece;
+        h.msg_id = (uint32_t)p->cts[0].rtag;
+        h.seq = (uint32_t)(p->cts[0].rtag >> 32);
     }
     fm_wire_encode(&h, p->credit_buf);
     p->credit_busy = 1;

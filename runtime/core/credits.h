@@ -17,7 +17,9 @@ static inline int fm_credits_take_owed(fm_peer *p)
     p->owed -= n;
     return n;
 }
-int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t tag);
+/* Answer a zero-copy announcement on the next credit packet: rtag is the posted receive's
+ * tag, or 0 to decline the piece. */
+int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t piece, uint64_t rtag);
 void fm_credits_packet_done(fm_context *ctx, int peer);
 
 /* Inline: once per packet. */

@@ -21,10 +21,14 @@ typedef struct fm_peer {
     int credit_busy;      /* that packet is in flight */
     unsigned char credit_buf[FM_WIRE_HDR_LEN];
     fm_stream *inbound; /* its messages in progress here */
-    /* Zero-copy pieces of its whose receive we have posted: clear-to-send tags that go out
-     * on our credit packets to it, one per packet (zcopy.c). */
-    uint64_t *cts;
+    /* Answers to its zero-copy announcements, each going out on one of our credit packets to
+     * it (zcopy.c): the piece's id, and the tag of the receive posted for it (0: declined,
+     * send the piece through packets). */
+    struct fm_cts {
+        uint64_t piece, rtag;
+    } * cts;
     int cts_n, cts_cap;
+    size_t bounce; /* bytes of bounce buffers its pieces hold here (FM_ZCOPY_BOUNCE) */
 } fm_peer;
 
 #endif

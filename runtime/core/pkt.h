@@ -43,9 +43,11 @@ typedef struct fm_pkt {
     uint8_t held;    /* send: counted in the pool's held (FM_MCAST_BUFFER) */
     /* An FM_PKT_RNDV packet (receive): len is the piece's length, its bytes arrive apart. */
     uint8_t zc;          /* fm_zc_state */
-    uint64_t tag;        /* the piece's tag */
+    uint64_t tag;        /* the piece's id (the announcement's) */
+    uint64_t rtag;       /* the tag its receive is posted with, chosen here */
     unsigned char *data; /* the piece's bounce buffer, NULL when it goes straight to the
                           * delivery buffer */
+    uint32_t data_len;   /* the bounce buffer's size (counted in its sender's fm_peer.bounce) */
     fm_tp_mr *data_mr;   /* registration of the bounce or delivery range, if needed */
     struct fm_stream *owner;
     /* Multi-destination and forwarded packets: holds on this buffer (copies in flight, and

@@ -265,13 +265,17 @@ FM_HOT void stream_call(fm_context *ctx, fm_stream *s, fm_handler_slot *h)
 static void stream_run(fm_context *ctx, fm_stream *s)
 {
     fm_handler_slot *h = &ctx->handlers[s->handler];
+again:
     if (!h->fn && !s->finished) {
         /* Not registered here yet: hold the message (its packets hold the sender's credits)
-         * until fm_register_handler runs it. A zero-copy piece lands in a bounce buffer
-         * meanwhile, so its sender is not kept waiting. */
+         * until fm_register_handler runs it. A zero-copy piece is declined meanwhile: its
+         * bytes come as packets, within the credits. */
         fm_log(1, "holding a message from rank %d for unregistered handler %u", s->peer,
                s->handler);
-        fm_zcopy_post(ctx, s);
+        if (fm_zcopy_post(ctx, s)) {
+            stream_advance(s);
+            goto again;
+        }
         return;
     }
     stream_call(ctx, s, h);
@@ -279,7 +283,12 @@ static void stream_run(fm_context *ctx, fm_stream *s)
         stream_pour(ctx, s);
     if (!s->finished)
         stream_trim(ctx, s, 0);
-    fm_zcopy_post(ctx, s); /* after the trim: straight into the delivery buffer if it can */
+    /* After the trim: straight into the delivery buffer if it can. Declined: its bytes follow
+     * as packets, which may be here already. */
+    if (fm_zcopy_post(ctx, s)) {
+        stream_advance(s);
+        goto again;
+    }
     if (s->finished)
         stream_trim(ctx, s, 1);
     if (!s->complete)
@@ -365,7 +374,7 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
     if (h.type == FM_PKT_CREDIT) {
         ctx->stats.credit_packets_received++;
         if (h.flags & FM_PKT_CTS)
-            fm_zcopy_cleared(ctx, (int)h.src, h.msg_len);
+            fm_zcopy_cleared(ctx, (int)h.src, h.msg_len, (uint64_t)h.seq << 32 | h.msg_id);
         return fm_pool_repost(ctx, p); /* credit packets hold no credit */
     }
     p->peer = (int)h.src;

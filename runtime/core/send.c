@@ -311,9 +311,9 @@ int fm_send_piece(fm_stream *s, const void *buf, size_t len)
         return FM_ERR_OVERFLOW;
     if (piece_fits(s, buf, len))
         return FM_OK;
-    if (fm_zcopy_wanted(s, len))
-        return fm_zcopy_send(s, buf, len);
     const unsigned char *src = buf;
+    if (fm_zcopy_wanted(s, len) && (rc = fm_zcopy_send(s, &src, &len)) != FM_EAGAIN)
+        return rc; /* (FM_EAGAIN: declined; the rest goes through packets) */
     while (len > 0) {
         if (!s->cur && (rc = fm_send_next_packet(s)))
             return rc;

@@ -16,6 +16,7 @@
 #include "recv.h"
 #include "setup.h"
 #include "topo.h"
+#include "zcopy.h"
 
 /* What every rank publishes before the network is up: where it runs and the settings that
  * must agree across the job. A host is a host name plus a network namespace (topo.h), so
@@ -186,6 +187,7 @@ int fm_core_open(fm_context *ctx)
         return rc;
     small_packets(ctx);
     fm_credits_init(ctx);
+    fm_zcopy_init(ctx);
     return fm_pool_init(ctx);
 }
 

@@ -16,7 +16,9 @@
  *   30   2  credits       credits returned to the receiver of this packet (piggybacked)
  *   32   8  msg_len       the message's declared length (an upper bound until FM_PKT_LAST,
  *                          then the exact length); in a credit packet flagged FM_PKT_CTS,
- *                          the tag of the zero-copy piece the sender may now send
+ *                          the id of the zero-copy piece answered, and msg_id (low) and
+ *                          seq (high) hold the tag of the receive posted for it (0: declined,
+ *                          send it through packets)
  *
  * An FM_PKT_MCAST packet is a packet of a multicast down a tree: as FM_PKT_DATA, but the
  * payload of packet 0 starts with the multicast's descriptor (mcast_desc.h), which every
@@ -38,7 +40,10 @@
  * An FM_PKT_RNDV packet is a packet of its message's stream (it has a seq and takes a credit)
  * whose 16-byte payload announces a piece that travels as a tagged message instead:
  *    0   8  piece_len     bytes of the piece
- *    8   8  tag           the tag it is sent with
+ *    8   8  piece         its id: the sender's rank above a counter. The receiver answers
+ *                          with the tag of the receive it posted for the piece (a tag of
+ *                          its own choosing, unknown to other jobs), or declines it: then
+ *                          the piece's bytes follow in ordinary packets instead
  */
 #ifndef FM_WIRE_H
 #define FM_WIRE_H

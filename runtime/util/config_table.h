@@ -28,6 +28,10 @@
     X(FM_ZCOPY, zcopy, SIZE, "32K", 0, 1L << 40,                                                   \
       "pieces of at least this many bytes travel zero-copy, as one tagged message from the "       \
       "sender's buffer into the receiver's, where the provider has tagged messages; 0 = never")    \
+    X(FM_ZCOPY_BOUNCE, zcopy_bounce, SIZE, "4M", 0, 1L << 40,                                      \
+      "bytes of bounce buffers one sender's zero-copy pieces may hold at a receiver whose "        \
+      "handler reads with fm_receive (fm_stream_deliver's buffer needs none); a piece that "       \
+      "does not fit, or that arrives before its handler reads, comes through packets instead")     \
     X(FM_OVERFLOW, overflow, SIZE, "64M", 0, 1L << 40,                                             \
       "bytes of packets a handler may queue for peers that have no credit before "                 \
       "fm_begin_message returns FM_EAGAIN")                                                        \

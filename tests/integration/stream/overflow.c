@@ -27,7 +27,10 @@
  *   capzc5    3, 100000 into a 100001-byte buffer (the piece fits the buffer, not what is left)
  * Delivered ("cap") cases get the first min(written, cap) bytes, checked, and the bytes
  * just past the cap in the buffer must be untouched. Every rank also checks fm_stats'
- * zero-copy counters against the pieces of at least FM_ZCOPY bytes it sent and received.
+ * zero-copy counters against the pieces of at least FM_ZCOPY bytes it sent and received: a
+ * piece goes zero-copy when read in chunks (its bounce buffer is within FM_ZCOPY_BOUNCE) or
+ * when it fits what is left of the delivery buffer; otherwise the receiver declines it and
+ * it comes through packets.
  */
 #include "common.h"
 
@@ -237,13 +240,20 @@ static int on_cap(fm_stream *s, int sender, void *arg)
     return FM_CONTINUE;
 }
 
-/* Zero-copy pieces of the cases (each sent to and from the peer): pieces that were sent. */
+/* Zero-copy pieces of the cases (each sent to and from the peer): pieces that were sent,
+ * and that fit what is left of the delivery buffer, if there is one. */
 static uint64_t zcopy_pieces(void)
 {
     uint64_t k = 0;
-    for (int m = 0; m < ncases; m++)
-        for (const step *t = cases[m]->steps; t->len; t++)
-            k += t->want == FM_OK && st_is_zcopy(step_len(t->len));
+    for (int m = 0; m < ncases; m++) {
+        size_t before = 0;
+        for (const step *t = cases[m]->steps; t->len; t++) {
+            size_t n = t->want == FM_OK ? step_len(t->len) : 0;
+            int fits = !cases[m]->cap || before + n <= cases[m]->cap_len;
+            k += n && st_is_zcopy(n) && fits;
+            before += n;
+        }
+    }
     return k;
 }
 
