@@ -4,6 +4,11 @@
 # robustness steps: the whole suite again under ASan+UBSan (tests/sanitize.sh), the unit tests
 # and whole jobs under valgrind (tests/valgrind.sh), and each fuzzer for a short bounded time
 # (tests/fuzz/run.sh). Every step runs; any step failing fails the script.
+# A skipped test fails its step too: a test skips only without something setup-deps.sh installs
+# or this command's machine has (MPI, Slurm, fi_pingpong, matplotlib; root and a kernel with
+# namespaces for the emulated cluster), so a skip here is a test that did not run.
+# FM_TESTS_ALLOW_SKIP=1 lets skips pass (they are still listed), for a run on a machine left
+# without some of those on purpose.
 # usage: tests/run.sh [meson test arguments for the first step]
 #        FUZZ_SECONDS (default 15) sets each fuzzer's time.
 set -euo pipefail
@@ -11,15 +16,29 @@ cd "$(dirname "$0")/.."
 bash tests/setup-deps.sh
 build=${BUILD_DIR:-build}
 
-counts() { # the plain closing line of one meson test log
-  python3 - "$1" <<'PY'
+# verdict STEP LOG: the closing line of one meson test log and every skipped test with the
+# last line it printed (its reason); fails on a skip unless FM_TESTS_ALLOW_SKIP=1.
+verdict() {
+  python3 - "$1" "$2" "${FM_TESTS_ALLOW_SKIP:-0}" <<'PY'
 import json, sys
+step, log, allow = sys.argv[1:4]
 counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
-for line in open(sys.argv[1]):
-    r = json.loads(line)["result"]
+skipped = []
+for line in open(log):
+    t = json.loads(line)
+    r = t["result"]
     key = "OK" if r in ("OK", "EXPECTEDFAIL") else "SKIP" if r == "SKIP" else "FAIL"
     counts[key] += 1
-print(f"{counts['OK']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
+    if key == "SKIP":
+        said = [l for l in (t.get("stdout") or "").splitlines() if l.strip()]
+        skipped.append(f"{t['name']}: {said[-1] if said else '(no reason printed)'}")
+print(f"{step}: {counts['OK']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
+for s in skipped:
+    print(f"{step}: skipped {s}")
+if skipped and allow != "1":
+    print(f"{step}: FAILED: a skipped test did not run. Install what it needs "
+          "(tests/setup-deps.sh), or set FM_TESTS_ALLOW_SKIP=1 to accept skips.")
+    sys.exit(1)
 PY
 }
 
@@ -33,20 +52,26 @@ suite() {
   meson compile -C "$build" || return 1
   local status=0
   meson test -C "$build" --print-errorlogs --num-processes 2 "$@" || status=$?
-  echo "suite: $(counts "$build/meson-logs/testlog.json")"
+  verdict suite "$build/meson-logs/testlog.json" || status=1
   return "$status"
 }
 
 asan() {
   local status=0
   bash tests/sanitize.sh || status=$?
-  [ -f build-asan/meson-logs/testlog.json ] &&
-    echo "asan: $(counts build-asan/meson-logs/testlog.json)"
+  if [ -f build-asan/meson-logs/testlog.json ]; then
+    verdict asan build-asan/meson-logs/testlog.json || status=1
+  fi
   return "$status"
 }
 
 # valgrind reuses the first step's build (no instrumentation needed).
-valgrind_step() { BUILD_DIR=$build bash tests/valgrind.sh; }
+valgrind_step() {
+  local status=0
+  BUILD_DIR=$build bash tests/valgrind.sh || status=$?
+  verdict valgrind "$build/meson-logs/testlog.json" || status=1
+  return "$status"
+}
 
 fuzz() { bash tests/fuzz/run.sh "${FUZZ_SECONDS:-15}"; }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Tree builders: every builder spans every member exactly once, from every root; degree bounds;
- * largest subtree first; the exact k-binomial construction and greedy postal tree against
- * reference versions written straight from DESIGN.md; pipelined and one-packet optima; the
- * "name[:param]" parser. */
+ * largest subtree first; the k-binomial and binomial trees against an independent reference
+ * (the broadcast played step by step) and the greedy postal tree against one written straight
+ * from DESIGN.md; pipelined and one-packet optima; the "name[:param]" parser. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +17,7 @@
 #include "trees/tree.h"
 
 #define NMAX 200
+#define NBIG 100003 /* the largest member count the k-binomial reference is run on */
 
 static struct fm_tree_desc desc(const char *name, int param, int n, int root)
 {
@@ -249,37 +250,232 @@ static void exact_small_trees(void **state)
     assert_memory_equal(t.kids[2], flat, sizeof flat);
 }
 
-/* Reference k-binomial, straight from DESIGN.md: the vertex at lo covers [lo, hi) in s
- * steps; its i-th child takes the next block of at most N(s-i,k) members from the right. */
-static void ref_kbin(int lo, int hi, int s, int k, int *deg, int kids[][NMAX])
+/* Reference k-binomial tree that uses nothing of kbinomial.c, so that a mistake there cannot
+ * repeat here. N(s,k) comes from DESIGN.md's defining sum (kbinomial.c uses a difference
+ * recurrence), T = t_1(n,k) from its definition, and the tree from playing the broadcast
+ * forward in time, as Kesavan & Panda describe the construction (kbinomial.c descends blocks
+ * recursively): on relative indices (root 0), in step t = 1..T every member that got the
+ * message before step t and still has members to cover sends it to the member N(T-t,k) places
+ * left of the end of the range it still covers (or to its right neighbour, when fewer are
+ * left), which takes over the members from there to that end. Nothing here limits a degree to
+ * k: that every member is reached in T steps with at most k children each is checked. */
+#define REF_CAP (1LL << 40) /* beyond any n tested: keeps the sums finite */
+
+struct ref_kbin {
+    int n, k, steps;
+    int *parent, *step, *deg; /* step: when the member first has the message (root: 0) */
+};
+
+/* cover[s] = N(s,k) for s = 0.. until it reaches n; returns t_1(n,k), the last s filled. */
+static int ref_cover(int n, int k, long long *cover, int max)
 {
-    int right = hi;
-    for (int i = 1; i <= k && right > lo + 1; i++) {
-        long long cap = fm_tree_kbin_cover(s - i, k);
-        int size = right - (lo + 1) < cap ? right - (lo + 1) : (int)cap;
-        if (size <= 0)
-            break;
-        kids[lo][deg[lo]++] = right - size;
-        ref_kbin(right - size, right, s - i, k, deg, kids);
-        right -= size;
+    for (int s = 0; s < max; s++) {
+        if (s <= k) {
+            cover[s] = s < 40 ? 1LL << s : REF_CAP;
+        } else {
+            cover[s] = 1;
+            for (int i = 1; i <= k; i++)
+                cover[s] = cover[s] + cover[s - i] < REF_CAP ? cover[s] + cover[s - i] : REF_CAP;
+        }
+        if (cover[s] >= n)
+            return s;
+    }
+    fail_msg("N(s,%d) stays below %d for s < %d", k, n, max);
+    return -1;
+}
+
+static void ref_kbin_build(struct ref_kbin *r, int n, int k)
+{
+    long long *cover = malloc((size_t)n * sizeof *cover);
+    int *end = malloc((size_t)n * sizeof *end); /* one past the last member v still covers */
+    int *active = malloc((size_t)n * sizeof *active), *next = malloc((size_t)n * sizeof *next);
+    assert_non_null(cover);
+    assert_non_null(end);
+    assert_non_null(active);
+    assert_non_null(next);
+    r->n = n;
+    r->k = k;
+    r->steps = ref_cover(n, k, cover, n); /* t_1 <= n - 1 (the chain) */
+    for (int v = 0; v < n; v++) {
+        r->parent[v] = -2;
+        r->step[v] = -1;
+        r->deg[v] = 0;
+    }
+    r->parent[0] = -1;
+    r->step[0] = 0;
+    end[0] = n;
+    int nactive = n > 1, reached = 1;
+    active[0] = 0;
+    for (int t = 1; t <= r->steps; t++) {
+        int nnext = 0;
+        for (int j = 0; j < nactive; j++) {
+            int v = active[j];
+            long long left = end[v] - cover[r->steps - t];
+            int c = left > v + 1 ? (int)left : v + 1;
+            assert_int_equal(r->step[c], -1); /* ranges never overlap */
+            r->parent[c] = v;
+            r->step[c] = t;
+            r->deg[v]++;
+            end[c] = end[v];
+            end[v] = c;
+            reached++;
+            if (end[v] > v + 1)
+                next[nnext++] = v;
+            if (end[c] > c + 1)
+                next[nnext++] = c;
+        }
+        memcpy(active, next, (size_t)nnext * sizeof *active);
+        nactive = nnext;
+    }
+    assert_int_equal(nactive, 0); /* all covered in t_1 steps */
+    assert_int_equal(reached, n);
+    for (int v = 0; v < n; v++)
+        assert_true(r->deg[v] <= k);
+    free(cover);
+    free(end);
+    free(active);
+    free(next);
+}
+
+static int ref_ceil_log2(int n)
+{
+    int l = 0;
+    while ((1LL << l) < n)
+        l++;
+    return l;
+}
+
+struct ref_arrays {
+    int parent[NBIG], step[NBIG], deg[NBIG], out[NBIG];
+};
+
+/* Every member's children (in send order) and parent from the builder, root anywhere, against
+ * the reference rotated to that root. */
+static void compare_kbin(const struct fm_tree_desc *d, const struct ref_kbin *r, int *out)
+{
+    int n = d->n;
+    const char *name = fm_tree_name(d->builder);
+    for (int rel = 0; rel < n; rel++) {
+        int p = (rel + d->root) % n;
+        int deg = fm_tree_children(d, p, out, n, NULL);
+        if (deg != r->deg[rel])
+            fail_msg("%s n=%d k=%d root=%d: member %d has %d children, the reference %d", name, n,
+                     r->k, d->root, p, deg, r->deg[rel]);
+        for (int i = 0; i < deg; i++) {
+            assert_in_range(out[i], 0, n - 1);
+            int c = (out[i] - d->root + n) % n;
+            /* the reference's children of rel, each once, in the order it sends to them */
+            if (r->parent[c] != rel ||
+                (i > 0 && r->step[c] <= r->step[(out[i - 1] - d->root + n) % n]))
+                fail_msg("%s n=%d k=%d root=%d: child %d of member %d is %d, not the "
+                         "reference's",
+                         name, n, r->k, d->root, i, p, out[i]);
+        }
+        int parent = -3;
+        assert_int_equal(fm_tree_parent(d, p, NULL, &parent), FM_OK);
+        int want = rel == 0 ? -1 : (r->parent[rel] + d->root) % n;
+        if (parent != want)
+            fail_msg("%s n=%d k=%d root=%d: parent of %d is %d, the reference's %d", name, n, r->k,
+                     d->root, p, parent, want);
     }
 }
 
-static void kbinomial_construction(void **state)
+/* The reference against trees worked by hand from DESIGN.md (relative indices, root 0):
+ * children lists in send order, -1 ending each. */
+static void ref_matches_hand(struct ref_kbin *r, int n, int k, int steps, const int (*kids)[4])
+{
+    ref_kbin_build(r, n, k);
+    assert_int_equal(r->steps, steps);
+    for (int v = 0; v < n; v++) {
+        int deg = 0;
+        while (deg < 4 && kids[v][deg] >= 0) {
+            assert_int_equal(r->parent[kids[v][deg]], v);
+            if (deg > 0)
+                assert_true(r->step[kids[v][deg]] > r->step[kids[v][deg - 1]]);
+            deg++;
+        }
+        assert_int_equal(r->deg[v], deg);
+    }
+}
+
+static void kbinomial_reference(void **state)
 {
     (void)state;
-    static struct tree t;
-    static int deg[NMAX], kids[NMAX][NMAX];
-    for (int k = 1; k <= 8; k++)
-        for (int n = 1; n <= NMAX; n++) {
-            memset(deg, 0, sizeof deg);
-            ref_kbin(0, n, fm_tree_kbin_steps(n, k), k, deg, kids);
-            struct fm_tree_desc d = desc("kbinomial", k, n, 0);
-            collect(&d, &t);
-            for (int p = 0; p < n; p++) {
-                assert_int_equal(t.deg[p], deg[p]);
-                assert_memory_equal(t.kids[p], kids[p], deg[p] * sizeof(int));
+    static struct ref_arrays a;
+    struct ref_kbin r = {.parent = a.parent, .step = a.step, .deg = a.deg};
+
+    /* 15 = N(4,3) members, k = 3: 0 -> 7 (8 members), 3 (4), 1 (2); 7 -> 11, 9, 8; ... */
+    static const int full15[15][4] = {
+        {7, 3, 1, -1}, {2, -1},  {-1}, {5, 4, -1},   {-1}, {6, -1},  {-1}, {11, 9, 8, -1},
+        {-1},          {10, -1}, {-1}, {13, 12, -1}, {-1}, {14, -1}, {-1}};
+    ref_matches_hand(&r, 15, 3, 4, full15);
+    /* 10 members, k = 2 (N(3,2) = 7 < 10 <= N(4,2) = 12): blocks of at most 7, 4, 2, 1 from
+     * the right; the root's second child gets what is left, 2 members. */
+    static const int part10[10][4] = {{3, 1, -1}, {2, -1},    {-1}, {6, 4, -1}, {5, -1},
+                                      {-1},       {8, 7, -1}, {-1}, {9, -1},    {-1}};
+    ref_matches_hand(&r, 10, 2, 4, part10);
+    /* ... and the builder on it, rooted at 7 (absolute indices: relative + 7 mod 10) */
+    struct fm_tree_desc d = desc("kbinomial", 2, 10, 7);
+    int out[10];
+    int rooted7[10][3] = {{3, 1, -1}, {2, -1}, {-1},       {5, 4, -1}, {-1},
+                          {6, -1},    {-1},    {0, 8, -1}, {9, -1},    {-1}};
+    for (int p = 0; p < 10; p++) {
+        int deg = 0;
+        while (rooted7[p][deg] >= 0)
+            deg++;
+        assert_int_equal(fm_tree_children(&d, p, out, 10, NULL), deg);
+        assert_memory_equal(out, rooted7[p], (size_t)deg * sizeof(int));
+    }
+
+    /* N(s,k) and t_1(n,k) of kbinomial.c against the definition */
+    for (int k = 2; k <= 10; k++) {
+        long long cover[64];
+        int top = ref_cover(1 << 30, k, cover, 64);
+        for (int s = 0; s <= top; s++)
+            assert_true(fm_tree_kbin_cover(s, k) == cover[s]);
+    }
+
+    /* Every n to NMAX, k from the chain to past log2 n, every root for small n and five roots
+     * otherwise; the binomial builder (k = ceil(log2 n)); the automatic k, the smallest k in
+     * [1, ceil(log2 n)] minimising t_1 + (m-1)k, for several m. */
+    for (int n = 1; n <= NMAX; n++) {
+        int roots[] = {0, 1 % n, n / 2, n - 1, 2 * n / 3}, nroots = n <= 40 ? n : 5;
+        int steps[11];
+        for (int k = 1; k <= 10; k++) {
+            ref_kbin_build(&r, n, k);
+            steps[k] = r.steps;
+            assert_int_equal(fm_tree_kbin_steps(n, k), r.steps);
+            for (int i = 0; i < nroots; i++) {
+                d = desc("kbinomial", k, n, n <= 40 ? i : roots[i]);
+                compare_kbin(&d, &r, a.out);
             }
+        }
+        int lg = ref_ceil_log2(n), kb = lg > 1 ? lg : 1;
+        ref_kbin_build(&r, n, kb);
+        d = desc("binomial", 0, n, n / 2);
+        compare_kbin(&d, &r, a.out);
+        int ms[] = {1, 2, 3, 8, 64, 1000};
+        for (int j = 0; j < 6; j++) {
+            int best = 1;
+            for (int k = 2; k <= lg && k <= 10; k++)
+                if (steps[k] + (long long)(ms[j] - 1) * k <
+                    steps[best] + (long long)(ms[j] - 1) * best)
+                    best = k;
+            ref_kbin_build(&r, n, best);
+            d = desc("kbinomial", 0, n, n - 1);
+            d.m = ms[j];
+            compare_kbin(&d, &r, a.out);
+        }
+    }
+
+    /* Large member counts, where the tables run deep */
+    int bign[] = {1000, 4096, 4097, 65535, NBIG};
+    int bigk[] = {2, 3, 5, 17};
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 4; j++) {
+            ref_kbin_build(&r, bign[i], bigk[j]);
+            d = desc("kbinomial", bigk[j], bign[i], bign[i] / 3);
+            compare_kbin(&d, &r, a.out);
         }
 }
 
@@ -596,7 +792,7 @@ int main(void)
         cmocka_unit_test(postal_spans),
         cmocka_unit_test(single_member),
         cmocka_unit_test(exact_small_trees),
-        cmocka_unit_test(kbinomial_construction),
+        cmocka_unit_test(kbinomial_reference),
         cmocka_unit_test(kbinomial_arithmetic),
         cmocka_unit_test(kbinomial_pipelined_steps),
         cmocka_unit_test(one_packet_steps),

@@ -10,6 +10,7 @@ set -u
 mpi=$1 n=$2 pp=$3 bc=$4 fmrun=$5 fmpp=$6 fmmc=$7
 # shellcheck source=tests/integration/bench/lib.sh
 . "$(dirname "$0")/lib.sh"
+[ -n "$pp" ] || { echo "no bench/mpi programs for $mpi: configure did not find its MPI"; exit 77; }
 case $mpi in
   openmpi)
     command -v mpirun.openmpi >/dev/null || { echo "no mpirun.openmpi"; exit 77; }

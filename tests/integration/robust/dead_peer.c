@@ -18,7 +18,8 @@
  *
  * The victim prints "dead_peer: rank R raising SIGKILL at NS" (CLOCK_REALTIME ns) just before
  * the signal; a survivor whose call fails prints "dead_peer: rank R: CALL failed at NS: ...",
- * calls fm_finalize (which must not hang either) and exits 1. */
+ * calls fm_finalize (which must not hang either), prints "dead_peer: rank R exiting at NS" and
+ * exits 1 (bench/dead-rank.sh times these). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,6 +69,7 @@ static void failed(const char *call, int rc)
     fflush(stdout);
     int f = fm_finalize(ctx);
     printf("dead_peer: rank %d: fm_finalize: %s\n", me, fm_strerror(f));
+    printf("dead_peer: rank %d exiting at %lld\n", me, now_ns());
     fflush(stdout);
     exit(1);
 }
