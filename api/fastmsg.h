@@ -351,7 +351,8 @@ typedef struct fm_stats {
     uint64_t messages_sent, messages_received;
     uint64_t credit_packets_sent, credit_packets_received;
     uint64_t credit_stalls;   /* packets that had to wait for a credit */
-    uint64_t dropped;         /* malformed or foreign packets dropped (all reasons) */
+    uint64_t dropped;         /* malformed or foreign packets dropped (all reasons; of one
+                               * returning more credits than its sender held, only those) */
     uint64_t dropped_foreign; /* of those: packets carrying another job's key */
     uint64_t eagain_retries;  /* sends and receives the network refused at first and retried */
     uint64_t zcopy_sent, zcopy_received; /* large pieces moved zero-copy (their bytes are in

@@ -24,6 +24,7 @@ const char *fm_wire_status_str(fm_wire_status s)
                                                   "bad type or flags",
                                                   "bad source rank",
                                                   "bad length",
-                                                  "bad multicast descriptor"};
+                                                  "bad multicast descriptor",
+                                                  "more credits than given"};
     return s < FM_WIRE_NREASONS ? names[s] : "?";
 }

@@ -340,6 +340,37 @@ static void refused_pending_packet_stays_queued(void **state)
     assert_int_equal(f->tp.sent[0].h.seq, 0);
 }
 
+/* A peer returns at most what it holds of ours: the excess of a malformed or forged credit
+ * count is ignored and counted. */
+static void gained_never_exceeds_what_was_given(void **state)
+{
+    fixture *f = *state;
+    fm_credits_gained(&f->ctx, 1, 1); /* nothing sent yet */
+    assert_int_equal(f->ctx.peers[1].send_credits, 8);
+    assert_int_equal(f->ctx.drops[FM_WIRE_CREDITS_BAD], 1);
+    assert_int_equal(f->ctx.stats.dropped, 1);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(fm_send_packet_now(&f->ctx, data_pkt(f, i, 1)), FM_OK);
+    fm_credits_gained(&f->ctx, 1, 2);
+    assert_int_equal(f->ctx.peers[1].send_credits, 7);
+    assert_int_equal(f->ctx.drops[FM_WIRE_CREDITS_BAD], 1);
+    fm_credits_gained(&f->ctx, 1, 0xffff); /* the one still out, and no more */
+    assert_int_equal(f->ctx.peers[1].send_credits, 8);
+    assert_int_equal(f->ctx.drops[FM_WIRE_CREDITS_BAD], 2);
+    assert_int_equal(f->ctx.peers[2].send_credits, 8); /* other peers untouched */
+    /* a whole window out, packets queued: they leave, and the window is whole again */
+    f->ctx.peers[2].send_credits = 0;
+    queue(f, 2, 3, 3);
+    fm_credits_gained(&f->ctx, 2, 2);
+    assert_int_equal(f->tp.nsent, 5);
+    fm_credits_gained(&f->ctx, 2, 100);
+    assert_int_equal(f->tp.nsent, 6);
+    assert_null(f->ctx.peers[2].pending.head);
+    assert_int_equal(f->ctx.peers[2].send_credits, 7);
+    assert_int_equal(f->ctx.drops[FM_WIRE_CREDITS_BAD], 3);
+    assert_int_equal(f->ctx.stats.dropped, 3);
+}
+
 /* Sequence numbers are 32 bits: a message that could need more than 2^32 packets is refused
  * when it begins, and a zero-copy piece is copied through packets instead when the rest of its
  * message would then no longer fit in the numbers left. */
@@ -401,6 +432,7 @@ int main(void)
         T(refused_data_packet_keeps_credits),
         T(refused_credit_packet_is_retried),
         T(refused_pending_packet_stays_queued),
+        T(gained_never_exceeds_what_was_given),
         T(sequence_numbers_never_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
