@@ -25,6 +25,7 @@ const char *fm_wire_status_str(fm_wire_status s)
                                                   "bad source rank",
                                                   "bad length",
                                                   "bad multicast descriptor",
-                                                  "more credits than given"};
+                                                  "more credits than given",
+                                                  "bad sequence number"};
     return s < FM_WIRE_NREASONS ? names[s] : "?";
 }

@@ -80,6 +80,7 @@ typedef enum {
     FM_WIRE_LEN_BAD,     /* payload length disagrees with the bytes received or limits */
     FM_WIRE_DESC_BAD,    /* a multicast descriptor that is malformed or does not fit us */
     FM_WIRE_CREDITS_BAD, /* more credits returned than the sender held (only they are dropped) */
+    FM_WIRE_SEQ_BAD,     /* a packet already there or moved on, or beyond its sender's window */
     FM_WIRE_NREASONS
 } fm_wire_status;
 
