@@ -325,7 +325,8 @@ int fm_stream_deliver(fm_stream *stream, void *buf, size_t cap, fm_deliver_fn do
 /* Run progress without blocking: complete sends, return credits, and run handlers for
  * arrived packets, until about maxbytes of payload were handed to handlers or nothing is left
  * (0 = no limit). Returns the payload bytes handled (>= 0) or an error (FM_ERR_NOT_INIT,
- * FM_ERR_IN_HANDLER, FM_ERR_PEER, FM_ERR_PROVIDER). */
+ * FM_ERR_IN_HANDLER, FM_ERR_PEER, FM_ERR_PROVIDER, FM_ERR_NOMEM: no memory for an arriving
+ * message). */
 long fm_extract(fm_context *ctx, size_t maxbytes);
 
 /* Block until progress does something (a packet arrives or a send completes) or timeout_ms

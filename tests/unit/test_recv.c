@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The receiving side (runtime/core/recv.c) against a fake transport: packets no sender of the job
- * can have sent are dropped and counted, their buffers posted again without owing a credit, and the
- * messages around them arrive whole. */
+/* The receiving side (runtime/core/recv.c, and the progress round that feeds it) against a fake
+ * transport: packets no sender of the job can have sent are dropped and counted, their buffers
+ * posted again without owing a credit, and the messages around them arrive whole. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "credits.h"
+#include "progress.h"
 #include "recv.h"
 
 #define KEY     0x5eed5eed5eed5eedULL
@@ -245,15 +246,31 @@ static void credits_beyond_what_was_given(void **state)
     assert_int_equal(f->tp.posts, 1);
 }
 
+/* A progress round reports the receive path's own error (here: a receive buffer the
+ * transport refuses to take back), not out of memory. */
+static void progress_reports_the_real_error(void **state)
+{
+    fixture *f = *state;
+    size_t len;
+    fm_pkt *p = arrived(f, 0, 5, 0, 1, CHUNK, &len);
+    p->buf[0] = FM_WIRE_VERSION + 1; /* dropped, and its buffer posted again */
+    f->tp.ev[0] = (fm_tp_event){.kind = FM_TP_RECV_DONE, .status = FM_OK, .ctx = p, .len = len};
+    f->tp.nev = 1;
+    f->tp.post_fail = FM_ERR_PROVIDER;
+    assert_int_equal(fm_progress_once(&f->ctx), FM_ERR_PROVIDER);
+    assert_int_equal(f->ctx.drops[FM_WIRE_VERSION_BAD], 1);
+    f->tp.post_fail = 0;
+    assert_int_equal(fm_progress_once(&f->ctx), 0); /* nothing more */
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        T(duplicates_and_far_ahead_dropped),
-        T(new_message_within_window),
-        T(nothing_after_the_last),
-        T(credits_beyond_what_was_given),
+        T(duplicates_and_far_ahead_dropped), T(new_message_within_window),
+        T(nothing_after_the_last),           T(credits_beyond_what_was_given),
+        T(progress_reports_the_real_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
