@@ -187,9 +187,11 @@ int fm_add_handler(fm_context *ctx, fm_handler_fn fn, void *arg);
  * receiver's handler id. On FM_OK *stream is the sending stream until fm_end_message.
  * Inside a handler it never blocks: FM_EAGAIN when the FM_OVERFLOW budget for queued packets
  * is used up (retry from a later handler call or from the main program).
+ * A message travels in at most 2^32 packets (their sequence numbers are 32 bits): with
+ * FM_PACKET_SIZE below 64 KiB, len may be at most FM_PACKET_SIZE x 2^32 bytes.
  * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (stream NULL), FM_ERR_RANK (dest not in
- * 0..size-1), FM_ERR_HANDLER (id out of range), FM_ERR_TOO_LONG (len over 2^48), FM_EAGAIN,
- * FM_ERR_NOMEM. */
+ * 0..size-1), FM_ERR_HANDLER (id out of range), FM_ERR_TOO_LONG (len over 2^48, or over
+ * 2^32 packets), FM_EAGAIN, FM_ERR_NOMEM. */
 int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream);
 
 /* Open a message of at most len bytes to each of the n ranks in dests, for handler id on
@@ -266,8 +268,9 @@ int fm_group_position(const fm_group *group);
  * fm_begin_message_multi to this rank's children. Inside a handler it never blocks
  * (FM_EAGAIN as fm_begin_message). Errors: FM_ERR_INVALID (group or stream NULL, group
  * destroyed, unknown flags), FM_ERR_NOT_INIT (after fm_finalize), FM_ERR_NOT_MEMBER,
- * FM_ERR_TREE (unknown tree or bad parameter), FM_ERR_HANDLER, FM_ERR_TOO_LONG, FM_EAGAIN,
- * FM_ERR_NOMEM. */
+ * FM_ERR_TREE (unknown tree or bad parameter), FM_ERR_HANDLER, FM_ERR_TOO_LONG (len over
+ * 2^48, or over 2^32 packets of the multicast's packet size, its descriptor included),
+ * FM_EAGAIN, FM_ERR_NOMEM. */
 int fm_mcast_begin(fm_group *group, const char *tree, unsigned flags, size_t len, int handler,
                    fm_stream **stream);
 /* The same to the n ranks of members (this rank among them), the list carried in the
@@ -343,7 +346,8 @@ int fm_stream_deliver(fm_stream *stream, void *buf, size_t cap, fm_deliver_fn do
 /* Run progress without blocking: complete sends, return credits, and run handlers for
  * arrived packets, until about maxbytes of payload were handed to handlers or nothing is left
  * (0 = no limit). Returns the payload bytes handled (>= 0) or an error (FM_ERR_NOT_INIT,
- * FM_ERR_IN_HANDLER, FM_ERR_PEER, FM_ERR_PROVIDER). */
+ * FM_ERR_IN_HANDLER, FM_ERR_PEER, FM_ERR_PROVIDER, FM_ERR_NOMEM: no memory for an arriving
+ * message). */
 long fm_extract(fm_context *ctx, size_t maxbytes);
 
 /* Block until progress does something (a packet arrives or a send completes) or timeout_ms
@@ -369,7 +373,8 @@ typedef struct fm_stats {
     uint64_t messages_sent, messages_received;
     uint64_t credit_packets_sent, credit_packets_received;
     uint64_t credit_stalls;   /* packets that had to wait for a credit */
-    uint64_t dropped;         /* malformed or foreign packets dropped (all reasons) */
+    uint64_t dropped;         /* malformed or foreign packets dropped (all reasons; of one
+                               * returning more credits than its sender held, only those) */
     uint64_t dropped_foreign; /* of those: packets carrying another job's key */
     uint64_t eagain_retries;  /* sends and receives the network refused at first and retried */
     uint64_t zcopy_sent, zcopy_received; /* large pieces moved zero-copy (their bytes are in

@@ -66,6 +66,15 @@ void fm_credits_packet_done(fm_context *ctx, int peer)
         mark_dirty(ctx, peer);
 }
 
+/* Out of line: no peer of this job ever gets here. Returns the whole window. */
+int fm_credits_refused(fm_context *ctx, int peer, int excess)
+{
+    ctx->drops[FM_WIRE_CREDITS_BAD]++;
+    ctx->stats.dropped++;
+    fm_log(1, "ignored %d credits from rank %d: more than it holds", excess, peer);
+    return ctx->credits;
+}
+
 static int send_credit_packet(fm_context *ctx, int peer)
 {
     fm_peer *p = &ctx->peers[peer];

@@ -21,14 +21,20 @@ static inline int fm_credits_take_owed(fm_peer *p)
  * tag, or 0 to decline the piece. */
 int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t piece, uint64_t rtag);
 void fm_credits_packet_done(fm_context *ctx, int peer);
+int fm_credits_refused(fm_context *ctx, int peer, int excess);
 
-/* Inline: once per packet. */
+/* Inline: once per packet. A peer can return only the credits it holds of ours (the window
+ * less what we may still send); more comes from a malformed or forged packet: the excess is
+ * ignored, and counted. */
 static inline void fm_credits_gained(fm_context *ctx, int peer, int n)
 {
     if (n <= 0)
         return;
     fm_peer *p = &ctx->peers[peer];
-    p->send_credits += n;
+    int now = p->send_credits + n;
+    if (now > ctx->credits)
+        now = fm_credits_refused(ctx, peer, now - ctx->credits);
+    p->send_credits = now;
     if (p->pending.head)
         fm_send_flush_peer(ctx, peer);
 }

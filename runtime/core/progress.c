@@ -65,8 +65,8 @@ static int on_event(fm_context *ctx, const fm_tp_event *e)
         break;
     case FM_TP_RECV_DONE:
         /* A failed receive's buffer is not reposted: its transport is broken. */
-        if (e->status == FM_OK && fm_recv_packet(ctx, e->ctx, e->len))
-            rc = FM_ERR_NOMEM;
+        if (e->status == FM_OK)
+            rc = fm_recv_packet(ctx, e->ctx, e->len);
         break;
     case FM_TP_TSEND_DONE:
         fm_zcopy_sent(ctx, e->ctx, e->status);

@@ -51,17 +51,50 @@ FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
     return s;
 }
 
-static fm_stream *stream_find(fm_context *ctx, const fm_wire_hdr *h)
+/* Whether packet seq can belong to stream s (NULL: a message not begun here): not moved on or
+ * waiting already, and within its sender's window (each packet of s from next_seq on holds one
+ * of the sender's credits at least until it moves on, so next_seq + window cannot be sent yet). */
+static int seq_possible(const fm_context *ctx, const fm_stream *s, uint32_t seq)
+{
+    if (!s)
+        return seq < (uint32_t)ctx->credits;
+    if (s->complete || seq - s->next_seq >= (uint32_t)ctx->credits)
+        return 0;
+    for (const fm_pkt *e = s->early; e && e->seq <= seq; e = e->next)
+        if (e->seq == seq)
+            return 0;
+    return 1;
+}
+
+/* The stream of h's message, begun here if h is the first of its packets to arrive. NULL when
+ * out of memory, or when h's sequence number cannot be right (*bad_seq). */
+static fm_stream *stream_find(fm_context *ctx, const fm_wire_hdr *h, int *bad_seq)
 {
     fm_peer *peer = &ctx->peers[h->src];
     fm_stream **tail = &peer->inbound;
     for (; *tail; tail = &(*tail)->next)
         if ((*tail)->msg_id == h->msg_id)
-            return *tail;
+            break;
+    *bad_seq = !seq_possible(ctx, *tail, h->seq);
+    if (*bad_seq)
+        return NULL;
+    if (*tail)
+        return *tail;
     fm_stream *s = stream_new(ctx, h);
     if (s)
         *tail = s; /* arrival order, so held messages start in the order they came */
     return s;
+}
+
+/* A packet no sender of this job can have sent (a duplicate, or beyond the window): dropped,
+ * its buffer reposted without owing a credit its sender never spent. */
+FM_COLD int drop_seq(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
+{
+    ctx->drops[FM_WIRE_SEQ_BAD]++;
+    ctx->stats.dropped++;
+    fm_log(1, "dropped a packet from rank %u: message %u has no room for packet %u", h->src,
+           h->msg_id, h->seq);
+    return fm_pool_repost(ctx, p);
 }
 
 static void stream_free(fm_context *ctx, fm_stream *s)
@@ -394,8 +427,11 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
     if (h.type == FM_PKT_DATA && h.seq == 0 && h.flags == FM_PKT_LAST &&
         ctx->handlers[h.handler].fn)
         return recv_whole(ctx, p, &h);
-    fm_stream *s = stream_find(ctx, &h);
+    int bad_seq;
+    fm_stream *s = stream_find(ctx, &h, &bad_seq);
     if (!s) {
+        if (bad_seq)
+            return drop_seq(ctx, p, &h);
         packet_done(ctx, p);
         return FM_ERR_NOMEM;
     }

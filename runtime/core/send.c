@@ -210,6 +210,10 @@ int fm_send_next_packet(fm_stream *s)
  * descriptor included); arguments already checked. */
 FM_HOT int stream_alloc(fm_context *ctx, size_t len, size_t cap, int handler, fm_stream **stream)
 {
+    /* Sequence numbers must not wrap: copied through packets, a message needs at most
+     * ceil(len / cap) of them (zero-copy pieces keep within that: zcopy.c). */
+    if ((uint64_t)len > FM_WIRE_MAX_PACKETS * cap)
+        return FM_ERR_TOO_LONG;
     /* Never wait inside a handler: promise the message all its packet buffers now, or
      * refuse. (Packets without credit then wait in memory, not in the handler.) */
     size_t need = ctx->in_handler ? len / cap + 1 : 0;

@@ -24,6 +24,8 @@ const char *fm_wire_status_str(fm_wire_status s)
                                                   "bad type or flags",
                                                   "bad source rank",
                                                   "bad length",
-                                                  "bad multicast descriptor"};
+                                                  "bad multicast descriptor",
+                                                  "more credits than given",
+                                                  "bad sequence number"};
     return s < FM_WIRE_NREASONS ? names[s] : "?";
 }

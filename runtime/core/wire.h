@@ -10,7 +10,8 @@
  *    4   4  src           sender's rank
  *    8   8  job_key       the job's random key; other jobs' packets are dropped
  *   16   4  msg_id        per (sender, receiver) message counter
- *   20   4  seq           packet index within the message, from 0
+ *   20   4  seq           packet index within the message, from 0 (never wraps: a message
+ *                          has at most FM_WIRE_MAX_PACKETS packets, send.c and zcopy.c)
  *   24   4  payload_len   bytes after the header
  *   28   2  handler       receiver's handler id
  *   30   2  credits       credits returned to the receiver of this packet (piggybacked)
@@ -56,6 +57,8 @@
 #define FM_WIRE_HDR_LEN    40
 #define FM_WIRE_CREDITS_AT 30 /* where the credits sit: written last, as a packet leaves */
 
+#define FM_WIRE_MAX_PACKETS ((uint64_t)1 << 32) /* packets of one message: seq 0 .. 2^32-1 */
+
 enum { FM_PKT_DATA = 1, FM_PKT_CREDIT = 2, FM_PKT_RNDV = 3, FM_PKT_MCAST = 4, FM_PKT_SHORT = 5 };
 #define FM_WIRE_SHORT_LEN        20 /* FM_PKT_SHORT's header */
 #define FM_WIRE_SHORT_CREDITS_AT 16
@@ -83,6 +86,8 @@ typedef enum {
     FM_WIRE_SRC_BAD,     /* source rank out of range */
     FM_WIRE_LEN_BAD,     /* payload length disagrees with the bytes received or limits */
     FM_WIRE_DESC_BAD,    /* a multicast descriptor that is malformed or does not fit us */
+    FM_WIRE_CREDITS_BAD, /* more credits returned than the sender held (only they are dropped) */
+    FM_WIRE_SEQ_BAD,     /* a packet already there or moved on, or beyond its sender's window */
     FM_WIRE_NREASONS
 } fm_wire_status;
 

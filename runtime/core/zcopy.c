@@ -64,12 +64,36 @@ static uint64_t next_rtag(fm_context *ctx)
     return t ? t : ctx->zc.next_rtag++;
 }
 
+/* The largest piece one announcement carries. */
+static size_t piece_max(const fm_context *ctx)
+{
+    size_t max = ctx->tp->info.max_msg_size;
+    return max == 0 || max > FM_ZC_MAX_PIECE ? FM_ZC_MAX_PIECE : max;
+}
+
+/* Whether a piece of len bytes may go zero-copy without the stream running out of sequence
+ * numbers: the packet flushed before it, its announcements, then the rest of the message
+ * copied through packets must stay within FM_WIRE_MAX_PACKETS (stream_alloc promised the
+ * whole message that much, copied). Every packet but the last carries a byte at least, so a
+ * message shorter than that can never run out. */
+static int seqs_suffice(const fm_stream *s, size_t len)
+{
+    if (s->declared < FM_WIRE_MAX_PACKETS)
+        return 1;
+    /* (rest counts the piece too: the receiver may decline it, and then it is copied) */
+    uint64_t max = piece_max(s->ctx), rest = s->declared - s->written;
+    uint64_t need = (uint64_t)s->seq + (s->cur && s->cur->len) + (len + max - 1) / max +
+                    (rest + s->cap - 1) / s->cap;
+    return need <= FM_WIRE_MAX_PACKETS;
+}
+
 int fm_zcopy_wanted(const fm_stream *s, size_t len)
 {
     const fm_context *ctx = s->ctx;
     /* Internal messages (the barrier's) are read whole at their first packet: never here. */
     return len >= ctx->zcopy_min && ctx->tp->info.tagged && !ctx->in_handler && !s->reserved &&
-           !ctx->zc.send.waiting && !ctx->zc.send.busy && s->handler < FM_MAX_HANDLERS && !s->multi;
+           !ctx->zc.send.waiting && !ctx->zc.send.busy && s->handler < FM_MAX_HANDLERS &&
+           !s->multi && seqs_suffice(s, len);
 }
 
 static int zc_cleared(fm_context *ctx, void *arg)
@@ -179,9 +203,7 @@ static int zc_piece(fm_stream *s, const unsigned char *buf, size_t len)
 
 int fm_zcopy_send(fm_stream *s, const unsigned char **buf, size_t *len)
 {
-    size_t max = s->ctx->tp->info.max_msg_size;
-    if (max == 0 || max > FM_ZC_MAX_PIECE)
-        max = FM_ZC_MAX_PIECE;
+    size_t max = piece_max(s->ctx);
     while (*len > 0) {
         size_t n = *len < max ? *len : max;
         int rc = zc_piece(s, *buf, n);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Credit accounting (runtime/core/credits.c and the sending half of runtime/core/send.c) against a
- * fake transport that records every packet handed to it and can refuse sends. */
+ * fake transport that records every packet handed to it and can refuse sends; and the limit that
+ * keeps a sender's sequence numbers from wrapping (send.c, zcopy.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 
 #include "credits.h"
 #include "send.h"
+#include "zcopy.h"
 
 #define KEY      0x5eed5eed5eed5eedULL
 #define NPEERS   3
@@ -338,6 +340,79 @@ static void refused_pending_packet_stays_queued(void **state)
     assert_int_equal(f->tp.sent[0].h.seq, 0);
 }
 
+/* A peer returns at most what it holds of ours: the excess of a malformed or forged credit
+ * count is ignored and counted. */
+static void gained_never_exceeds_what_was_given(void **state)
+{
+    fixture *f = *state;
+    fm_credits_gained(&f->ctx, 1, 1); /* nothing sent yet */
+    assert_int_equal(f->ctx.peers[1].send_credits, 8);
+    assert_int_equal(f->ctx.drops[FM_WIRE_CREDITS_BAD], 1);
+    assert_int_equal(f->ctx.stats.dropped, 1);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(fm_send_packet_now(&f->ctx, data_pkt(f, i, 1)), FM_OK);
+    fm_credits_gained(&f->ctx, 1, 2);
+    assert_int_equal(f->ctx.peers[1].send_credits, 7);
+    assert_int_equal(f->ctx.drops[FM_WIRE_CREDITS_BAD], 1);
+    fm_credits_gained(&f->ctx, 1, 0xffff); /* the one still out, and no more */
+    assert_int_equal(f->ctx.peers[1].send_credits, 8);
+    assert_int_equal(f->ctx.drops[FM_WIRE_CREDITS_BAD], 2);
+    assert_int_equal(f->ctx.peers[2].send_credits, 8); /* other peers untouched */
+    /* a whole window out, packets queued: they leave, and the window is whole again */
+    f->ctx.peers[2].send_credits = 0;
+    queue(f, 2, 3, 3);
+    fm_credits_gained(&f->ctx, 2, 2);
+    assert_int_equal(f->tp.nsent, 5);
+    fm_credits_gained(&f->ctx, 2, 100);
+    assert_int_equal(f->tp.nsent, 6);
+    assert_null(f->ctx.peers[2].pending.head);
+    assert_int_equal(f->ctx.peers[2].send_credits, 7);
+    assert_int_equal(f->ctx.drops[FM_WIRE_CREDITS_BAD], 3);
+    assert_int_equal(f->ctx.stats.dropped, 3);
+}
+
+/* Sequence numbers are 32 bits: a message that could need more than 2^32 packets is refused
+ * when it begins, and a zero-copy piece is copied through packets instead when the rest of its
+ * message would then no longer fit in the numbers left. */
+static void sequence_numbers_never_wrap(void **state)
+{
+    fixture *f = *state;
+    fm_stream *s = NULL;
+    size_t most = (size_t)PAYLOAD << 32; /* 2^32 full packets */
+    assert_int_equal(fm_send_open(&f->ctx, 1, most + 1, 0, &s), FM_ERR_TOO_LONG);
+    assert_null(s);
+    assert_int_equal(fm_send_alloc(&f->ctx, most + 1, PAYLOAD, 0, &s), FM_ERR_TOO_LONG);
+    assert_int_equal(fm_send_alloc(&f->ctx, most + 1, 2 * PAYLOAD, 0, &s), FM_OK);
+    free(s);
+    assert_int_equal(fm_send_open(&f->ctx, 1, most, 0, &s), FM_OK);
+
+    /* Three numbers left, and 48 bytes to send: 8 of them in the packet being filled. */
+    f->tp.base.info.tagged = 1;
+    f->ctx.zcopy_min = 1;
+    s->seq = (uint32_t)(FM_WIRE_MAX_PACKETS - 3);
+    s->written = most - 40;
+    s->cur = data_pkt(f, 0, 1);
+    s->cur->len = 8;
+    assert_true(fm_zcopy_wanted(s, 40));  /* flush, announce: done */
+    assert_true(fm_zcopy_wanted(s, 24));  /* flush, announce, one packet of 16 */
+    assert_false(fm_zcopy_wanted(s, 23)); /* flush, announce, two packets for 17 bytes */
+    assert_false(fm_zcopy_wanted(s, 8));
+    s->cur->len = 0; /* (an empty packet carries the announcement: no flush) */
+    s->written = most - 48;
+    assert_true(fm_zcopy_wanted(s, 16));  /* announce, two packets for 32 */
+    assert_false(fm_zcopy_wanted(s, 15)); /* announce, three packets for 33 */
+    assert_true(fm_zcopy_wanted(s, 48));
+    free(s);
+
+    /* A message shorter than 2^32 bytes never runs out: every packet but its last carries a
+     * byte at least. */
+    assert_int_equal(fm_send_open(&f->ctx, 1, (size_t)UINT32_MAX, 0, &s), FM_OK);
+    s->seq = UINT32_MAX - 1;
+    s->written = 1;
+    assert_true(fm_zcopy_wanted(s, 1));
+    free(s);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup8, teardown)
 
 int main(void)
@@ -357,6 +432,8 @@ int main(void)
         T(refused_data_packet_keeps_credits),
         T(refused_credit_packet_is_retried),
         T(refused_pending_packet_stays_queued),
+        T(gained_never_exceeds_what_was_given),
+        T(sequence_numbers_never_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,8 @@
  * announcement, multicast, a compact one-packet message), and malformed ones, each with
  * exactly one defect, in the full header or the compact one (short, bad
  * version, type, flags, source rank or length, empty; those carry the other job's own key, so
- * that nothing but that defect is wrong), and with --oversize 1 one larger than the receiver's
+ * that nothing but that defect is wrong), a valid one of theirs with a sequence number no
+ * sender of theirs can have reached, and with --oversize 1 one larger than the receiver's
  * buffers (not over shm: libfabric 1.17's shm provider then loops forever in the receiver,
  * calling process_vm_readv for 0 bytes). DIR/NAME.sent then lists how many of each drop reason
  * were sent; the receiver's per-reason drop counters must reach exactly those numbers (and
@@ -229,6 +230,26 @@ static void add_short(uint32_t src, uint64_t key, uint32_t payload_len, size_t p
     fl.sent[why]++;
 }
 
+/* A well-formed data packet with their key and no credits, whose sequence number lies far
+ * beyond what rank 1's credits allow it to have sent of a message: dropped after the header
+ * checks, and it must hold no buffer there. */
+static void add_far_ahead(uint64_t key)
+{
+    flood_pkt *p = &fl.pkt[fl.n++];
+    p->len = FM_WIRE_HDR_LEN + 100;
+    p->buf = calloc(1, p->len);
+    fm_wire_hdr h = {.version = FM_WIRE_VERSION,
+                     .type = FM_PKT_DATA,
+                     .src = 1,
+                     .job_key = key,
+                     .msg_id = 0xfffffff0u,
+                     .seq = 1u << 20,
+                     .payload_len = 100,
+                     .msg_len = 1u << 30};
+    fm_wire_encode(&h, p->buf);
+    fl.sent[FM_WIRE_SEQ_BAD]++;
+}
+
 /* Each packet has one defect: ours is our key on an otherwise valid packet; theirs carry
  * their key and one malformed field. */
 static void build_flood(void)
@@ -262,6 +283,7 @@ static void build_flood(void)
     add_short(2, theirs, 8, 8, 0, FM_WIRE_SRC_BAD);
     add_short(0, theirs, 8, 4, 0, FM_WIRE_LEN_BAD);
     add_short(0, theirs, FM_WIRE_SHORT_MAX + 1, FM_WIRE_SHORT_MAX + 1, 0, FM_WIRE_LEN_BAD);
+    add_far_ahead(theirs);
     /* Larger than a receive buffer: the provider reports it truncated. */
     if (oversize)
         add(v, FM_PKT_DATA, FM_PKT_LAST, 0, theirs, (uint32_t)max + 100, max + 100, max + 100,
