@@ -72,18 +72,21 @@ static size_t piece_max(const fm_context *ctx)
 }
 
 /* Whether a piece of len bytes may go zero-copy without the stream running out of sequence
- * numbers: the packet flushed before it, its announcements, then the rest of the message
- * copied through packets must stay within FM_WIRE_MAX_PACKETS (stream_alloc promised the
- * whole message that much, copied). Every packet but the last carries a byte at least, so a
- * message shorter than that can never run out. */
+ * numbers: the packet flushed before it, its announcements, then the rest of the message in
+ * packets must stay within FM_WIRE_MAX_PACKETS (stream_alloc promised the whole message that
+ * much, copied). The rest counts the piece when the receiver may decline it (it is then
+ * copied), or else ends with an empty last packet. An announced piece costs at most two
+ * numbers per byte (an announcement, then at most a packet per byte if declined), so a
+ * message shorter than half the numbers can never run out. */
 static int seqs_suffice(const fm_stream *s, size_t len)
 {
-    if (s->declared < FM_WIRE_MAX_PACKETS)
+    if (s->declared < FM_WIRE_MAX_PACKETS / 2 - 1)
         return 1;
-    /* (rest counts the piece too: the receiver may decline it, and then it is copied) */
-    uint64_t max = piece_max(s->ctx), rest = s->declared - s->written;
+    uint64_t max = piece_max(s->ctx), cap = s->cap;
+    uint64_t rest = s->declared - s->written, after = rest - len;
+    uint64_t declined = (rest + cap - 1) / cap, taken = after ? (after + cap - 1) / cap : 1;
     uint64_t need = (uint64_t)s->seq + (s->cur && s->cur->len) + (len + max - 1) / max +
-                    (rest + s->cap - 1) / s->cap;
+                    (declined > taken ? declined : taken);
     return need <= FM_WIRE_MAX_PACKETS;
 }
 

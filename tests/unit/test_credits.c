@@ -386,27 +386,35 @@ static void sequence_numbers_never_wrap(void **state)
     free(s);
     assert_int_equal(fm_send_open(&f->ctx, 1, most, 0, &s), FM_OK);
 
-    /* Three numbers left, and 48 bytes to send: 8 of them in the packet being filled. */
+    /* Five numbers left, and 48 bytes to send, 8 of them in the packet being filled (packets
+     * of 16). The receiver may decline the piece: then it too goes in packets. */
     f->tp.base.info.tagged = 1;
     f->ctx.zcopy_min = 1;
-    s->seq = (uint32_t)(FM_WIRE_MAX_PACKETS - 3);
+    s->seq = (uint32_t)(FM_WIRE_MAX_PACKETS - 5);
     s->written = most - 40;
     s->cur = data_pkt(f, 0, 1);
     s->cur->len = 8;
-    assert_true(fm_zcopy_wanted(s, 40));  /* flush, announce: done */
-    assert_true(fm_zcopy_wanted(s, 24));  /* flush, announce, one packet of 16 */
-    assert_false(fm_zcopy_wanted(s, 23)); /* flush, announce, two packets for 17 bytes */
-    assert_false(fm_zcopy_wanted(s, 8));
-    s->cur->len = 0; /* (an empty packet carries the announcement: no flush) */
-    s->written = most - 48;
-    assert_true(fm_zcopy_wanted(s, 16));  /* announce, two packets for 32 */
-    assert_false(fm_zcopy_wanted(s, 15)); /* announce, three packets for 33 */
-    assert_true(fm_zcopy_wanted(s, 48));
+    assert_true(fm_zcopy_wanted(s, 40)); /* flush, announce, three packets if declined */
+    assert_true(fm_zcopy_wanted(s, 8));  /* flush, announce, three packets */
+    s->written = most - 49;
+    assert_false(fm_zcopy_wanted(s, 49)); /* flush, announce, four packets if declined */
+    assert_false(fm_zcopy_wanted(s, 1));  /* flush, announce, four packets for the rest */
+    s->cur->len = 0;                      /* (an empty packet carries the announcement: no flush) */
+    s->written = most - 64;
+    assert_true(fm_zcopy_wanted(s, 64)); /* announce, four packets if declined */
+    assert_true(fm_zcopy_wanted(s, 16)); /* announce, four packets */
+    s->written = most - 65;
+    assert_false(fm_zcopy_wanted(s, 16)); /* announce, five packets */
+    s->seq = (uint32_t)(FM_WIRE_MAX_PACKETS - 2);
+    s->written = most - 64;
+    assert_false(fm_zcopy_wanted(s, 64)); /* taken: announce, an empty last packet, but
+                                           * declined: four packets */
     free(s);
 
-    /* A message shorter than 2^32 bytes never runs out: every packet but its last carries a
-     * byte at least. */
-    assert_int_equal(fm_send_open(&f->ctx, 1, (size_t)UINT32_MAX, 0, &s), FM_OK);
+    /* A message shorter than half the numbers never runs out: an announced piece costs at
+     * most two numbers per byte. */
+    size_t half = (size_t)(FM_WIRE_MAX_PACKETS / 2 - 2);
+    assert_int_equal(fm_send_open(&f->ctx, 1, half, 0, &s), FM_OK);
     s->seq = UINT32_MAX - 1;
     s->written = 1;
     assert_true(fm_zcopy_wanted(s, 1));
