@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A small local key/value store keyed by (rank, key), for back ends that learn every value at
- * a fence (run) or own them all (singleton). Keys and values are NUL-ended strings, copied. */
+/* A small local key/value store keyed by (rank, key), for a back end that owns every value
+ * (singleton). Keys and values are NUL-ended strings, copied. */
 #ifndef FM_BOOT_KVSTORE_H
 #define FM_BOOT_KVSTORE_H
 

@@ -8,10 +8,10 @@
  *   singleton  nothing set: rank 0 of 1
  * FM_BOOTSTRAP forces one by name.
  *
- * Back ends move short printable strings. The generic layer (bootstrap.c) above them takes
- * binary values of any length, hex-encodes them and splits them into chunks of at most
- * FM_BOOT_VALUE_MAX characters (Slurm's PMI-1 line limit is 1024 bytes), and hands every
- * process the same random 64-bit job key. */
+ * Back ends move short printable strings, or bytes (put_bin/get_bin: run). For the former,
+ * the generic layer (bootstrap.c) above them takes binary values of any length, hex-encodes
+ * them and splits them into chunks of at most FM_BOOT_VALUE_MAX characters (Slurm's PMI-1
+ * line limit is 1024 bytes). It hands every process the same random 64-bit job key. */
 #ifndef FM_BOOTSTRAP_H
 #define FM_BOOTSTRAP_H
 

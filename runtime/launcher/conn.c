@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* One rank's TCP connection: reassembles input lines for exchange.c and queues output
- * without ever blocking the loop. */
+/* One rank's TCP connection: reassembles input lines (and the bytes a line says follow it)
+ * for exchange.c and queues output without ever blocking the loop. While more than
+ * FM_RUN_OUT_MAX waits to be written, the rank's further lines wait too (its read watcher is
+ * stopped). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,8 @@ struct fm_run_blob *fm_run_blob_new(const char *data, size_t len)
         return NULL;
     b->refs = 1;
     b->len = len;
-    memcpy(b->data, data, len);
+    if (data)
+        memcpy(b->data, data, len);
     return b;
 }
 
@@ -24,6 +27,19 @@ void fm_run_blob_unref(struct fm_run_blob *b)
 {
     if (b && --b->refs == 0)
         free(b);
+}
+
+static void fm_run_conn_lines(struct fm_run_conn *c);
+
+/* Take input again once the output has drained below the bound (from the write watcher,
+ * never from inside a line's handling). */
+static void fm_run_conn_release(struct fm_run_conn *c)
+{
+    if (!c->held || c->queued >= FM_RUN_OUT_MAX)
+        return;
+    c->held = 0;
+    ev_io_start(c->job->loop, &c->rw);
+    fm_run_conn_lines(c);
 }
 
 static void fm_run_conn_drop_output(struct fm_run_conn *c)
@@ -35,6 +51,7 @@ static void fm_run_conn_drop_output(struct fm_run_conn *c)
         free(o);
     }
     c->tail = NULL;
+    c->queued = 0;
     ev_io_stop(c->job->loop, &c->ww);
 }
 
@@ -51,9 +68,14 @@ static void fm_run_conn_flush(struct fm_run_conn *c)
         if (n < 0) {
             /* The peer is gone; the read side sees it and closes. */
             fm_run_conn_drop_output(c);
+            if (c->held) {
+                c->held = 0;
+                ev_io_start(c->job->loop, &c->rw);
+            }
             return;
         }
         o->off += (size_t)n;
+        c->queued -= (size_t)n;
         if (o->off < o->blob->len)
             continue;
         c->head = o->next;
@@ -77,6 +99,7 @@ void fm_run_conn_send(struct fm_run_conn *c, struct fm_run_blob *b)
         return;
     }
     o->blob = b;
+    c->queued += b->len;
     if (c->tail)
         c->tail->next = o;
     else
@@ -98,23 +121,57 @@ static void fm_run_conn_close(struct fm_run_conn *c)
     fm_run_conn_drop_output(c);
     close(c->fd);
     c->ops->closed(c);
+    free(c->raw);
     free(c);
 }
 
-/* Hand every complete line to the exchange; keep the partial rest. */
+/* Hand the payload over once whole. */
+static void fm_run_conn_payload_done(struct fm_run_conn *c)
+{
+    if (c->raw_have < c->raw_len)
+        return;
+    char *raw = c->raw;
+    c->raw = NULL;
+    if (!c->draining)
+        c->ops->payload(c, raw, c->raw_len);
+    free(raw);
+}
+
+/* A line said want bytes follow it: start collecting them, taking what of src is buffered
+ * already. Returns the bytes of src taken. */
+static size_t fm_run_conn_payload(struct fm_run_conn *c, size_t want, const char *src, size_t avail)
+{
+    c->raw = malloc(want);
+    if (!c->raw) {
+        c->ops->fail(c, "out of memory");
+        c->draining = 1;
+        return 0;
+    }
+    c->raw_len = want;
+    c->raw_have = avail < want ? avail : want;
+    memcpy(c->raw, src, c->raw_have);
+    size_t took = c->raw_have;
+    fm_run_conn_payload_done(c);
+    return took;
+}
+
+/* Hand every complete line (and its payload) to the exchange; keep the partial rest. */
 static void fm_run_conn_lines(struct fm_run_conn *c)
 {
     size_t start = 0;
     char *nl;
-    while (!c->draining && (nl = memchr(c->in + start, '\n', c->len - start))) {
+    while (!c->draining && !c->raw && c->queued < FM_RUN_OUT_MAX &&
+           (nl = memchr(c->in + start, '\n', c->len - start))) {
         char *line = c->in + start;
-        size_t n = (size_t)(nl - line);
+        size_t n = (size_t)(nl - line), want = 0;
         *nl = '\0';
         if (strlen(line) != n)
             c->ops->error(c, "a line holds a NUL byte");
         else
-            c->ops->line(c, line);
+            want = c->ops->line(c, line);
         start += n + 1;
+        if (want && !c->draining)
+            start += fm_run_conn_payload(c, want, c->in + start, c->len - start);
     }
     if (c->draining) {
         c->len = 0;
@@ -122,7 +179,12 @@ static void fm_run_conn_lines(struct fm_run_conn *c)
     }
     memmove(c->in, c->in + start, c->len - start);
     c->len -= start;
-    if (c->len == sizeof c->in)
+    if (c->raw)
+        return; /* everything buffered went into it */
+    if (c->queued >= FM_RUN_OUT_MAX) {
+        c->held = 1;
+        ev_io_stop(c->job->loop, &c->rw);
+    } else if (c->len == sizeof c->in)
         c->ops->error(c, "a line is longer than " FM_RUN_STR(FM_RUN_LINE_MAX) " bytes");
 }
 
@@ -132,6 +194,7 @@ static int fm_run_conn_input(struct fm_run_conn *c, int all)
     for (;;) {
         char sink[4096];
         ssize_t n = c->draining ? read(c->fd, sink, sizeof sink)
+                    : c->raw    ? read(c->fd, c->raw + c->raw_have, c->raw_len - c->raw_have)
                                 : read(c->fd, c->in + c->len, sizeof c->in - c->len);
         if (n < 0 && errno == EINTR)
             continue;
@@ -141,7 +204,10 @@ static int fm_run_conn_input(struct fm_run_conn *c, int all)
             fm_run_conn_close(c);
             return 1;
         }
-        if (!c->draining) {
+        if (!c->draining && c->raw) {
+            c->raw_have += (size_t)n;
+            fm_run_conn_payload_done(c);
+        } else if (!c->draining) {
             c->len += (size_t)n;
             fm_run_conn_lines(c);
         }
@@ -152,6 +218,13 @@ static int fm_run_conn_input(struct fm_run_conn *c, int all)
 
 void fm_run_conn_drain(struct fm_run_conn *c)
 {
+    /* Its process has ended: nobody reads the output, and the lines it held back (a fini)
+     * still count. */
+    if (c->held) {
+        fm_run_conn_drop_output(c);
+        c->held = 0;
+        fm_run_conn_lines(c);
+    }
     fm_run_conn_input(c, 1);
 }
 
@@ -167,6 +240,7 @@ static void fm_run_conn_write_cb(struct ev_loop *loop, ev_io *w, int revents)
     (void)loop;
     (void)revents;
     fm_run_conn_flush(w->data);
+    fm_run_conn_release(w->data);
 }
 
 struct fm_run_conn *fm_run_conn_new(struct fm_run_job *job, int fd,

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The launcher's side of run_protocol.h: hello, puts gathered per fence generation, fences,
- * abort and fini. */
+/* The launcher's side of run_protocol.h: hello, puts kept until the next fence is done
+ * (store.c), fences, gets answered from the store, abort and fini. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kvline.h"
 #include "run.h"
+
+_Static_assert(FM_RUN_PUT_BYTES_MAX == 4 * 1024 * 1024, "the message below says 4 MiB");
 
 void fm_run_exchange_error(struct fm_run_conn *c, const char *reason)
 {
@@ -23,6 +25,8 @@ void fm_run_exchange_error(struct fm_run_conn *c, const char *reason)
         fm_run_say("dropping a connection: %s", reason);
 }
 
+static void fm_run_exchange_payload(struct fm_run_conn *c, const char *data, size_t len);
+
 static int fm_run_exchange_int(const char *s, long min, long max, long *out)
 {
     char *end;
@@ -38,9 +42,19 @@ static int fm_run_exchange_int(const char *s, long min, long max, long *out)
 static void fm_run_exchange_hello(struct fm_run_conn *c, const fm_kvline *l)
 {
     struct fm_run_job *job = c->job;
-    long r;
+    long r, v;
     if (fm_run_exchange_int(fm_kvline_get(l, "rank"), 0, job->opts->n - 1, &r)) {
         fm_run_exchange_error(c, "cmd=hello without a valid rank");
+        return;
+    }
+    if (fm_run_exchange_int(fm_kvline_get(l, "version"), 0, 2147483647L, &v) ||
+        v != FM_RUN_VERSION) {
+        static const char why[] =
+            "cmd=hello of another protocol version than fastmsg-run's " FM_RUN_STR(
+                FM_RUN_VERSION) " (a program built with another fastmsg?)";
+        /* Named, so the job ends now rather than at its first fence's timeout. */
+        c->rank = (int)r;
+        fm_run_exchange_error(c, why);
         return;
     }
     if (job->rank[r].hello) {
@@ -52,13 +66,12 @@ static void fm_run_exchange_hello(struct fm_run_conn *c, const fm_kvline *l)
     job->rank[r].conn = c;
 }
 
-/* Send every rank the generation's kv lines and fence_done, and start the next. */
+/* Make the generation's puts visible, answer every rank fence_done, start the next. */
 static void fm_run_exchange_release(struct fm_run_job *job)
 {
     static const char done[] = "cmd=fence_done\n";
-    struct fm_run_blob *b = NULL;
-    if (!fm_run_buf_append(&job->gen, done, sizeof done - 1))
-        b = fm_run_blob_new(job->gen.data, job->gen.len);
+    struct fm_run_blob *b = fm_run_blob_new(done, sizeof done - 1);
+    fm_run_store_commit(job->kv);
     if (!b) {
         fm_run_job_fail(job, 1, "out of memory in a fence");
         return;
@@ -72,7 +85,6 @@ static void fm_run_exchange_release(struct fm_run_job *job)
     }
     fm_run_blob_unref(b);
     job->nfenced = 0;
-    job->gen.len = 0;
 }
 
 void fm_run_exchange_check_fence(struct fm_run_job *job)
@@ -90,27 +102,54 @@ void fm_run_exchange_check_fence(struct fm_run_job *job)
                         waiter);
 }
 
-static void fm_run_exchange_put(struct fm_run_conn *c, const fm_kvline *l)
+/* The value follows the line: returns its length, and the payload callback stores it. */
+static size_t fm_run_exchange_put(struct fm_run_conn *c, const fm_kvline *l)
+{
+    const char *key, *why = fm_run_parse_put(l, &key, &c->put_bytes);
+    if (why) {
+        fm_run_exchange_error(c, why);
+        return 0;
+    }
+    if (c->job->rank[c->rank].fenced) {
+        fm_run_exchange_error(c, "cmd=put during a fence");
+        return 0;
+    }
+    snprintf(c->put_key, sizeof c->put_key, "%s", key);
+    if (c->put_bytes == 0)
+        fm_run_exchange_payload(c, "", 0);
+    return c->put_bytes;
+}
+
+static void fm_run_exchange_payload(struct fm_run_conn *c, const char *data, size_t len)
 {
     struct fm_run_job *job = c->job;
-    const char *key = fm_kvline_get(l, "key"), *value = fm_kvline_get(l, "value");
-    char line[FM_RUN_LINE_MAX + 1];
-    if (!key || !*key || !value) {
-        fm_run_exchange_error(c, "cmd=put without key and value");
+    if (job->ending)
+        return;
+    int rc = fm_run_store_put(job->kv, c->rank, c->put_key, data, len);
+    if (rc == -2)
+        fm_run_exchange_error(c, "cmd=put beyond the 4 MiB a rank may put");
+    else if (rc)
+        fm_run_job_fail(job, 1, "out of memory storing a put");
+}
+
+static void fm_run_exchange_get(struct fm_run_conn *c, const fm_kvline *l)
+{
+    struct fm_run_job *job = c->job;
+    struct fm_run_get g;
+    const char *why = fm_run_parse_get(l, job->opts->n, &g);
+    if (why) {
+        fm_run_exchange_error(c, why);
         return;
     }
     if (job->rank[c->rank].fenced) {
-        fm_run_exchange_error(c, "cmd=put during a fence");
+        fm_run_exchange_error(c, "cmd=get during a fence");
         return;
     }
-    /* Forwarded as they came: still escaped. */
-    int n = snprintf(line, sizeof line, "cmd=kv rank=%d key=%s value=%s\n", c->rank, key, value);
-    if (n < 0 || n > FM_RUN_LINE_MAX) {
-        fm_run_exchange_error(c, "cmd=put too long to forward");
-        return;
-    }
-    if (fm_run_buf_append(&job->gen, line, (size_t)n))
-        fm_run_job_fail(job, 1, "out of memory storing a put");
+    struct fm_run_blob *b = fm_run_store_reply(job->kv, &g);
+    if (b)
+        fm_run_conn_send(c, b);
+    else
+        fm_run_job_fail(job, 1, "out of memory answering a get");
 }
 
 static void fm_run_exchange_fence(struct fm_run_conn *c)
@@ -151,12 +190,12 @@ static void fm_run_exchange_fini(struct fm_run_conn *c)
     fm_run_exchange_check_fence(c->job);
 }
 
-void fm_run_exchange_line(struct fm_run_conn *c, char *line)
+size_t fm_run_exchange_line(struct fm_run_conn *c, char *line)
 {
     fm_kvline l;
     const char *cmd = fm_kvline_parse(line, &l) ? NULL : fm_kvline_get(&l, "cmd");
     if (c->job->ending)
-        return;
+        return 0;
     if (!cmd)
         fm_run_exchange_error(c, "a malformed line");
     else if (c->rank < 0 && strcmp(cmd, "hello"))
@@ -166,7 +205,9 @@ void fm_run_exchange_line(struct fm_run_conn *c, char *line)
     else if (c->job->rank[c->rank].fini)
         fm_run_exchange_error(c, "a line after cmd=fini");
     else if (!strcmp(cmd, "put"))
-        fm_run_exchange_put(c, &l);
+        return fm_run_exchange_put(c, &l);
+    else if (!strcmp(cmd, "get"))
+        fm_run_exchange_get(c, &l);
     else if (!strcmp(cmd, "fence"))
         fm_run_exchange_fence(c);
     else if (!strcmp(cmd, "abort"))
@@ -177,6 +218,7 @@ void fm_run_exchange_line(struct fm_run_conn *c, char *line)
         fm_run_exchange_error(c, "a second cmd=hello");
     else
         fm_run_exchange_error(c, "an unknown cmd");
+    return 0;
 }
 
 void fm_run_exchange_closed(struct fm_run_conn *c)
@@ -197,6 +239,7 @@ static void fm_run_exchange_fail(struct fm_run_conn *c, const char *why)
 
 const struct fm_run_conn_ops fm_run_exchange_ops = {
     .line = fm_run_exchange_line,
+    .payload = fm_run_exchange_payload,
     .error = fm_run_exchange_error,
     .closed = fm_run_exchange_closed,
     .fail = fm_run_exchange_fail,

@@ -26,7 +26,8 @@ int fm_run_job_init(struct fm_run_job *job, const struct fm_run_opts *o)
     ev_timer_init(&job->blame_timer, fm_run_job_blame_cb, FM_RUN_BLAME_WAIT, 0.);
     job->blame_timer.data = job;
     job->rank = calloc((size_t)o->n, sizeof *job->rank);
-    if (!job->loop || !job->rank)
+    job->kv = fm_run_store_new(o->n);
+    if (!job->loop || !job->rank || !job->kv)
         return fm_run_fail(-1, "cannot set up: %s", job->loop ? "out of memory" : "libev failed");
     for (int r = 0; r < o->n; r++) {
         struct fm_run_rank *rk = &job->rank[r];
@@ -53,6 +54,11 @@ static void fm_run_job_signal_all(struct fm_run_job *job, int sig)
 
 void fm_run_job_finish(struct fm_run_job *job)
 {
+    const struct fm_run_store_stats *st = fm_run_store_stats(job->kv);
+    if (job->opts->verbose)
+        fm_run_say("exchange: %llu puts, %llu fences, %llu gets answered with %llu values in "
+                   "%llu bytes",
+                   st->puts, st->fences, st->gets, st->values, st->bytes);
     for (int r = 0; r < job->opts->n; r++) {
         if (job->rank[r].out)
             fm_run_label_drain(job->rank[r].out);

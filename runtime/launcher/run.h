@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "run_protocol.h"
+#include "run_wire.h"
 
 #define FM_RUN_MAX_RANKS  4096
 #define FM_RUN_KILL_AFTER 1.0 /* seconds from SIGTERM to SIGKILL when ending a job */
@@ -21,6 +22,10 @@
 /* Seconds a failed exit waits before it is blamed: when a rank is killed, the others fail at
  * once (their waits see it die), and the report should name the killed rank. */
 #define FM_RUN_BLAME_WAIT 0.2
+/* Bytes queued for one rank above which the launcher reads no more of its requests until
+ * they drain: a rank that asks without reading cannot make the launcher hold without bound.
+ * A rank that waits for each reply never has more than one queued. */
+#define FM_RUN_OUT_MAX (4 * FM_RUN_VALS_MAX)
 
 #define FM_RUN_XSTR(x) #x
 #define FM_RUN_STR(x)  FM_RUN_XSTR(x)
@@ -42,7 +47,7 @@ int fm_run_args_parse(int argc, char **argv, struct fm_run_opts *o);
 struct fm_run_job;
 struct fm_run_label;
 
-/* A reference-counted chunk of output shared by many connections (a fence's kv lines). */
+/* A reference-counted chunk of output shared by many connections (a reply to a get). */
 struct fm_run_blob {
     size_t refs, len;
     char data[];
@@ -58,7 +63,10 @@ struct fm_run_out {
  * conn.c moves bytes and calls nothing above it. */
 struct fm_run_conn;
 struct fm_run_conn_ops {
-    void (*line)(struct fm_run_conn *c, char *line);          /* one complete line */
+    /* One complete line; returns how many bytes follow it as its payload (0: none). */
+    size_t (*line)(struct fm_run_conn *c, char *line);
+    /* Those bytes, once all have come (valid during the call). */
+    void (*payload)(struct fm_run_conn *c, const char *data, size_t len);
     void (*error)(struct fm_run_conn *c, const char *reason); /* input it cannot take */
     void (*closed)(struct fm_run_conn *c);                    /* the peer has closed */
     void (*fail)(struct fm_run_conn *c, const char *why);     /* the launcher cannot go on */
@@ -70,10 +78,17 @@ struct fm_run_conn {
     int fd;
     int rank;     /* -1 until cmd=hello */
     int draining; /* after a protocol error: input is discarded until the peer closes */
+    int held;     /* FM_RUN_OUT_MAX queued: its input waits (the read watcher is stopped) */
     ev_io rw, ww;
     struct fm_run_out *head, *tail;
-    size_t len; /* bytes held in in[] */
+    size_t queued; /* bytes in head..tail not yet written */
+    size_t len;    /* bytes held in in[] */
     char in[FM_RUN_LINE_MAX];
+    char *raw; /* a payload being collected: raw_have of raw_len bytes; NULL between them */
+    size_t raw_len, raw_have;
+    /* exchange.c's: the key of the cmd=put whose value is being collected */
+    char put_key[FM_RUN_KEY_MAX + 1];
+    size_t put_bytes;
 };
 
 struct fm_run_rank {
@@ -107,7 +122,7 @@ struct fm_run_job {
     ev_timer listen_pause;
     struct fm_run_rank *rank; /* opts->n of them */
     int nstarted, nreaped, nsettled, nfenced;
-    struct fm_run_buf gen; /* kv lines put since the last fence */
+    struct fm_run_store *kv; /* what the ranks put (store.c) */
     int ending, exit_code;
     ev_timer kill_timer, give_up_timer;
     ev_timer blame_timer; /* FM_RUN_BLAME_WAIT after the first non-zero exit */
@@ -149,6 +164,7 @@ int fm_run_env_build(const struct fm_run_job *job, int r, struct fm_run_env *e);
 void fm_run_env_free(struct fm_run_env *e);
 
 /* conn.c */
+/* A blob of len bytes copied from data, or left for the caller to fill if data is NULL. */
 struct fm_run_blob *fm_run_blob_new(const char *data, size_t len);
 void fm_run_blob_unref(struct fm_run_blob *b);
 struct fm_run_conn *fm_run_conn_new(struct fm_run_job *job, int fd,
@@ -158,9 +174,26 @@ void fm_run_conn_send_text(struct fm_run_conn *c, const char *text);
 /* Read everything the peer has sent so far (its process has ended). */
 void fm_run_conn_drain(struct fm_run_conn *c);
 
+/* store.c: the values put, committed at each fence; the replies to gets */
+struct fm_run_store;
+struct fm_run_store_stats {
+    unsigned long long puts, fences, gets, values, bytes; /* values and bytes sent in replies */
+};
+struct fm_run_store *fm_run_store_new(int nranks);
+void fm_run_store_free(struct fm_run_store *s);
+/* Rank's put of len bytes under key, visible after the next commit. 0, -1 when out of
+ * memory, -2 when the rank would exceed FM_RUN_PUT_BYTES_MAX. */
+int fm_run_store_put(struct fm_run_store *s, int rank, const char *key, const char *val,
+                     size_t len);
+/* A fence is done: every put since the last commit becomes what gets see. */
+void fm_run_store_commit(struct fm_run_store *s);
+/* The cmd=vals reply to g (a reference for the caller), or NULL when out of memory. */
+struct fm_run_blob *fm_run_store_reply(struct fm_run_store *s, const struct fm_run_get *g);
+const struct fm_run_store_stats *fm_run_store_stats(const struct fm_run_store *s);
+
 /* exchange.c: the protocol itself, behind the connections' ops */
 extern const struct fm_run_conn_ops fm_run_exchange_ops;
-void fm_run_exchange_line(struct fm_run_conn *c, char *line);
+size_t fm_run_exchange_line(struct fm_run_conn *c, char *line);
 /* Reply cmd=error, ignore the connection from now on, and fail the job if it named a rank. */
 void fm_run_exchange_error(struct fm_run_conn *c, const char *reason);
 void fm_run_exchange_closed(struct fm_run_conn *c);

@@ -59,6 +59,8 @@ int fm_run_write_all(int fd, const char *data, size_t len)
 
 int fm_run_buf_append(struct fm_run_buf *b, const char *data, size_t len)
 {
+    if (!len)
+        return 0;
     if (b->len + len > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + len)

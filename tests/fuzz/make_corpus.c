@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "mcast_desc.h"
+#include "run_wire.h"
 #include "wire.h"
 
 #define JOB_KEY 0x0123456789abcdefULL /* fuzz_wire.c's FUZZ_JOB_KEY */
@@ -164,6 +165,41 @@ static void pmi1_corpus(void)
          "cmd=put kvsname=k key=r0.addr value=x=y\n");
 }
 
+/* Records of vals into out: their length. */
+static size_t run_records(char *out, const struct fm_run_val *vals, int n)
+{
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        len += (size_t)fm_run_fmt_record(out + len, &vals[i]);
+        if (vals[i].data)
+            memcpy(out + len, vals[i].data, vals[i].len);
+        len += vals[i].len;
+    }
+    return len;
+}
+
+/* A session as both ends of fastmsg-run's exchange write it, and a payload alone. */
+static void run_corpus(void)
+{
+    char buf[4096], recs[256];
+    struct fm_run_get g = {2, 3, "fm.card"};
+    struct fm_run_val v[3] = {{"\0abc\n", 5}, {NULL, 0}, {"", 0}};
+    size_t nrec = run_records(recs, v, 3), len = 0;
+    buf[len++] = (char)0x23; /* a job of 4, payloads of 4 records; vals for rank 2, 3 ranks */
+    len += (size_t)fm_run_fmt_put(buf + len, sizeof buf - len, "fm.card", 5);
+    memcpy(buf + len, "\0abc\n", 5);
+    len += 5;
+    len += (size_t)fm_run_fmt_get(buf + len, sizeof buf - len, &g);
+    len += (size_t)fm_run_fmt_vals(buf + len, sizeof buf - len, &g, 3, nrec);
+    memcpy(buf + len, recs, nrec);
+    len += nrec;
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "cmd=fence_done\n");
+    put("run", "session", buf, len);
+    buf[0] = (char)0x02; /* 3 records */
+    memcpy(buf + 1, recs, nrec);
+    put("run", "records", buf, 1 + nrec);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -178,5 +214,6 @@ int main(int argc, char **argv)
     wire_corpus();
     mcast_corpus();
     pmi1_corpus();
+    run_corpus();
     return 0;
 }
