@@ -69,7 +69,8 @@ asan() {
 valgrind_step() {
   local status=0
   BUILD_DIR=$build bash tests/valgrind.sh || status=$?
-  verdict valgrind "$build/meson-logs/testlog.json" || status=1
+  # meson names a log after the --wrapper it ran under
+  verdict valgrind "$build/meson-logs/testlog-valgrind.json" || status=1
   return "$status"
 }
 
