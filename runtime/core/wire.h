@@ -26,16 +26,16 @@
  * member forwards unchanged and reads its own children from; payload_len counts it.
  *
  * An FM_PKT_SHORT packet is a whole message of at most FM_WIRE_SHORT_MAX bytes behind a compact
- * 20-byte header: shm moves packets of up to 32 bytes faster than larger ones (bench/README.md),
+ * 24-byte header: shm moves packets of up to 32 bytes faster than larger ones (bench/README.md),
  * and a one-packet message needs no sequence or lengths beyond its own:
  *    0   1  version       FM_WIRE_VERSION
  *    1   1  type          FM_PKT_SHORT
  *    2   2  handler
  *    4   4  src
- *    8   4  job key       its low 32 bits
- *   12   4  msg_id
- *   16   2  credits
- *   18   2  payload_len   (= the message's length)
+ *    8   8  job_key       the whole key, checked as strictly as the full header's
+ *   16   4  msg_id
+ *   20   2  credits
+ *   22   2  payload_len   (= the message's length)
  * Decoded, it reads as an FM_PKT_DATA packet 0 flagged FM_PKT_LAST.
  *
  * An FM_PKT_RNDV packet is a packet of its message's stream (it has a seq and takes a credit)
@@ -53,16 +53,16 @@
 #include <stdint.h>
 #include <string.h>
 
-#define FM_WIRE_VERSION    2
+#define FM_WIRE_VERSION    3
 #define FM_WIRE_HDR_LEN    40
 #define FM_WIRE_CREDITS_AT 30 /* where the credits sit: written last, as a packet leaves */
 
 #define FM_WIRE_MAX_PACKETS ((uint64_t)1 << 32) /* packets of one message: seq 0 .. 2^32-1 */
 
 enum { FM_PKT_DATA = 1, FM_PKT_CREDIT = 2, FM_PKT_RNDV = 3, FM_PKT_MCAST = 4, FM_PKT_SHORT = 5 };
-#define FM_WIRE_SHORT_LEN        20 /* FM_PKT_SHORT's header */
-#define FM_WIRE_SHORT_CREDITS_AT 16
-#define FM_WIRE_SHORT_MAX        12 /* its largest payload: 32 bytes in all */
+#define FM_WIRE_SHORT_LEN        24 /* FM_PKT_SHORT's header */
+#define FM_WIRE_SHORT_CREDITS_AT 20
+#define FM_WIRE_SHORT_MAX        8 /* its largest payload: 32 bytes in all */
 #define FM_WIRE_RNDV_LEN         16
 enum { FM_PKT_LAST = 1, FM_PKT_CTS = 2, FM_PKT_ABORT = 4 }; /* CTS: credit packets only */
 
@@ -182,10 +182,10 @@ static inline void fm_wire_encode_short(const fm_wire_hdr *h, void *buf)
     p[1] = FM_PKT_SHORT;
     fm_put16(p + 2, h->handler);
     fm_put32(p + 4, h->src);
-    fm_put32(p + 8, (uint32_t)h->job_key);
-    fm_put32(p + 12, h->msg_id);
+    fm_put64(p + 8, h->job_key);
+    fm_put32(p + 16, h->msg_id);
     fm_put16(p + FM_WIRE_SHORT_CREDITS_AT, h->credits);
-    fm_put16(p + 18, (uint16_t)h->payload_len);
+    fm_put16(p + 22, (uint16_t)h->payload_len);
 }
 
 static inline fm_wire_status fm_wire_decode_short(const unsigned char *p, size_t len,
@@ -198,14 +198,14 @@ static inline fm_wire_status fm_wire_decode_short(const unsigned char *p, size_t
     h->flags = FM_PKT_LAST;
     h->handler = fm_get16(p + 2);
     h->src = fm_get32(p + 4);
-    h->job_key = job_key;
-    h->msg_id = fm_get32(p + 12);
+    h->job_key = fm_get64(p + 8);
+    h->msg_id = fm_get32(p + 16);
     h->seq = 0;
-    h->credits = fm_get16(p + 16);
-    h->msg_len = h->payload_len = fm_get16(p + 18);
+    h->credits = fm_get16(p + FM_WIRE_SHORT_CREDITS_AT);
+    h->msg_len = h->payload_len = fm_get16(p + 22);
     if (h->version != FM_WIRE_VERSION)
         return FM_WIRE_VERSION_BAD;
-    if (fm_get32(p + 8) != (uint32_t)job_key)
+    if (h->job_key != job_key)
         return FM_WIRE_KEY_BAD;
     if (h->src >= (uint32_t)nranks)
         return FM_WIRE_SRC_BAD;

@@ -61,11 +61,15 @@ static void clear_to_send(void **state)
 static void compact_header(void **state)
 {
     (void)state;
+    /* within the 32 bytes shm moves fastest */
+    assert_true(FM_WIRE_SHORT_LEN + FM_WIRE_SHORT_MAX <= 32);
     unsigned char buf[FM_WIRE_SHORT_LEN + FM_WIRE_SHORT_MAX + 1];
     fm_wire_hdr h = sample(), d;
     h.payload_len = 8;
     fm_wire_encode_short(&h, buf);
     assert_int_equal(buf[1], FM_PKT_SHORT);
+    assert_int_equal(buf[8], 0xef); /* the whole job key, little-endian */
+    assert_int_equal(buf[15], 0x01);
     assert_int_equal(fm_wire_decode(buf, FM_WIRE_SHORT_LEN + 8, KEY, 4, 1024, &d), FM_WIRE_OK);
     assert_int_equal(d.type, FM_PKT_SHORT);
     assert_int_equal(d.flags, FM_PKT_LAST);
@@ -78,6 +82,11 @@ static void compact_header(void **state)
     assert_true(d.msg_len == 8 && d.job_key == KEY);
     assert_int_equal(fm_wire_decode(buf, FM_WIRE_SHORT_LEN + 8, KEY ^ 1, 4, 1024, &d),
                      FM_WIRE_KEY_BAD);
+    /* every bit of the key counts, as in the full header */
+    for (int bit = 0; bit < 64; bit++)
+        assert_int_equal(
+            fm_wire_decode(buf, FM_WIRE_SHORT_LEN + 8, KEY ^ (1ULL << bit), 4, 1024, &d),
+            FM_WIRE_KEY_BAD);
     assert_int_equal(fm_wire_decode(buf, FM_WIRE_SHORT_LEN + 8, KEY, 3, 1024, &d), FM_WIRE_SRC_BAD);
     assert_int_equal(fm_wire_decode(buf, FM_WIRE_SHORT_LEN + 7, KEY, 4, 1024, &d), FM_WIRE_LEN_BAD);
     assert_int_equal(fm_wire_decode(buf, FM_WIRE_SHORT_LEN - 1, KEY, 4, 1024, &d), FM_WIRE_SHORT);

@@ -9,7 +9,8 @@
  * Rank 0 publishes its job key and endpoint address in DIR/NAME.addr, reads the other job's,
  * opens a second endpoint (fm_tp_open, same provider), and sends it the flood: packets that
  * are well-formed but carry this job's key (data, credit, clear-to-send, zero-copy
- * announcement, multicast, a compact one-packet message), and malformed ones, each with
+ * announcement, multicast, a compact one-packet message, and a compact one whose key differs
+ * from theirs only in its high half), and malformed ones, each with
  * exactly one defect, in the full header or the compact one (short, bad
  * version, type, flags, source rank or length, empty; those carry the other job's own key, so
  * that nothing but that defect is wrong), a valid one of theirs with a sequence number no
@@ -279,6 +280,7 @@ static void build_flood(void)
     add(v, FM_PKT_DATA, FM_PKT_LAST, 0, theirs, 100, 100, 10, FM_WIRE_LEN_BAD);
     add(v, FM_PKT_RNDV, 0, 0, theirs, 8, 8, 1 << 20, FM_WIRE_LEN_BAD);
     add_short(0, ours, 8, 8, 0, FM_WIRE_KEY_BAD);
+    add_short(1, theirs ^ (1ULL << 63), 8, 8, 0, FM_WIRE_KEY_BAD); /* the high half differs */
     add_short(1, theirs, 0, 0, 1, FM_WIRE_SHORT);
     add_short(2, theirs, 8, 8, 0, FM_WIRE_SRC_BAD);
     add_short(0, theirs, 8, 4, 0, FM_WIRE_LEN_BAD);
