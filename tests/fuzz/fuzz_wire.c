@@ -39,7 +39,11 @@ static void check_valid(const uint8_t *data, size_t size, uint64_t key, int nran
     if (h->type == FM_PKT_CREDIT) {
         FUZZ_CHECK(h->payload_len == 0 && !(h->flags & ~FM_PKT_CTS));
     } else {
-        FUZZ_CHECK(!(h->flags & ~FM_PKT_LAST));
+        FUZZ_CHECK(!(h->flags & ~(FM_PKT_LAST | FM_PKT_ABORT)));
+        /* An abort ends a message already begun, carries nothing, and is its last packet. */
+        if (h->flags & FM_PKT_ABORT)
+            FUZZ_CHECK(h->flags == (FM_PKT_LAST | FM_PKT_ABORT) && h->seq > 0 &&
+                       h->payload_len == 0 && h->type != FM_PKT_RNDV);
     }
     if (h->type == FM_PKT_DATA)
         FUZZ_CHECK(h->payload_len <= h->msg_len);
