@@ -15,18 +15,15 @@
  * launcher, as the kernel counts them). The exchange time is max(T1) - max(T0): from the last
  * rank's put to the last get returning. Values are checked byte for byte; exit 1 on any
  * difference or error. */
-#include <dirent.h>
-#include <linux/tcp.h>
-#include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 
 #include "bootstrap.h"
+#include "tcp_bytes.h"
 #include "fastmsg.h"
 
 #define BX_CARD 256 /* sizeof fm_host_card in runtime/core/setup.c */
@@ -115,24 +112,6 @@ static int bx_few(fm_boot *b, int peers, long long *t0)
     return 0;
 }
 
-/* Bytes received on every TCP socket this process holds. */
-static long long bx_received(void)
-{
-    long long total = 0;
-    DIR *d = opendir("/proc/self/fd");
-    for (struct dirent *e; d && (e = readdir(d));) {
-        struct tcp_info ti;
-        socklen_t len = sizeof ti;
-        memset(&ti, 0, sizeof ti);
-        if (e->d_name[0] != '.' && !getsockopt(atoi(e->d_name), IPPROTO_TCP, TCP_INFO, &ti, &len) &&
-            len >= offsetof(struct tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received)
-            total += (long long)ti.tcpi_bytes_received;
-    }
-    if (d)
-        closedir(d);
-    return total;
-}
-
 int main(int argc, char **argv)
 {
     static fm_boot b;
@@ -160,7 +139,8 @@ int main(int argc, char **argv)
     if (all ? bx_all(&b, &t0) : bx_few(&b, peers, &t0))
         return 1;
     long long t1 = bx_now();
-    printf("boot_exchange rank=%d put=%lld done=%lld bytes=%lld\n", b.rank, t0, t1, bx_received());
+    printf("boot_exchange rank=%d put=%lld done=%lld bytes=%lld\n", b.rank, t0, t1,
+           tcp_bytes_received());
     fflush(stdout);
     fm_boot_fini(&b);
     return 0;

@@ -63,6 +63,14 @@ int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire
     return FM_OK;
 }
 
+/* Per destination: the header kept to end its message early, NULL once used (that message
+ * was cut short). They follow the ranks and message ids in fm_multi_open's allocation (8n
+ * bytes in, so aligned), which keeps the stream itself, cleared for every message, no larger. */
+static fm_pkt **multi_aborts(const fm_stream *s)
+{
+    return (fm_pkt **)(void *)(s->dest_msg_ids + s->ndest);
+}
+
 void fm_multi_submit(fm_stream *s, fm_pkt *p, int last)
 {
     fm_context *ctx = s->ctx;
@@ -77,48 +85,52 @@ void fm_multi_submit(fm_stream *s, fm_pkt *p, int last)
                      .msg_len = last ? s->written : s->declared};
     p->refs = 1; /* ours until every copy is queued: an injected copy is done at once */
     fm_pool_mark_held(ctx, p); /* until every destination has its copy (pool.c) */
+    fm_pkt **aborts = multi_aborts(s);
     for (int i = 0; i < s->ndest; i++) {
-        if (!s->aborts[i])
+        if (!aborts[i])
             continue; /* its message was cut short */
         h.msg_id = s->dest_msg_ids[i];
         if (fm_multi_send_copy(ctx, p, s->dests[i], &h) == FM_OK)
             continue;
-        s->mfailed = FM_ERR_NOMEM;
         if (h.seq > 0) /* (before packet 0 it has heard of nothing: nothing to end) */
-            fm_multi_abort(ctx, s->aborts[i], s->dests[i], &h);
+            fm_multi_abort(ctx, aborts[i], s->dests[i], &h);
         else
-            fm_pool_put_copy(ctx, s->aborts[i]);
-        s->aborts[i] = NULL;
+            fm_pool_put_copy(ctx, aborts[i]);
+        aborts[i] = NULL;
     }
     fm_multi_unref(ctx, p);
 }
 
-void fm_multi_close(fm_stream *s)
+int fm_multi_close(fm_stream *s)
 {
+    int rc = FM_OK;
+    fm_pkt **aborts = multi_aborts(s);
     for (int i = 0; i < s->ndest; i++)
-        if (s->aborts[i])
-            fm_pool_put_copy(s->ctx, s->aborts[i]);
-    free(s->aborts); /* with the ranks, ids and descriptor (fm_multi_open) */
+        if (aborts[i])
+            fm_pool_put_copy(s->ctx, aborts[i]);
+        else
+            rc = FM_ERR_NOMEM; /* (a copy could not be made: multi_submit) */
+    free(s->dests);            /* with the ids, abort headers and descriptor (fm_multi_open) */
     s->dests = NULL;
     s->dest_msg_ids = NULL;
-    s->aborts = NULL;
     s->desc = NULL;
     s->ndest = s->multi = 0;
     s->desc_len = 0;
+    return rc;
 }
 
 int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t cap, int handler,
                   const unsigned char *desc, size_t desc_len, fm_stream **stream)
 {
-    /* One allocation: abort headers, the ranks, their message ids, the descriptor. Freed by
+    /* One allocation: the ranks, their message ids, abort headers, the descriptor. Freed by
      * close. */
-    size_t ranks_at = (size_t)n * sizeof(fm_pkt *);
-    size_t ids_at = ranks_at + (size_t)n * sizeof(int);
-    size_t desc_at = ids_at + (size_t)n * sizeof(uint32_t);
+    size_t ids_at = (size_t)n * sizeof(int);
+    size_t aborts_at = ids_at + (size_t)n * sizeof(uint32_t);
+    size_t desc_at = aborts_at + (size_t)n * sizeof(fm_pkt *);
     unsigned char *mem = malloc(desc_at + desc_len + 1);
     if (!mem)
         return FM_ERR_NOMEM;
-    fm_pkt **aborts = (fm_pkt **)mem;
+    fm_pkt **aborts = (fm_pkt **)(void *)(mem + aborts_at);
     int got = 0;
     while (got < n && (aborts[got] = fm_pool_get_copy(ctx)))
         got++;
@@ -134,8 +146,7 @@ int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t c
     s->declared = len;
     s->peer = ctx->rank; /* unused: every packet goes through dests */
     s->ndest = n;
-    s->aborts = aborts;
-    s->dests = (int *)(mem + ranks_at);
+    s->dests = (int *)mem;
     s->dest_msg_ids = (uint32_t *)(mem + ids_at);
     for (int i = 0; i < n; i++) {
         s->dests[i] = dests[i];

@@ -11,7 +11,9 @@ int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t c
                   const unsigned char *desc, size_t desc_len, fm_stream **stream);
 void fm_multi_submit(fm_stream *s, fm_pkt *p, int last);
 int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire_hdr *h);
-void fm_multi_close(fm_stream *s);
+/* Release what the stream holds for its destinations. FM_ERR_NOMEM when a destination's
+ * message had to be cut short (a copy could not be made), else FM_OK. */
+int fm_multi_close(fm_stream *s);
 int fm_multi_drained(const fm_stream *s);
 /* End dest's message early, in sequence place h->seq (> 0), with an abort packet sent from
  * the copy header c (kept for this by the caller, so that ending never needs memory); h is

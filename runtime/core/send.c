@@ -360,9 +360,8 @@ int fm_end_message(fm_stream *s)
     rc = wait_sent(s, 1);
     fm_context *ctx = s->ctx;
     if (s->multi) {
-        if (rc == FM_OK)
-            rc = s->mfailed;
-        fm_multi_close(s);
+        int cut = fm_multi_close(s);
+        rc = rc ? rc : cut;
     }
     fm_pool_unreserve(ctx, s->reserved);
     s->reserved = 0;

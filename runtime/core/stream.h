@@ -32,9 +32,6 @@ struct fm_stream {
     int ndest, multi;
     int *dests;
     uint32_t *dest_msg_ids;
-    fm_pkt **aborts;     /* per destination: a header kept to end its message early (NULL once
-                          * used: that destination's message was cut short) */
-    int mfailed;         /* a destination's message was cut short: fm_end_message's error */
     uint8_t ptype;       /* FM_PKT_DATA, or FM_PKT_MCAST for a tree multicast */
     uint32_t desc_len;   /* multicast: descriptor bytes at the head of packet 0 */
     unsigned char *desc; /* multicast: the descriptor to put there */

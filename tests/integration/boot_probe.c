@@ -13,17 +13,14 @@
  *   --get-missing   also get a key nobody put: it must fail with FM_ERR_BOOTSTRAP
  *   --bytes         print the bytes this process received over TCP (from the launcher):
  *                   "boot_probe: rank R received B bytes" */
-#include <dirent.h>
-#include <linux/tcp.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "bootstrap.h"
+#include "tcp_bytes.h"
 #include "fastmsg.h"
 
 #define PROBE_BIG_MAX 65536
@@ -173,25 +170,6 @@ static int probe_get_missing(fm_boot *b)
     return 0;
 }
 
-/* Bytes received on every TCP socket this process holds (the kernel's count). */
-static long long probe_tcp_received(void)
-{
-    long long total = 0;
-    DIR *d = opendir("/proc/self/fd");
-    for (struct dirent *e; d && (e = readdir(d));) {
-        struct tcp_info ti;
-        socklen_t len = sizeof ti;
-        int fd = atoi(e->d_name);
-        memset(&ti, 0, sizeof ti);
-        if (e->d_name[0] != '.' && !getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) &&
-            len >= offsetof(struct tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received)
-            total += (long long)ti.tcpi_bytes_received;
-    }
-    if (d)
-        closedir(d);
-    return total;
-}
-
 int main(int argc, char **argv)
 {
     struct probe_opts o;
@@ -219,7 +197,7 @@ int main(int argc, char **argv)
     if (!bad && !o.only_next)
         bad = probe_check_key(&b);
     if (!bad && o.bytes)
-        printf("boot_probe: rank %d received %lld bytes\n", b.rank, probe_tcp_received());
+        printf("boot_probe: rank %d received %lld bytes\n", b.rank, tcp_bytes_received());
     if (!bad)
         printf("boot_probe: rank %d of %d ok (backend %s, key %016llx)\n", b.rank, b.size,
                b.ops->name, (unsigned long long)b.job_key);
