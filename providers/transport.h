@@ -37,8 +37,12 @@ typedef struct fm_tp_config {
     const char *provider; /* FM_PROVIDER: "shm", "tcp", "tcp;ofi_rxm", ... */
     const char *iface;    /* interface for tcp, or "" */
     int all_local;        /* every rank on this host: pin tcp to lo unless iface is set */
+    int host_ranks;       /* ranks of the job on this host (0: not known) */
     int verbose;
     int no_wait_fd; /* 1: no CQ wait object: wait_fd is -1, but tcp polls faster */
+    /* Receives (post_recv and trecv) the caller may have posted at once; 0: not known. A
+     * provider sizes its receive queue for them, or open fails saying it cannot. */
+    size_t rx_depth;
 } fm_tp_config;
 
 typedef struct fm_tp_info {
@@ -114,6 +118,10 @@ int fm_tp_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
 /* Check cfg's settings before anything starts (fm_init): FM_OK, or FM_ERR_CONFIG with a
  * reason naming the variable (FM_IFACE="x": ...) in err. */
 int fm_tp_check_config(const fm_tp_config *cfg, char *err, size_t errlen);
+/* Whether cfg->provider can carry a job of `ranks` ranks with cfg->rx_depth receives posted
+ * per process: FM_OK, or FM_ERR_PROVIDER with the limit it would pass, named, in err (e.g.
+ * libfabric's shm holds 256 peers). Answers from the numbers alone, the same on every rank. */
+int fm_tp_fits(const fm_tp_config *cfg, int ranks, char *err, size_t errlen);
 /* What the providers can open, for fastmsg-info: one line per provider into buf. */
 void fm_tp_list_providers(char *buf, size_t len);
 
@@ -123,6 +131,8 @@ typedef struct fm_tp_provider {
     /* 1 when this provider serves the FM_PROVIDER value. */
     int (*serves)(const char *provider);
     int (*check)(const fm_tp_config *cfg, char *err, size_t errlen);
+    /* fm_tp_fits for this provider; NULL: no known limit. */
+    int (*fits)(const fm_tp_config *cfg, int ranks, char *err, size_t errlen);
     int (*open)(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
     /* Appends what it can open to buf. */
     void (*list)(char *buf, size_t len);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "credits.h"
 #include "liveness.h"
 #include "log.h"
@@ -24,8 +25,17 @@ typedef struct fm_host_card {
     char host[128]; /* fm_topo_host_key */
     uint32_t packet_size, credits;
     char provider[64];
-    fm_liveness_id live; /* this process, for peers that can see it (liveness.c) */
+    uint32_t provider_set; /* FM_PROVIDER came from the environment, not the default */
+    fm_liveness_id live;   /* this process, for peers that can see it (liveness.c) */
 } fm_host_card;
+
+static int provider_set(const fm_config *cfg)
+{
+    for (int i = 0; i < fm_config_nvars; i++)
+        if (!strcmp(fm_config_vars[i].name, "FM_PROVIDER"))
+            return cfg->source[i] == FM_CFG_FROM_ENV;
+    return 0;
+}
 
 static void host_card(const fm_context *ctx, fm_host_card *c)
 {
@@ -34,6 +44,7 @@ static void host_card(const fm_context *ctx, fm_host_card *c)
     c->packet_size = (uint32_t)ctx->packet_size;
     c->credits = (uint32_t)ctx->credits;
     snprintf(c->provider, sizeof c->provider, "%.63s", ctx->cfg.provider);
+    c->provider_set = (uint32_t)provider_set(&ctx->cfg);
     fm_liveness_self(&c->live);
 }
 
@@ -78,8 +89,9 @@ error:
     return rc;
 }
 
-/* Agree on settings and build the topology (ctx->topo) from every rank's host. */
-static int exchange_cards(fm_context *ctx)
+/* Agree on settings and build the topology (ctx->topo) from every rank's host. *chosen: some
+ * rank set FM_PROVIDER itself. */
+static int exchange_cards(fm_context *ctx, int *chosen)
 {
     fm_host_card mine, *cards = calloc((size_t)ctx->size, sizeof *cards);
     const char **keys = calloc((size_t)ctx->size, sizeof *keys);
@@ -92,9 +104,11 @@ static int exchange_cards(fm_context *ctx)
     FM_CHECK(rc == FM_OK, rc, "bootstrap fence failed: %s", ctx->boot.err);
     if ((rc = read_cards(ctx, cards, &mine)))
         goto error;
-    fm_liveness_start();
-    for (int r = 0; r < ctx->size; r++)
+    *chosen = 0;
+    for (int r = 0; r < ctx->size; r++) {
         keys[r] = cards[r].host;
+        *chosen |= cards[r].provider_set != 0;
+    }
     char err[256] = "";
     rc = fm_topo_build(ctx->size, keys, ctx->cfg.topology, &ctx->topo, err, sizeof err);
     FM_CHECK(rc == FM_OK, rc, "FM_TOPOLOGY=\"%.60s\": %s", ctx->cfg.topology, err);
@@ -131,17 +145,50 @@ error:
     return rc;
 }
 
+/* A provider that cannot carry this job (libfabric's shm beyond its peers): left at its
+ * default, FM_PROVIDER falls back to tcp (on lo) for a job on one host; set by any rank, it is
+ * an error that names the limit. Every rank decides alike, from what the host cards tell all:
+ * the job's size, its hosts, and whether any rank set FM_PROVIDER. */
+static int choose_provider(fm_context *ctx, fm_tp_config *tc, int chosen)
+{
+    char why[256] = "";
+    int rc = fm_tp_fits(tc, ctx->size, why, sizeof why);
+    if (rc == FM_OK)
+        return FM_OK;
+    FM_CHECK(!chosen && tc->all_local, rc,
+             "FM_PROVIDER=\"%.60s\": %s; use FM_PROVIDER=tcp (or leave FM_PROVIDER unset on "
+             "one host: it then falls back to tcp)",
+             tc->provider, why);
+    if (ctx->rank == 0)
+        fm_log(0, "%s; FM_PROVIDER is not set: using tcp on lo instead of %s", why, tc->provider);
+    snprintf(ctx->cfg.provider, sizeof ctx->cfg.provider, "tcp");
+    tc->provider = ctx->cfg.provider;
+    return FM_OK;
+error:
+    return rc;
+}
+
 static int open_transport(fm_context *ctx)
 {
-    int rc = exchange_cards(ctx);
+    int chosen = 0;
+    int rc = exchange_cards(ctx, &chosen);
     if (rc)
         return rc;
     int all_local = fm_topo_nhosts(ctx->topo) == 1;
+    /* Receives posted at once: the pool's, and one zero-copy receive per sending peer (a
+     * sender has one zero-copy piece in flight at a time). */
     fm_tp_config tc = {.provider = ctx->cfg.provider,
                        .no_wait_fd = !ctx->cfg.wait_fd,
                        .iface = ctx->cfg.iface,
                        .all_local = all_local,
-                       .verbose = (int)ctx->cfg.verbose};
+                       .host_ranks = fm_topo_nlocal(ctx->topo, ctx->rank),
+                       .verbose = (int)ctx->cfg.verbose,
+                       .rx_depth = fm_pool_recv_count(ctx) + (size_t)ctx->size};
+    if ((rc = choose_provider(ctx, &tc, chosen)))
+        return rc;
+    /* Watching peers starts after the last decision every rank makes alike: ranks that all
+     * refuse the job end without reporting each other's deaths. */
+    fm_liveness_start();
     char err[256] = "";
     rc = fm_tp_open(&tc, &ctx->tp, err, sizeof err);
     FM_CHECK(rc == FM_OK, rc, "FM_PROVIDER=\"%.60s\": %s", ctx->cfg.provider, err);
