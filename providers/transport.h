@@ -43,6 +43,9 @@ typedef struct fm_tp_config {
     /* Receives (post_recv and trecv) the caller may have posted at once; 0: not known. A
      * provider sizes its receive queue for them, or open fails saying it cannot. */
     size_t rx_depth;
+    /* A name for this endpoint, unique on the host, or NULL: shm names its region in /dev/shm
+     * after it (else after the pid), so that a launcher can remove what a killed rank left. */
+    const char *name;
 } fm_tp_config;
 
 typedef struct fm_tp_info {
@@ -67,8 +70,8 @@ struct fm_tp_ops {
     const char *name;
     /* This endpoint's address (opaque bytes) into buf (capacity *len); *len = its size. */
     int (*addr)(fm_tp *tp, void *buf, size_t *len);
-    /* Insert the n ranks' addresses (rank order, addrlen bytes each) so that rank r is
-     * reachable as destination r. */
+    /* Insert the n ranks' addresses (rank order, one every addrlen bytes, zero-padded: their
+     * lengths may differ) so that rank r is reachable as destination r. */
     int (*connect)(fm_tp *tp, const void *addrs, size_t addrlen, int n);
     int (*mem_reg)(fm_tp *tp, void *buf, size_t len, fm_tp_mr **mr);
     void (*mem_dereg)(fm_tp *tp, fm_tp_mr *mr);

@@ -122,6 +122,21 @@ static int fm_ofi_getinfo(const char *prov, struct fi_info **info)
     return ret;
 }
 
+/* shm's endpoint address is a name ("fi_shm://NAME"; it adds ":<uid>:<n>") and its region
+ * is /dev/shm/NAME:<uid>:<n>. fi_getinfo gives the pid as NAME; name it ourselves instead. */
+static int fm_ofi_shm_name(struct fi_info *info, const char *name)
+{
+    size_t len = strlen("fi_shm://") + strlen(name) + 1;
+    char *addr = malloc(len);
+    if (!addr)
+        return -FI_ENOMEM;
+    snprintf(addr, len, "fi_shm://%s", name);
+    free(info->src_addr); /* fi_freeinfo frees it with free() */
+    info->src_addr = addr;
+    info->src_addrlen = len;
+    return 0;
+}
+
 int fm_ofi_select(const fm_tp_config *cfg, struct fi_info **info, char *err, size_t errlen)
 {
     int rc = FM_OK;
@@ -144,6 +159,8 @@ int fm_ofi_select(const fm_tp_config *cfg, struct fi_info **info, char *err, siz
                  "libfabric's shm queues at most %zu posted receives (rx_attr.size; "
                  "FI_SHM_RX_SIZE=%s, read once per process), this process posts up to %zu",
                  (*info)->rx_attr->size, pinned ? pinned : "(unset)", cfg->rx_depth);
+    FM_OFI_CHECK(!fm_ofi_is_shm(prov) || !cfg->name || !fm_ofi_shm_name(*info, cfg->name),
+                 FM_ERR_NOMEM, "out of memory for the endpoint's name");
 error:
     return rc;
 }

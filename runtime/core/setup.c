@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "credits.h"
+#include "job_names.h"
 #include "liveness.h"
 #include "log.h"
 #include "pool.h"
@@ -130,15 +132,17 @@ static int exchange_addresses(fm_context *ctx)
     FM_CHECK(rc == FM_OK, rc, "bootstrap put failed: %s", ctx->boot.err);
     rc = fm_boot_fence(&ctx->boot);
     FM_CHECK(rc == FM_OK, rc, "bootstrap fence failed: %s", ctx->boot.err);
-    all = calloc((size_t)ctx->size, len);
+    /* Lengths may differ (shm's addresses are names with a rank and a pid in them): each
+     * address gets the same stride, zero-padded. */
+    all = calloc((size_t)ctx->size, sizeof addr);
     FM_CHECK(all, FM_ERR_NOMEM, "out of memory for %d addresses", ctx->size);
     for (int r = 0; r < ctx->size; r++) {
-        size_t got = len;
-        rc = fm_boot_get(&ctx->boot, r, "fm.addr", all + (size_t)r * len, &got);
-        FM_CHECK(rc == FM_OK && got == len, rc ? rc : FM_ERR_BOOTSTRAP, "address of rank %d: %s", r,
-                 rc ? ctx->boot.err : "length differs");
+        size_t got = sizeof addr;
+        rc = fm_boot_get(&ctx->boot, r, "fm.addr", all + (size_t)r * sizeof addr, &got);
+        FM_CHECK(rc == FM_OK && got > 0, rc ? rc : FM_ERR_BOOTSTRAP, "address of rank %d: %s", r,
+                 rc ? ctx->boot.err : "empty");
     }
-    rc = ctx->tp->ops->connect(ctx->tp, all, len, ctx->size);
+    rc = ctx->tp->ops->connect(ctx->tp, all, sizeof addr, ctx->size);
     FM_CHECK(rc == FM_OK, rc, "cannot insert the peers' addresses");
 error:
     free(all);
@@ -189,6 +193,9 @@ static int open_transport(fm_context *ctx)
     /* Watching peers starts after the last decision every rank makes alike: ranks that all
      * refuse the job end without reporting each other's deaths. */
     fm_liveness_start();
+    char name[64];
+    fm_job_name(name, sizeof name, ctx->job_key, ctx->rank, getpid());
+    tc.name = name;
     char err[256] = "";
     rc = fm_tp_open(&tc, &ctx->tp, err, sizeof err);
     FM_CHECK(rc == FM_OK, rc, "FM_PROVIDER=\"%.60s\": %s", ctx->cfg.provider, err);

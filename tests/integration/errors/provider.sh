@@ -4,6 +4,8 @@
 # runs hello under fastmsg-run (bounded by `timeout`) and asserts the job's status and its
 # messages, never timing.
 # usage: provider.sh CASE FASTMSG_RUN HELLO
+#   enable-busy   a real provider failure: rank 1's shm region name is taken by a file that is
+#                 no region, so fi_enable fails; rank 1 names the call and libfabric's reason
 #   rx-size       FI_SHM_RX_SIZE set below what the job posts: fm_init says so, naming it
 #   shm-128       128 ranks over shm (more receives than shm's default queue of 1024) pass
 #   default-256   256 ranks with FM_PROVIDER unset: shm's limit exactly, no fallback
@@ -19,7 +21,8 @@ unset FM_PROVIDER FM_CREDITS FM_PACKET_SIZE FI_SHM_RX_SIZE FI_PROVIDER FM_BOOTST
     FASTMSG_RUN_ADDR FASTMSG_RUN_RANK FASTMSG_RUN_SIZE FASTMSG_RUN_JOBKEY
 export FI_TCP_IFACE=lo FM_TIMEOUT=120
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+junk=""
+trap 'rm -f "$out" $junk' EXIT
 
 fail() {
     echo "--- output:"
@@ -63,6 +66,18 @@ expect_a_rank_fails() {
 }
 
 case $case_ in
+enable-busy)
+    # libfabric's shm refuses to take over a file under its region's name that is not a region.
+    wrap='f=/dev/shm/fastmsg-$FASTMSG_RUN_JOBKEY-1-$$:$(id -u):0
+          if [ "$FASTMSG_RUN_RANK" = 1 ]; then echo junk >"$f"; echo "junk: $f"; fi
+          exec "$0" "$@"'
+    export FM_PROVIDER=shm
+    job 2 sh -c "$wrap" "$hello"
+    junk=$(sed -n 's/^junk: //p' "$out")
+    [ "$rc" -ne 0 ] || fail "exit status 0: the region's name was not the one expected"
+    grep -Eq '^fastmsg\[1\]: .*fi_enable: Device or resource busy \(-16\)' "$out" ||
+        fail "rank 1 did not name fi_enable and its error"
+    ;;
 rx-size)
     # 8 ranks post 8 x (FM_CREDITS 8 + 1) receives, and room for 8 zero-copy ones.
     export FM_PROVIDER=shm FI_SHM_RX_SIZE=64
