@@ -41,6 +41,14 @@ int fm_tp_check_config(const fm_tp_config *cfg, char *err, size_t errlen)
     return p->check ? p->check(cfg, err, errlen) : FM_OK;
 }
 
+int fm_tp_fits(const fm_tp_config *cfg, int ranks, char *err, size_t errlen)
+{
+    const fm_tp_provider *p = cfg ? provider_for(cfg->provider, err, errlen) : NULL;
+    if (!p)
+        return FM_ERR_CONFIG;
+    return p->fits ? p->fits(cfg, ranks, err, errlen) : FM_OK;
+}
+
 void fm_tp_list_providers(char *buf, size_t len)
 {
     if (!len)

@@ -37,8 +37,15 @@ typedef struct fm_tp_config {
     const char *provider; /* FM_PROVIDER: "shm", "tcp", "tcp;ofi_rxm", ... */
     const char *iface;    /* interface for tcp, or "" */
     int all_local;        /* every rank on this host: pin tcp to lo unless iface is set */
+    int host_ranks;       /* ranks of the job on this host (0: not known) */
     int verbose;
     int no_wait_fd; /* 1: no CQ wait object: wait_fd is -1, but tcp polls faster */
+    /* Receives (post_recv and trecv) the caller may have posted at once; 0: not known. A
+     * provider sizes its receive queue for them, or open fails saying it cannot. */
+    size_t rx_depth;
+    /* A name for this endpoint, unique on the host, or NULL: shm names its region in /dev/shm
+     * after it (else after the pid), so that a launcher can remove what a killed rank left. */
+    const char *name;
 } fm_tp_config;
 
 typedef struct fm_tp_info {
@@ -63,8 +70,8 @@ struct fm_tp_ops {
     const char *name;
     /* This endpoint's address (opaque bytes) into buf (capacity *len); *len = its size. */
     int (*addr)(fm_tp *tp, void *buf, size_t *len);
-    /* Insert the n ranks' addresses (rank order, addrlen bytes each) so that rank r is
-     * reachable as destination r. */
+    /* Insert the n ranks' addresses (rank order, one every addrlen bytes, zero-padded: their
+     * lengths may differ) so that rank r is reachable as destination r. */
     int (*connect)(fm_tp *tp, const void *addrs, size_t addrlen, int n);
     int (*mem_reg)(fm_tp *tp, void *buf, size_t len, fm_tp_mr **mr);
     void (*mem_dereg)(fm_tp *tp, fm_tp_mr *mr);
@@ -114,6 +121,10 @@ int fm_tp_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
 /* Check cfg's settings before anything starts (fm_init): FM_OK, or FM_ERR_CONFIG with a
  * reason naming the variable (FM_IFACE="x": ...) in err. */
 int fm_tp_check_config(const fm_tp_config *cfg, char *err, size_t errlen);
+/* Whether cfg->provider can carry a job of `ranks` ranks with cfg->rx_depth receives posted
+ * per process: FM_OK, or FM_ERR_PROVIDER with the limit it would pass, named, in err (e.g.
+ * libfabric's shm holds 256 peers). Answers from the numbers alone, the same on every rank. */
+int fm_tp_fits(const fm_tp_config *cfg, int ranks, char *err, size_t errlen);
 /* What the providers can open, for fastmsg-info: one line per provider into buf. */
 void fm_tp_list_providers(char *buf, size_t len);
 
@@ -123,6 +134,8 @@ typedef struct fm_tp_provider {
     /* 1 when this provider serves the FM_PROVIDER value. */
     int (*serves)(const char *provider);
     int (*check)(const fm_tp_config *cfg, char *err, size_t errlen);
+    /* fm_tp_fits for this provider; NULL: no known limit. */
+    int (*fits)(const fm_tp_config *cfg, int ranks, char *err, size_t errlen);
     int (*open)(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
     /* Appends what it can open to buf. */
     void (*list)(char *buf, size_t len);

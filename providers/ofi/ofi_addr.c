@@ -3,6 +3,8 @@
  * the provider demands FI_MR_LOCAL. */
 #include "ofi_internal.h"
 
+#include <string.h>
+
 #include "fastmsg.h"
 #include "log.h"
 
@@ -24,6 +26,20 @@ error:
     return rc;
 }
 
+/* Why shm may refuse an address or misplace it. In libfabric 1.17 an insert whose region
+ * cannot be opened (shm_open fails: its process has exited) is accepted but leaves its slot
+ * free, and the next address then gets that slot's fi_addr ("addr already in AV"). */
+static const char *fm_ofi_av_hint(const fm_ofi_tp *t, int ret, fi_addr_t fa, int r)
+{
+    if (strcmp(t->base.info.provider, "shm"))
+        return "";
+    if (ret == 1 && fa < (fi_addr_t)r)
+        return "; shm could not open the earlier rank's region (has that rank exited?)";
+    if (ret == 0 && r >= FM_OFI_SHM_MAX_PEERS)
+        return "; shm holds at most " FM_OFI_STR(FM_OFI_SHM_MAX_PEERS) " addresses";
+    return "";
+}
+
 /* One at a time, so the AV index of each address can be checked against its rank and a
  * failure names the rank. */
 int fm_ofi_connect(fm_tp *tp, const void *addrs, size_t addrlen, int n)
@@ -41,11 +57,11 @@ int fm_ofi_connect(fm_tp *tp, const void *addrs, size_t addrlen, int n)
         fa = FI_ADDR_NOTAVAIL;
         ret = fi_av_insert(t->av, (const char *)addrs + (size_t)r * addrlen, 1, &fa, 0, NULL);
         FM_CHECK(ret == 1 && fa == (fi_addr_t)r, FM_ERR_PROVIDER,
-                 "ofi %s: fi_av_insert of rank %d's address: %s (%d, fi_addr %lld)", prov, r,
+                 "ofi %s: fi_av_insert of rank %d's address: %s (%d, fi_addr %lld)%s", prov, r,
                  ret < 0    ? fi_strerror(-ret)
                  : ret == 0 ? "address rejected"
                             : "not in rank order",
-                 ret, fa == FI_ADDR_NOTAVAIL ? -1LL : (long long)fa);
+                 ret, fa == FI_ADDR_NOTAVAIL ? -1LL : (long long)fa, fm_ofi_av_hint(t, ret, fa, r));
     }
     t->nranks = n;
 error:

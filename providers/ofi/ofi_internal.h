@@ -22,6 +22,29 @@
 
 #define fm_ofi_unlikely(x) __builtin_expect(!!(x), 0)
 
+#define FM_OFI_XSTR(x) #x
+#define FM_OFI_STR(x)  FM_OFI_XSTR(x)
+
+/* libfabric 1.17's shm, from its source (prov/shm/src/smr.h, include/ofi_mem.h): */
+/* An address vector holds at most SMR_MAX_PEERS addresses, this endpoint's own included; a
+ * region has that many peer slots. A compile-time constant: no setting raises it. */
+#define FM_OFI_SHM_MAX_PEERS 256
+/* Receives an endpoint can have posted, FI_SHM_RX_SIZE (rx_attr.size): 1024 by default; one
+ * more fails with -FI_ENOMEM. Raised when the caller needs more (fm_ofi_select). */
+#define FM_OFI_SHM_RX_DEFAULT 1024
+/* Its region's free stacks index entries with int16_t: FI_SHM_RX_SIZE=65536 crashes the
+ * endpoint (seen), 32768 works. */
+#define FM_OFI_SHM_RX_MAX 32768
+/* tcp;ofi_rxm's receive queue, FI_OFI_RXM_RX_SIZE (each of its untagged and tagged queues);
+ * beyond it fi_recv returns -FI_EAGAIN (queued and retried, not fatal). */
+#define FM_OFI_RXM_RX_DEFAULT 2048
+/* rxm's shared receive queue, FI_OFI_RXM_MSG_RX_SIZE, is 4096 buffers of 16 KiB by default:
+ * each tcp;ofi_rxm process here has a peak RSS of 93 MB with it, 43 MB at 1024 or fewer, and
+ * 256 ranks on this 24 GB host ran out of memory. More ranks than FM_OFI_RXM_CROWD on one
+ * host get FM_OFI_RXM_CROWD_SRX buffers (unless FI_OFI_RXM_MSG_RX_SIZE is set). */
+#define FM_OFI_RXM_CROWD     64
+#define FM_OFI_RXM_CROWD_SRX "1024"
+
 /* Like FM_CHECK, but the reason goes into fm_ofi_open's err buffer for its caller to print. */
 #define FM_OFI_CHECK(cond, status, ...)                                                            \
     do {                                                                                           \
@@ -100,6 +123,26 @@ static inline int fm_ofi_is_send(const fm_ofi_op *op)
     return op->kind == FM_TP_SEND_DONE || op->kind == FM_TP_TSEND_DONE;
 }
 
+/* Largest two-part message joined on the stack for fi_inject. */
+#define FM_OFI_JOIN_MAX 4160
+
+/* The libfabric call that posts op (ofi_send.c's choice), so that every error names it. */
+static inline const char *fm_ofi_call(const fm_ofi_tp *t, const fm_ofi_op *op)
+{
+    size_t total = op->len + (op->buf2 ? op->len2 : 0);
+    switch (op->kind) {
+    case FM_TP_TSEND_DONE:
+        return "fi_tsend";
+    case FM_TP_TRECV_DONE:
+        return "fi_trecv";
+    case FM_TP_RECV_DONE:
+        return "fi_recv";
+    }
+    if (total < t->inject_end && (!op->buf2 || total <= FM_OFI_JOIN_MAX))
+        return "fi_inject";
+    return op->buf2 ? "fi_sendv" : "fi_send";
+}
+
 static inline fm_ofi_tp *fm_ofi_tp_of(fm_tp *tp)
 {
     return (fm_ofi_tp *)tp;
@@ -158,6 +201,8 @@ static inline void fm_ofi_op_put(fm_ofi_tp *t, fm_ofi_op *op)
 int fm_ofi_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
 
 int fm_ofi_select(const fm_tp_config *cfg, struct fi_info **info, char *err, size_t errlen);
+/* 1 when FM_PROVIDER value provider means libfabric's shm (the default). */
+int fm_ofi_is_shm(const char *provider);
 
 /* ofi_resources.c: open fabric, domain, CQ (with a wait fd if want_fd and the provider has
  * one), AV and endpoint for t->info; close them all. */

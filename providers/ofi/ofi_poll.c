@@ -64,14 +64,17 @@ static int fm_ofi_cq_error(fm_ofi_tp *t, fm_tp_event *ev)
     fi_cq_strerror(t->cq, e.prov_errno, e.err_data, detail, sizeof detail);
     sep = detail[0] ? "; provider says: " : "";
     op = e.op_context;
-    FM_CHECK(op, FM_ERR_PROVIDER, "ofi %s: error completion without a context: %s (%d)%s%s", prov,
+    FM_CHECK(op, FM_ERR_PROVIDER,
+             "ofi %s: fi_cq_readerr: an error completion without a context: %s (%d)%s%s", prov,
              fi_strerror(err), err, sep, detail);
+    /* The call that failed is the one that posted op; the CQ only reports it. */
     if (fm_ofi_is_send(op))
-        fm_log(0, "ofi %s: send of %zu bytes to rank %d failed: %s (%d)%s%s", prov, op->len,
-               op->dest, fi_strerror(err), err, sep, detail);
+        fm_log(0, "ofi %s: %s of %zu bytes to rank %d completed with an error: %s (%d)%s%s", prov,
+               fm_ofi_call(t, op), op->len + (op->buf2 ? op->len2 : 0), op->dest, fi_strerror(err),
+               err, sep, detail);
     else
-        fm_log(0, "ofi %s: receive into %zu bytes failed: %s (%d)%s%s", prov, op->len,
-               fi_strerror(err), err, sep, detail);
+        fm_log(0, "ofi %s: %s of a %zu-byte buffer completed with an error: %s (%d)%s%s", prov,
+               fm_ofi_call(t, op), op->len, fi_strerror(err), err, sep, detail);
     fm_ofi_event(ev, op, fm_ofi_status_of(err), fm_ofi_is_send(op) ? op->len : e.len);
     fm_ofi_op_put(t, op);
     return 1;

@@ -26,6 +26,29 @@ static int ofi_check(const fm_tp_config *cfg, char *err, size_t errlen)
     return FM_OK;
 }
 
+/* libfabric's shm cannot be configured past its constants (ofi_internal.h). */
+static int ofi_fits(const fm_tp_config *cfg, int ranks, char *err, size_t errlen)
+{
+    if (!fm_ofi_is_shm(cfg->provider))
+        return FM_OK;
+    if (ranks > FM_OFI_SHM_MAX_PEERS) {
+        snprintf(
+            err, errlen,
+            "libfabric's shm connects at most %d processes (SMR_MAX_PEERS in libfabric %u.%u), "
+            "this job has %d ranks",
+            FM_OFI_SHM_MAX_PEERS, FI_MAJOR(fi_version()), FI_MINOR(fi_version()), ranks);
+        return FM_ERR_PROVIDER;
+    }
+    if (cfg->rx_depth > FM_OFI_SHM_RX_MAX) {
+        snprintf(err, errlen,
+                 "libfabric's shm queues at most %d posted receives (FI_SHM_RX_SIZE), this job "
+                 "posts up to %zu per process",
+                 FM_OFI_SHM_RX_MAX, cfg->rx_depth);
+        return FM_ERR_PROVIDER;
+    }
+    return FM_OK;
+}
+
 /* "libfabric X.Y, RDM providers: prov1 prov2 ..." */
 static void ofi_list(char *buf, size_t len)
 {
@@ -52,6 +75,7 @@ const fm_tp_provider fm_ofi_provider = {
     .name = "ofi",
     .serves = ofi_serves,
     .check = ofi_check,
+    .fits = ofi_fits,
     .open = fm_ofi_open,
     .list = ofi_list,
 };

@@ -28,12 +28,52 @@ static int fm_ofi_names(const char *want, char *prov, size_t plen, char *core, s
     return FM_OK;
 }
 
+int fm_ofi_is_shm(const char *provider)
+{
+    return !provider || !*provider || !strcmp(provider, "shm");
+}
+
+/* The least power of two >= n (the queues round their sizes so anyway). */
+static size_t fm_ofi_pow2(size_t n)
+{
+    size_t p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+/* Size a provider's receive queue for rx_depth posted receives through its variable, unless
+ * the user set it: shm refuses one receive more than its queue holds (-FI_ENOMEM), rxm makes
+ * it wait (-FI_EAGAIN). */
+static void fm_ofi_pin_rx_size(const char *var, size_t dflt, size_t max, size_t rx_depth)
+{
+    char val[32];
+    if (rx_depth <= dflt || getenv(var))
+        return;
+    size_t want = fm_ofi_pow2(rx_depth);
+    snprintf(val, sizeof val, "%zu", want < max ? want : max);
+    setenv(var, val, 0);
+    fm_log(1, "ofi: %s=%s, for %zu receives posted at once", var, val, rx_depth);
+}
+
 /* Before the first fi_getinfo: libfabric reads FI_PROVIDER once, at initialisation. Pinning
- * it keeps psm/psm2 from loading and installing their signal handlers. */
+ * it keeps psm/psm2 from loading and installing their signal handlers. The providers read
+ * their queue sizes then too. */
 static void fm_ofi_pin_env(const fm_tp_config *cfg, const char *core)
 {
     if (!getenv("FI_PROVIDER"))
         setenv("FI_PROVIDER", core, 0);
+    if (!strcmp(core, "shm"))
+        fm_ofi_pin_rx_size("FI_SHM_RX_SIZE", FM_OFI_SHM_RX_DEFAULT, FM_OFI_SHM_RX_MAX,
+                           cfg->rx_depth);
+    if (strstr(core, "ofi_rxm"))
+        fm_ofi_pin_rx_size("FI_OFI_RXM_RX_SIZE", FM_OFI_RXM_RX_DEFAULT, SIZE_MAX, cfg->rx_depth);
+    if (strstr(core, "ofi_rxm") && cfg->host_ranks > FM_OFI_RXM_CROWD &&
+        !getenv("FI_OFI_RXM_MSG_RX_SIZE")) {
+        setenv("FI_OFI_RXM_MSG_RX_SIZE", FM_OFI_RXM_CROWD_SRX, 0);
+        fm_log(1, "ofi: FI_OFI_RXM_MSG_RX_SIZE=%s, for %d ranks on this host", FM_OFI_RXM_CROWD_SRX,
+               cfg->host_ranks);
+    }
     if (!strstr(core, "tcp"))
         return;
     if (cfg->iface && *cfg->iface)
@@ -82,6 +122,21 @@ static int fm_ofi_getinfo(const char *prov, struct fi_info **info)
     return ret;
 }
 
+/* shm's endpoint address is a name ("fi_shm://NAME"; it adds ":<uid>:<n>") and its region
+ * is /dev/shm/NAME:<uid>:<n>. fi_getinfo gives the pid as NAME; name it ourselves instead. */
+static int fm_ofi_shm_name(struct fi_info *info, const char *name)
+{
+    size_t len = strlen("fi_shm://") + strlen(name) + 1;
+    char *addr = malloc(len);
+    if (!addr)
+        return -FI_ENOMEM;
+    snprintf(addr, len, "fi_shm://%s", name);
+    free(info->src_addr); /* fi_freeinfo frees it with free() */
+    info->src_addr = addr;
+    info->src_addrlen = len;
+    return 0;
+}
+
 int fm_ofi_select(const fm_tp_config *cfg, struct fi_info **info, char *err, size_t errlen)
 {
     int rc = FM_OK;
@@ -98,6 +153,14 @@ int fm_ofi_select(const fm_tp_config *cfg, struct fi_info **info, char *err, siz
     FM_OFI_CHECK(ret == 0, FM_ERR_PROVIDER,
                  "provider '%s' not available: fi_getinfo: %s (%d) [FI_PROVIDER=%s]", prov,
                  fi_strerror(-ret), ret, pinned ? pinned : "");
+    /* Fatal on shm only: one receive beyond its queue fails. */
+    pinned = getenv("FI_SHM_RX_SIZE");
+    FM_OFI_CHECK(!fm_ofi_is_shm(prov) || cfg->rx_depth <= (*info)->rx_attr->size, FM_ERR_PROVIDER,
+                 "libfabric's shm queues at most %zu posted receives (rx_attr.size; "
+                 "FI_SHM_RX_SIZE=%s, read once per process), this process posts up to %zu",
+                 (*info)->rx_attr->size, pinned ? pinned : "(unset)", cfg->rx_depth);
+    FM_OFI_CHECK(!fm_ofi_is_shm(prov) || !cfg->name || !fm_ofi_shm_name(*info, cfg->name),
+                 FM_ERR_NOMEM, "out of memory for the endpoint's name");
 error:
     return rc;
 }

@@ -16,9 +16,6 @@ static inline void *fm_ofi_desc(fm_tp_mr *mr)
     return mr ? fi_mr_desc((struct fid_mr *)mr) : NULL;
 }
 
-/* Largest two-part message joined on the stack for fi_inject. */
-#define FM_OFI_JOIN_MAX 4160
-
 /* A two-part send: joined and injected when small, else gathered by fi_sendv. */
 static ssize_t fm_ofi_post_sendv(fm_ofi_tp *t, fm_ofi_op *op)
 {
@@ -113,12 +110,24 @@ static int fm_ofi_start_send(fm_ofi_tp *t, fm_ofi_op *op)
         t->base.refused++;
         return FM_OK;
     }
-    FM_CHECK(ret == 0, FM_ERR_PROVIDER, "ofi %s: send of %zu bytes to rank %d: %s (%zd)",
-             t->base.info.provider, op->len, op->dest, fi_strerror((int)-ret), ret);
+    FM_CHECK(ret == 0, FM_ERR_PROVIDER, "ofi %s: %s of %zu bytes to rank %d: %s (%zd)",
+             t->base.info.provider, fm_ofi_call(t, op), op->len + (op->buf2 ? op->len2 : 0),
+             op->dest, fi_strerror((int)-ret), ret);
     return FM_OK;
 error:
     fm_ofi_op_put(t, op);
     return rc;
+}
+
+/* shm refuses a receive beyond its queue (rx_attr.size) with -FI_ENOMEM: say so. */
+static const char *fm_ofi_rx_full(const fm_ofi_tp *t, ssize_t ret)
+{
+    static char why[96];
+    if (ret != -FI_ENOMEM)
+        return "";
+    snprintf(why, sizeof why, "; its receive queue holds %zu (rx_attr.size)",
+             t->info->rx_attr->size);
+    return why;
 }
 
 static int fm_ofi_start_recv(fm_ofi_tp *t, fm_ofi_op *op)
@@ -132,8 +141,9 @@ static int fm_ofi_start_recv(fm_ofi_tp *t, fm_ofi_op *op)
         t->base.refused++;
         return FM_OK;
     }
-    FM_CHECK(ret == 0, FM_ERR_PROVIDER, "ofi %s: posting a %zu-byte receive: %s (%zd)",
-             t->base.info.provider, op->len, fi_strerror((int)-ret), ret);
+    FM_CHECK(ret == 0, FM_ERR_PROVIDER, "ofi %s: %s of a %zu-byte buffer: %s (%zd)%s",
+             t->base.info.provider, fm_ofi_call(t, op), op->len, fi_strerror((int)-ret), ret,
+             fm_ofi_rx_full(t, ret));
     return FM_OK;
 error:
     fm_ofi_op_put(t, op);
@@ -222,11 +232,12 @@ int fm_ofi_trecv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, v
 static void fm_ofi_fail(fm_ofi_tp *t, fm_ofi_op *op, ssize_t ret)
 {
     if (fm_ofi_is_send(op))
-        fm_log(0, "ofi %s: retried send of %zu bytes to rank %d: %s (%zd)", t->base.info.provider,
-               op->len, op->dest, fi_strerror((int)-ret), ret);
-    else
-        fm_log(0, "ofi %s: retried %zu-byte receive: %s (%zd)", t->base.info.provider, op->len,
+        fm_log(0, "ofi %s: %s of %zu bytes to rank %d (retried): %s (%zd)", t->base.info.provider,
+               fm_ofi_call(t, op), op->len + (op->buf2 ? op->len2 : 0), op->dest,
                fi_strerror((int)-ret), ret);
+    else
+        fm_log(0, "ofi %s: %s of a %zu-byte buffer (retried): %s (%zd)%s", t->base.info.provider,
+               fm_ofi_call(t, op), op->len, fi_strerror((int)-ret), ret, fm_ofi_rx_full(t, ret));
     op->status = FM_ERR_PROVIDER;
     fm_ofi_q_push(&t->doneq, op);
 }

@@ -80,23 +80,29 @@ int fm_pool_repost(fm_context *ctx, fm_pkt *p)
 {
     p->off = 0;
     p->next = NULL;
-    int rc = ctx->tp->ops->post_recv(ctx->tp, p->buf, FM_WIRE_HDR_LEN + ctx->packet_size, p->mr, p);
-    if (rc)
-        fm_log(0, "posting a receive buffer failed: %s", fm_strerror(rc));
-    return rc;
+    /* Every failure is logged by the transport, naming its call and reason. */
+    return ctx->tp->ops->post_recv(ctx->tp, p->buf, FM_WIRE_HDR_LEN + ctx->packet_size, p->mr, p);
+}
+
+size_t fm_pool_recv_count(const fm_context *ctx)
+{
+    return (size_t)ctx->size * (size_t)(ctx->credits + 1);
 }
 
 int fm_pool_init(fm_context *ctx)
 {
     int rc;
-    size_t nrecv = (size_t)ctx->size * (size_t)(ctx->credits + 1);
+    size_t nrecv = fm_pool_recv_count(ctx);
     fm_pkt_slab *r = slab_new(ctx, nrecv, FM_PKT_RECV_BUF);
     FM_CHECK(r, FM_ERR_NOMEM, "cannot allocate %zu receive buffers of %zu bytes", nrecv,
              fm_pool_pkt_bytes(ctx));
     ctx->pool.recv_slabs = r;
-    for (size_t i = 0; i < nrecv; i++)
-        if ((rc = fm_pool_repost(ctx, &r->pkts[i])))
-            goto error;
+    for (size_t i = 0; i < nrecv; i++) {
+        rc = fm_pool_repost(ctx, &r->pkts[i]);
+        FM_CHECK(rc == FM_OK, rc,
+                 "posted only %zu of the %zu receive buffers (%d ranks x (FM_CREDITS + 1))", i,
+                 nrecv, ctx->size);
+    }
     size_t per = fm_pool_pkt_bytes(ctx);
     size_t base = (size_t)ctx->size * (size_t)ctx->credits;
     ctx->pool.send_pkts_max = base + (size_t)ctx->cfg.overflow / per;

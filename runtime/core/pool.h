@@ -7,6 +7,8 @@
 
 #include "context.h"
 
+/* Receive buffers fm_pool_init posts (all of them stay posted). */
+size_t fm_pool_recv_count(const fm_context *ctx);
 int fm_pool_init(fm_context *ctx);
 void fm_pool_fini(fm_context *ctx);
 void fm_pool_free(fm_context *ctx);

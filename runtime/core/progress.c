@@ -35,12 +35,15 @@ static int on_failure(fm_context *ctx, const fm_tp_event *e)
 {
     static const char *what[] = {"?", "send", "receive", "zero-copy send", "zero-copy receive"};
     const char *op = what[e->kind <= 4 ? e->kind : 0];
-    /* A posted receive's buffer names its previous packet's sender, not this one's. */
-    if (e->kind == FM_TP_SEND_DONE || e->kind == FM_TP_TRECV_DONE)
+    if (e->status == FM_ERR_PROVIDER) {
+        /* Logged by the transport already: its libfabric call, the peer and the reason. */
+    } else if (e->kind == FM_TP_SEND_DONE || e->kind == FM_TP_TRECV_DONE) {
+        /* (A posted receive's buffer names its previous packet's sender, not this one's.) */
         fm_log(0, "%s to/from rank %d failed: %s", op, ((fm_pkt *)e->ctx)->peer,
                fm_strerror(e->status));
-    else
+    } else {
         fm_log(0, "%s failed: %s", op, fm_strerror(e->status));
+    }
     return ctx->finalizing ? FM_OK : fm_liveness_blame(e->status);
 }
 

@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "config.h"
 #include "credits.h"
+#include "job_names.h"
 #include "liveness.h"
 #include "log.h"
 #include "pool.h"
@@ -25,8 +28,17 @@ typedef struct fm_host_card {
     char host[128]; /* fm_topo_host_key */
     uint32_t packet_size, credits;
     char provider[64];
-    fm_liveness_id live; /* this process, for peers that can see it (liveness.c) */
+    uint32_t provider_set; /* FM_PROVIDER came from the environment, not the default */
+    fm_liveness_id live;   /* this process, for peers that can see it (liveness.c) */
 } fm_host_card;
+
+static int provider_set(const fm_config *cfg)
+{
+    for (int i = 0; i < fm_config_nvars; i++)
+        if (!strcmp(fm_config_vars[i].name, "FM_PROVIDER"))
+            return cfg->source[i] == FM_CFG_FROM_ENV;
+    return 0;
+}
 
 static void host_card(const fm_context *ctx, fm_host_card *c)
 {
@@ -35,6 +47,7 @@ static void host_card(const fm_context *ctx, fm_host_card *c)
     c->packet_size = (uint32_t)ctx->packet_size;
     c->credits = (uint32_t)ctx->credits;
     snprintf(c->provider, sizeof c->provider, "%.63s", ctx->cfg.provider);
+    c->provider_set = (uint32_t)provider_set(&ctx->cfg);
     fm_liveness_self(&c->live);
 }
 
@@ -79,8 +92,9 @@ error:
     return rc;
 }
 
-/* Agree on settings and build the topology (ctx->topo) from every rank's host. */
-static int exchange_cards(fm_context *ctx)
+/* Agree on settings and build the topology (ctx->topo) from every rank's host. *chosen: some
+ * rank set FM_PROVIDER itself. */
+static int exchange_cards(fm_context *ctx, int *chosen)
 {
     fm_host_card mine, *cards = calloc((size_t)ctx->size, sizeof *cards);
     const char **keys = calloc((size_t)ctx->size, sizeof *keys);
@@ -93,9 +107,11 @@ static int exchange_cards(fm_context *ctx)
     FM_CHECK(rc == FM_OK, rc, "bootstrap fence failed: %s", ctx->boot.err);
     if ((rc = read_cards(ctx, cards, &mine)))
         goto error;
-    fm_liveness_start();
-    for (int r = 0; r < ctx->size; r++)
+    *chosen = 0;
+    for (int r = 0; r < ctx->size; r++) {
         keys[r] = cards[r].host;
+        *chosen |= cards[r].provider_set != 0;
+    }
     char err[256] = "";
     rc = fm_topo_build(ctx->size, keys, ctx->cfg.topology, &ctx->topo, err, sizeof err);
     FM_CHECK(rc == FM_OK, rc, "FM_TOPOLOGY=\"%.60s\": %s", ctx->cfg.topology, err);
@@ -117,32 +133,70 @@ static int exchange_addresses(fm_context *ctx)
     FM_CHECK(rc == FM_OK, rc, "bootstrap put failed: %s", ctx->boot.err);
     rc = fm_boot_fence(&ctx->boot);
     FM_CHECK(rc == FM_OK, rc, "bootstrap fence failed: %s", ctx->boot.err);
-    all = calloc((size_t)ctx->size, len);
+    /* Lengths may differ (shm's addresses are names with a rank and a pid in them): each
+     * address gets the same stride, zero-padded. */
+    all = calloc((size_t)ctx->size, sizeof addr);
     FM_CHECK(all, FM_ERR_NOMEM, "out of memory for %d addresses", ctx->size);
     for (int r = 0; r < ctx->size; r++) {
-        size_t got = len;
-        rc = fm_boot_get(&ctx->boot, r, "fm.addr", all + (size_t)r * len, &got);
-        FM_CHECK(rc == FM_OK && got == len, rc ? rc : FM_ERR_BOOTSTRAP, "address of rank %d: %s", r,
-                 rc ? ctx->boot.err : "length differs");
+        size_t got = sizeof addr;
+        rc = fm_boot_get(&ctx->boot, r, "fm.addr", all + (size_t)r * sizeof addr, &got);
+        FM_CHECK(rc == FM_OK && got > 0, rc ? rc : FM_ERR_BOOTSTRAP, "address of rank %d: %s", r,
+                 rc ? ctx->boot.err : "empty");
     }
-    rc = ctx->tp->ops->connect(ctx->tp, all, len, ctx->size);
+    rc = ctx->tp->ops->connect(ctx->tp, all, sizeof addr, ctx->size);
     FM_CHECK(rc == FM_OK, rc, "cannot insert the peers' addresses");
 error:
     free(all);
     return rc;
 }
 
+/* A provider that cannot carry this job (libfabric's shm beyond its peers): left at its
+ * default, FM_PROVIDER falls back to tcp (on lo) for a job on one host; set by any rank, it is
+ * an error that names the limit. Every rank decides alike, from what the host cards tell all:
+ * the job's size, its hosts, and whether any rank set FM_PROVIDER. */
+static int choose_provider(fm_context *ctx, fm_tp_config *tc, int chosen)
+{
+    char why[256] = "";
+    int rc = fm_tp_fits(tc, ctx->size, why, sizeof why);
+    if (rc == FM_OK)
+        return FM_OK;
+    FM_CHECK(!chosen && tc->all_local, rc,
+             "FM_PROVIDER=\"%.60s\": %s; use FM_PROVIDER=tcp (or leave FM_PROVIDER unset on "
+             "one host: it then falls back to tcp)",
+             tc->provider, why);
+    if (ctx->rank == 0)
+        fm_log(0, "%s; FM_PROVIDER is not set: using tcp on lo instead of %s", why, tc->provider);
+    snprintf(ctx->cfg.provider, sizeof ctx->cfg.provider, "tcp");
+    tc->provider = ctx->cfg.provider;
+    return FM_OK;
+error:
+    return rc;
+}
+
 static int open_transport(fm_context *ctx)
 {
-    int rc = exchange_cards(ctx);
+    int chosen = 0;
+    int rc = exchange_cards(ctx, &chosen);
     if (rc)
         return rc;
     int all_local = fm_topo_nhosts(ctx->topo) == 1;
+    /* Receives posted at once: the pool's, and one zero-copy receive per sending peer (a
+     * sender has one zero-copy piece in flight at a time). */
     fm_tp_config tc = {.provider = ctx->cfg.provider,
                        .no_wait_fd = !ctx->cfg.wait_fd,
                        .iface = ctx->cfg.iface,
                        .all_local = all_local,
-                       .verbose = (int)ctx->cfg.verbose};
+                       .host_ranks = fm_topo_nlocal(ctx->topo, ctx->rank),
+                       .verbose = (int)ctx->cfg.verbose,
+                       .rx_depth = fm_pool_recv_count(ctx) + (size_t)ctx->size};
+    if ((rc = choose_provider(ctx, &tc, chosen)))
+        return rc;
+    /* Watching peers starts after the last decision every rank makes alike: ranks that all
+     * refuse the job end without reporting each other's deaths. */
+    fm_liveness_start();
+    char name[64];
+    fm_job_name(name, sizeof name, ctx->job_key, ctx->rank, getpid());
+    tc.name = name;
     char err[256] = "";
     rc = fm_tp_open(&tc, &ctx->tp, err, sizeof err);
     FM_CHECK(rc == FM_OK, rc, "FM_PROVIDER=\"%.60s\": %s", ctx->cfg.provider, err);

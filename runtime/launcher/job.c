@@ -67,6 +67,7 @@ void fm_run_job_finish(struct fm_run_job *job)
     }
     if (job->ending)
         fm_run_job_signal_all(job, SIGKILL);
+    fm_run_shm_clean(job);
     exit(job->exit_code);
 }
 

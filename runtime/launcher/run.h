@@ -149,6 +149,9 @@ void fm_run_job_fail(struct fm_run_job *job, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void fm_run_job_finish(struct fm_run_job *job) __attribute__((noreturn));
 
+/* shm_clean.c: remove the job's regions left in /dev/shm (the ranks are gone). */
+void fm_run_shm_clean(const struct fm_run_job *job);
+
 /* listen.c */
 int fm_run_listen(struct fm_run_job *job);
 

@@ -23,7 +23,7 @@ const char *fm_strerror(int status)
     case FM_ERR_BOOTSTRAP:
         return "bootstrap (launcher/PMI) exchange failed";
     case FM_ERR_PROVIDER:
-        return "libfabric provider error";
+        return "libfabric provider error (fastmsg's message on stderr says which and why)";
     case FM_ERR_TIMEOUT:
         return "timed out (FM_TIMEOUT)";
     case FM_ERR_PEER:

@@ -615,6 +615,54 @@ static void test_stale_shm_region(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* A receive beyond shm's queue (rx_attr.size, FI_SHM_RX_SIZE: 1024 by default) fails
+ * for real, with -FI_ENOMEM; the error must name the libfabric call and its reason, and say how
+ * many receives the queue holds. In a child, whose stderr goes to a file to be read back. */
+static void test_recv_queue_full(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        enum { LEN = 64, MAX = 8192 };
+        char path[] = "/tmp/fm_test_ofi_XXXXXX", log[1024] = "", err[256];
+        int fd = mkstemp(path), saved = dup(2);
+        alarm(30);
+        if (fd < 0 || saved < 0 || dup2(fd, 2) < 0)
+            _exit(5);
+        unlink(path);
+        fm_tp_config cfg = {.provider = "shm", .iface = "", .all_local = 1};
+        fm_tp *tp = NULL;
+        unsigned char addr[256], *bufs = malloc((size_t)MAX * LEN);
+        size_t alen = sizeof addr;
+        if (!bufs || fm_ofi_open(&cfg, &tp, err, sizeof err) != FM_OK ||
+            tp->ops->addr(tp, addr, &alen) || tp->ops->connect(tp, addr, alen, 1))
+            _exit(3);
+        int rc = FM_OK, posted = 0;
+        while (rc == FM_OK && posted < MAX) {
+            rc = tp->ops->post_recv(tp, bufs + (size_t)posted * LEN, LEN, NULL, NULL);
+            posted += rc == FM_OK;
+        }
+        ssize_t got = pread(fd, log, sizeof log - 1, 0);
+        size_t depth = fm_ofi_tp_of(tp)->info->rx_attr->size;
+        char holds[64];
+        snprintf(holds, sizeof holds, "its receive queue holds %zu (rx_attr.size)", depth);
+        dup2(saved, 2);
+        fprintf(stderr, "after %d receives: %s\n", posted, got > 0 ? log : "(nothing logged)");
+        tp->ops->close(tp);
+        if (rc != FM_ERR_PROVIDER || (size_t)posted != depth)
+            _exit(4);
+        _exit(strstr(log, "fi_recv of a 64-byte buffer: Cannot allocate memory (-12)") &&
+                      strstr(log, holds)
+                  ? 0
+                  : 6);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* Named "<variant>_<test>" so the providers' runs tell apart. */
 #define PAIR_TEST(f, v)                                                                            \
     {                                                                                              \
@@ -633,6 +681,7 @@ int main(void)
         cmocka_unit_test(test_bad_provider),
         cmocka_unit_test(test_dies_by_signal),
         cmocka_unit_test(test_stale_shm_region),
+        cmocka_unit_test(test_recv_queue_full),
         PAIR_TEST(test_info, shm),
         PAIR_TEST(test_one_each_way, shm),
         PAIR_TEST(test_sizes, shm),

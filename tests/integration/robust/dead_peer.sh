@@ -44,13 +44,17 @@ cleanup() {
     # A stopped rank ignores everything but SIGKILL and SIGCONT.
     pkill -CONT -f -- "$tag" 2>/dev/null || true
     pkill -KILL -f -- "$tag" 2>/dev/null || true
-    # shm unlinks its /dev/shm region ("<pid>:...") only when an endpoint closes: remove those
-    # of this job's killed ranks (made after $mark, by a process now gone), or they hold memory.
+    # shm unlinks its /dev/shm region ("fastmsg-<key>-<rank>-<pid>:...", or "<pid>:..." for
+    # an endpoint fastmsg did not name) only when an endpoint closes: remove those of this
+    # job's killed ranks (made after $mark, by a process now gone), or they hold memory.
+    # (fastmsg-run removes its own job's; the other launchers do not.)
     local f p st
-    for f in /dev/shm/[0-9]*:*; do
+    for f in /dev/shm/[0-9]*:* /dev/shm/fastmsg-*:*; do
         [ -e "$f" ] && [ "$f" -nt "$mark" ] || continue
         p=${f#/dev/shm/}
-        st=$(awk '{ print $3 }' "/proc/${p%%:*}/stat" 2>/dev/null || true)
+        p=${p%%:*}
+        p=${p##*-}
+        st=$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null || true)
         [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] || rm -f "$f" # gone, or a zombie
     done
     rm -f "$out" "$mark"
