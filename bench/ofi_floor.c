@@ -4,7 +4,7 @@
  * where tagged is not offered), FI_CONTEXT2, FI_MR_LOCAL-style registration, an AV table,
  * FI_THREAD_DOMAIN, one FI_CQ_FORMAT_MSG completion queue for sends and receives, nine posted
  * receive buffers of a 64 KiB packet plus header, reposted after the reply, and messages of
- * SIZE + 40 bytes (fastmsg's header; + 24 up to 8 bytes, its compact header), injected when
+ * SIZE + 40 bytes (fastmsg's header; + 20 up to 12 bytes, its compact header), injected when
  * they fit. What it measures is the floor
  * any runtime on that set-up pays; compare-pingpong.sh --floor puts it beside fastmsg and
  * fi_pingpong, so fastmsg's own cost and the set-up's cost read apart.
@@ -30,8 +30,8 @@
 #define PROG "fastmsg-bench-ofi-floor"
 
 #define FLOOR_HDR       40 /* fastmsg's packet header */
-#define FLOOR_SHORT     24 /* its compact header (runtime/core/wire.h), */
-#define FLOOR_SHORT_MAX 8  /* for messages of at most this many bytes */
+#define FLOOR_SHORT     20 /* its compact header (runtime/core/wire.h), */
+#define FLOOR_SHORT_MAX 12 /* for messages of at most this many bytes */
 #define FLOOR_PKT       (65536 + FLOOR_HDR)
 #define FLOOR_NBUF      9 /* FM_CREDITS (8) + 1, as fastmsg posts per peer */
 #define FLOOR_BATCH     16

@@ -67,13 +67,16 @@ static int seq_possible(const fm_context *ctx, const fm_stream *s, uint32_t seq)
 }
 
 /* The stream of h's message, begun here if h is the first of its packets to arrive. NULL when
- * out of memory, or when h's sequence number cannot be right (*bad_seq). */
+ * out of memory, or when h's sequence number cannot be right (*bad_seq). A whole message
+ * (packet 0, flagged last) always begins one: no other packet of it can arrive, and a compact
+ * one carries no message id to match. */
 static fm_stream *stream_find(fm_context *ctx, const fm_wire_hdr *h, int *bad_seq)
 {
     fm_peer *peer = &ctx->peers[h->src];
     fm_stream **tail = &peer->inbound;
+    int whole = h->seq == 0 && (h->flags & FM_PKT_LAST);
     for (; *tail; tail = &(*tail)->next)
-        if ((*tail)->msg_id == h->msg_id)
+        if ((*tail)->msg_id == h->msg_id && !whole)
             break;
     *bad_seq = !seq_possible(ctx, *tail, h->seq);
     if (*bad_seq)

@@ -26,17 +26,17 @@
  * member forwards unchanged and reads its own children from; payload_len counts it.
  *
  * An FM_PKT_SHORT packet is a whole message of at most FM_WIRE_SHORT_MAX bytes behind a compact
- * 24-byte header: shm moves packets of up to 32 bytes faster than larger ones (bench/README.md),
- * and a one-packet message needs no sequence or lengths beyond its own:
+ * 20-byte header: shm moves packets of up to 32 bytes faster than larger ones (bench/README.md),
+ * and a one-packet message needs no sequence, lengths or message id beyond its own (no other
+ * packet of it can come to be matched with it: recv.c):
  *    0   1  version       FM_WIRE_VERSION
  *    1   1  type          FM_PKT_SHORT
  *    2   2  handler
  *    4   4  src
  *    8   8  job_key       the whole key, checked as strictly as the full header's
- *   16   4  msg_id
- *   20   2  credits
- *   22   2  payload_len   (= the message's length)
- * Decoded, it reads as an FM_PKT_DATA packet 0 flagged FM_PKT_LAST.
+ *   16   2  credits
+ *   18   2  payload_len   (= the message's length)
+ * Decoded, it reads as an FM_PKT_DATA packet 0 flagged FM_PKT_LAST, message id 0.
  *
  * An FM_PKT_RNDV packet is a packet of its message's stream (it has a seq and takes a credit)
  * whose 16-byte payload announces a piece that travels as a tagged message instead:
@@ -60,9 +60,9 @@
 #define FM_WIRE_MAX_PACKETS ((uint64_t)1 << 32) /* packets of one message: seq 0 .. 2^32-1 */
 
 enum { FM_PKT_DATA = 1, FM_PKT_CREDIT = 2, FM_PKT_RNDV = 3, FM_PKT_MCAST = 4, FM_PKT_SHORT = 5 };
-#define FM_WIRE_SHORT_LEN        24 /* FM_PKT_SHORT's header */
-#define FM_WIRE_SHORT_CREDITS_AT 20
-#define FM_WIRE_SHORT_MAX        8 /* its largest payload: 32 bytes in all */
+#define FM_WIRE_SHORT_LEN        20 /* FM_PKT_SHORT's header */
+#define FM_WIRE_SHORT_CREDITS_AT 16
+#define FM_WIRE_SHORT_MAX        12 /* its largest payload: 32 bytes in all */
 #define FM_WIRE_RNDV_LEN         16
 enum { FM_PKT_LAST = 1, FM_PKT_CTS = 2, FM_PKT_ABORT = 4 }; /* CTS: credit packets only */
 
@@ -174,7 +174,7 @@ static inline void fm_wire_encode(const fm_wire_hdr *h, void *buf)
 }
 
 /* The compact header of a one-packet message (h: type FM_PKT_SHORT; seq, flags and msg_len
- * are implied). */
+ * are implied, msg_id is not sent). */
 static inline void fm_wire_encode_short(const fm_wire_hdr *h, void *buf)
 {
     unsigned char *p = buf;
@@ -183,9 +183,8 @@ static inline void fm_wire_encode_short(const fm_wire_hdr *h, void *buf)
     fm_put16(p + 2, h->handler);
     fm_put32(p + 4, h->src);
     fm_put64(p + 8, h->job_key);
-    fm_put32(p + 16, h->msg_id);
     fm_put16(p + FM_WIRE_SHORT_CREDITS_AT, h->credits);
-    fm_put16(p + 22, (uint16_t)h->payload_len);
+    fm_put16(p + 18, (uint16_t)h->payload_len);
 }
 
 static inline fm_wire_status fm_wire_decode_short(const unsigned char *p, size_t len,
@@ -199,10 +198,10 @@ static inline fm_wire_status fm_wire_decode_short(const unsigned char *p, size_t
     h->handler = fm_get16(p + 2);
     h->src = fm_get32(p + 4);
     h->job_key = fm_get64(p + 8);
-    h->msg_id = fm_get32(p + 16);
+    h->msg_id = 0;
     h->seq = 0;
     h->credits = fm_get16(p + FM_WIRE_SHORT_CREDITS_AT);
-    h->msg_len = h->payload_len = fm_get16(p + 22);
+    h->msg_len = h->payload_len = fm_get16(p + 18);
     if (h->version != FM_WIRE_VERSION)
         return FM_WIRE_VERSION_BAD;
     if (h->job_key != job_key)

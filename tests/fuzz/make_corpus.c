@@ -91,10 +91,9 @@ static void wire_corpus(void)
                          .payload_len = 14,
                          .msg_len = 14},
            text);
-    short_packet("short",
-                 (fm_wire_hdr){.src = 2, .msg_id = 9, .payload_len = 8, .handler = 1, .credits = 1},
+    short_packet("short", (fm_wire_hdr){.src = 2, .payload_len = 8, .handler = 1, .credits = 1},
                  text);
-    short_packet("short-empty", (fm_wire_hdr){.src = 1, .msg_id = 0xfffffffe, .handler = 263}, "");
+    short_packet("short-empty", (fm_wire_hdr){.src = 1, .handler = 263, .credits = 0xffff}, "");
     packet("credit", (fm_wire_hdr){.type = FM_PKT_CREDIT, .src = 2, .credits = 4}, NULL);
     packet("credit-cts",
            (fm_wire_hdr){.type = FM_PKT_CREDIT, .flags = FM_PKT_CTS, .msg_len = 0x10002}, NULL);

@@ -225,6 +225,34 @@ static void nothing_after_the_last(void **state)
     assert_int_equal(f->tp.posts, 2);
 }
 
+/* Whole messages held for a handler not registered yet each begin a stream of their own: a
+ * compact one carries no message id, and nothing else of a whole message can come to match. */
+static void whole_messages_held_apart(void **state)
+{
+    fixture *f = *state;
+    recv_data(f, 1, 0, 0, 0, 3 * CHUNK); /* message 0, more to come */
+    for (int i = 0; i < 2; i++) {
+        fm_pkt *p = &f->pkts[f->used];
+        p->buf = f->bufs[f->used++];
+        p->kind = FM_PKT_RECV_BUF;
+        fm_wire_hdr h = {
+            .version = FM_WIRE_VERSION, .src = 1, .job_key = KEY, .payload_len = 4, .handler = 1};
+        fm_wire_encode_short(&h, p->buf);
+        memcpy(p->buf + FM_WIRE_SHORT_LEN, "abcd", 4);
+        assert_int_equal(fm_recv_packet(&f->ctx, p, FM_WIRE_SHORT_LEN + 4), FM_OK);
+    }
+    recv_data(f, 1, 0, 0, 1, CHUNK); /* a whole message numbered 0 as well */
+    int n = 0, whole = 0;
+    for (const fm_stream *s = f->ctx.peers[1].inbound; s; s = s->next, n++)
+        whole += s->complete;
+    assert_int_equal(n, 4);
+    assert_int_equal(whole, 3);
+    assert_int_equal(seq_drops(f), 0);
+    recv_data(f, 1, 0, 1, 0, 3 * CHUNK); /* message 0 goes on */
+    assert_int_equal(seq_drops(f), 0);
+    assert_non_null(f->ctx.peers[1].inbound->ready.head->next);
+}
+
 /* A credit packet returning more than the sender holds: its credits are ignored, counted. */
 static void credits_beyond_what_was_given(void **state)
 {
@@ -269,8 +297,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         T(duplicates_and_far_ahead_dropped), T(new_message_within_window),
-        T(nothing_after_the_last),           T(credits_beyond_what_was_given),
-        T(progress_reports_the_real_error),
+        T(nothing_after_the_last),           T(whole_messages_held_apart),
+        T(credits_beyond_what_was_given),    T(progress_reports_the_real_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
