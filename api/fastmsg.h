@@ -19,14 +19,15 @@
  *   fm_send_piece calls of any size, and closes it with fm_end_message. fastmsg cuts the
  *   stream into packets of FM_PACKET_SIZE bytes and sends each as soon as it is full, so a
  *   receiver sees the first packet while the sender is still writing the rest.
- *   The receiver names a handler per message. The handler runs, from fm_extract or fm_wait,
- *   as soon as the FIRST packet of the message arrives, and reads the message with
- *   fm_receive. Handlers are re-entrant rather than blocking: fm_receive returns the bytes
- *   that have arrived so far (possibly fewer than asked for); a handler that wants more
- *   returns FM_CONTINUE and is called again, with the same stream, when the next packet
- *   arrives. fm_stream_set_user keeps the handler's own state with the stream. This needs no
- *   thread or stack per inbound message (FM 2.x used threads), costs nothing when a message
- *   fits one packet, and lets any number of messages be in progress at once.
+ *   The receiver names a handler per message. The handler runs, from fm_extract or fm_wait
+ *   (or any call that waits, outside handlers), as soon as the FIRST packet of the message
+ *   arrives, and reads the message with fm_receive. Handlers are re-entrant rather than
+ *   blocking: fm_receive returns the bytes that have arrived so far (possibly fewer than asked
+ *   for); a handler that wants more returns FM_CONTINUE and is called again, with the same
+ *   stream, when the next packet arrives. fm_stream_set_user keeps the handler's own state
+ *   with the stream. This needs no thread or stack per inbound message (FM 2.x used threads),
+ *   costs nothing when a message fits one packet, and lets any number of messages be in
+ *   progress at once.
  *   The common case has a short path: fm_stream_deliver hands fastmsg a buffer, and a callback
  *   runs once the whole message is in it.
  *
@@ -90,7 +91,7 @@ extern "C" {
 #define FM_ERR_CONFIG       (-7)  /* a bad FM_* environment value */
 #define FM_ERR_BOOTSTRAP    (-8)  /* the launcher/PMI exchange failed */
 #define FM_ERR_PROVIDER     (-9)  /* libfabric failed or the provider is unavailable */
-#define FM_ERR_TIMEOUT      (-10) /* a blocking wait exceeded FM_TIMEOUT */
+#define FM_ERR_TIMEOUT      (-10) /* a peer owed something sent nothing for FM_TIMEOUT s */
 #define FM_ERR_PEER         (-11) /* a peer died or became unreachable */
 #define FM_ERR_TOO_LONG     (-12) /* a value larger than the call allows */
 #define FM_ERR_HANDLER      (-13) /* handler id out of range, or no id free */
@@ -165,8 +166,9 @@ uint64_t fm_job_key(const fm_context *ctx);
 
 /* Block until every rank has entered fm_barrier. Runs over the network (a dissemination
  * barrier) while progress goes on, so handlers keep running and credits keep flowing.
- * Not from inside a handler. Errors: FM_ERR_NOT_INIT, FM_ERR_IN_HANDLER, FM_ERR_TIMEOUT,
- * FM_ERR_PEER. */
+ * Not from inside a handler. FM_ERR_TIMEOUT when a rank it waits for has not come within
+ * FM_TIMEOUT seconds, however busy other ranks keep this one. Errors: FM_ERR_NOT_INIT,
+ * FM_ERR_IN_HANDLER, FM_ERR_TIMEOUT, FM_ERR_PEER. */
 int fm_barrier(fm_context *ctx);
 
 /* Register fn as handler id (0..FM_MAX_HANDLERS-1) with its argument. Every rank that may
@@ -278,7 +280,8 @@ int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, un
 
 /* Append len bytes of buf to the message. buf is the caller's again when the call returns,
  * whatever it returns. Outside handlers it may block while driving progress until credits
- * let the full packets leave (bounded by FM_TIMEOUT). A piece of at least FM_ZCOPY bytes
+ * let the full packets leave (FM_ERR_TIMEOUT when the destination sends no credit back for
+ * FM_TIMEOUT seconds, however busy other peers keep this rank). A piece of at least FM_ZCOPY bytes
  * outside handlers goes zero-copy (see "Large pieces" above): the call then returns once the
  * receiver has taken the bytes, which needs the receiver to drive progress (any fastmsg call
  * that does). If the receiver does not ask for the piece within FM_TIMEOUT, the call fails
@@ -321,15 +324,25 @@ int fm_stream_deliver(fm_stream *stream, void *buf, size_t cap, fm_deliver_fn do
 
 /* Run progress without blocking: complete sends, return credits, and run handlers for
  * arrived packets, until about maxbytes of payload were handed to handlers or nothing is left
- * (0 = no limit). Returns the payload bytes handled (>= 0) or an error (FM_ERR_NOT_INIT,
- * FM_ERR_IN_HANDLER, FM_ERR_PEER, FM_ERR_PROVIDER). */
+ * (0 = no limit). Returns the payload bytes of this program's messages that its handlers read
+ * (fm_receive) or that were delivered (fm_stream_deliver) during the call (>= 0; fastmsg's
+ * own messages, such as fm_barrier's, are not counted), or an error (FM_ERR_NOT_INIT,
+ * FM_ERR_IN_HANDLER, FM_ERR_PEER, FM_ERR_PROVIDER). Never fails with FM_ERR_TIMEOUT. */
 long fm_extract(fm_context *ctx, size_t maxbytes);
 
-/* Block until progress does something (a packet arrives or a send completes) or timeout_ms
- * passes (-1 = FM_TIMEOUT), running handlers. Sleeps on the provider's file descriptor where
- * there is one, otherwise backs off politely (yields the core, then short sleeps), so many
- * processes can share few cores. Returns payload bytes handled (>= 0) or an error as
- * fm_extract. */
+/* Block until progress does something (a packet arrives, a send completes, a handler reads)
+ * or timeout_ms passes (-1: no limit), running handlers. Sleeps on the provider's file
+ * descriptor where there is one, otherwise backs off politely (yields the core, then short
+ * sleeps), so many processes can share few cores.
+ * Returns the bytes as fm_extract (0 when timeout_ms passed with nothing done) or an error:
+ * those of fm_extract, and FM_ERR_TIMEOUT when a peer that owes this rank something has sent
+ * nothing at all for FM_TIMEOUT seconds of waiting. A peer owes: credits, while packets of
+ * this rank wait for them; the rest of a message it has begun, while it has a credit to send
+ * it with. A peer that owes nothing is never timed out: an idle job may wait forever. The
+ * seconds add up across fm_wait calls (another peer's message ending one wait does not
+ * restart the count), but not over gaps of more than a second between them (the program was
+ * busy elsewhere). After FM_ERR_TIMEOUT the context stays usable: a later wait may succeed
+ * (and that peer gets FM_TIMEOUT seconds again). */
 long fm_wait(fm_context *ctx, int timeout_ms);
 
 /* For event loops: a file descriptor that becomes readable when progress has work, or -1

@@ -102,7 +102,10 @@ struct fm_context {
     int finalizing;   /* no more credit packets */
     int failed;       /* the last wait failed with FM_ERR_TIMEOUT or FM_ERR_PEER: fm_finalize
                        * then waits for nothing more */
-    uint64_t handled; /* payload bytes given to handlers, for fm_extract */
+    uint64_t handled; /* payload bytes of user messages handed to handlers, for fm_extract */
+    /* fm_wait's watch on peers that owe this rank something (progress.c): seconds spent
+     * waiting (gaps between waits longer than a second not counted), when last looked. */
+    double wclock, wlast;
 
     fm_zcopy_state zc;
 

@@ -21,6 +21,11 @@ typedef struct fm_peer {
     int credit_busy;      /* that packet is in flight */
     unsigned char credit_buf[FM_WIRE_HDR_LEN];
     fm_stream *inbound; /* its messages in progress here */
+    /* What fm_wait watches (progress.c): packets received from it, and, while it owes this
+     * rank something, the count and waiting clock when it was last seen to change. */
+    uint32_t rx, watch_rx;
+    int watching;
+    double watch_at;
     /* Zero-copy pieces of its whose receive we have posted: clear-to-send tags that go out
      * on our credit packets to it, one per packet (zcopy.c). */
     uint64_t *cts;

@@ -194,7 +194,8 @@ ssize_t fm_receive(fm_stream *s, void *buf, size_t len)
         got += n;
     }
     s->avail -= got;
-    s->ctx->handled += got;
+    if (s->handler < FM_MAX_HANDLERS) /* (fastmsg's own messages are no caller's bytes) */
+        s->ctx->handled += got;
     return (ssize_t)got;
 }
 
@@ -212,7 +213,8 @@ FM_HOT void pour_packet(fm_context *ctx, fm_stream *s, fm_pkt *p, const unsigned
     }
     memcpy(s->dbuf + s->dlen, bytes + p->off, n);
     s->dlen += n;
-    ctx->handled += n;
+    if (s->handler < FM_MAX_HANDLERS)
+        ctx->handled += n;
     s->avail -= p->len - p->off;
     p->off = p->len;
 }
@@ -351,6 +353,7 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
         fm_log(1, "dropped a packet: %s", fm_wire_status_str(st));
         return fm_pool_repost(ctx, p);
     }
+    ctx->peers[h.src].rx++; /* heard from (fm_wait's watch) */
     fm_credits_gained(ctx, (int)h.src, h.credits);
     if (h.type == FM_PKT_SHORT) { /* its payload moves to where every packet's is */
         memmove(p->buf + FM_WIRE_HDR_LEN, p->buf + FM_WIRE_SHORT_LEN, h.payload_len);
@@ -456,6 +459,32 @@ void fm_recv_run_held(fm_context *ctx, int handler)
                 stream_run(ctx, s);
         }
     }
+}
+
+/* Packets of rank r this rank holds: in its messages' streams, or freed and not yet posted
+ * again. */
+int fm_recv_held_packets(const fm_context *ctx, int r)
+{
+    int n = 0;
+    for (const fm_stream *s = ctx->peers[r].inbound; s; s = s->next) {
+        for (const fm_pkt *p = s->ready.head; p; p = p->next)
+            n++;
+        for (const fm_pkt *p = s->early; p; p = p->next)
+            n++;
+    }
+    for (const fm_pkt *p = ctx->repost; p; p = p->next)
+        n += p->peer == r;
+    return n;
+}
+
+int fm_recv_awaited(const fm_context *ctx, int r)
+{
+    const fm_peer *pr = &ctx->peers[r];
+    int waiting = 0;
+    for (const fm_stream *s = pr->inbound; s && !waiting; s = s->next)
+        waiting = !s->complete;
+    /* With its whole window held here it cannot send: it owes nothing then. */
+    return waiting && fm_recv_held_packets(ctx, r) + pr->owed < ctx->credits;
 }
 
 static void pkts_release(fm_context *ctx, fm_pkt *p)

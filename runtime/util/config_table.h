@@ -19,8 +19,9 @@
     X(FM_BOOTSTRAP, bootstrap, STR, "auto", 0, 0,                                                  \
       "bootstrap back end: auto, pmix, pmi1, run (fastmsg-run) or singleton")                      \
     X(FM_TIMEOUT, timeout, INT, "60", 1, 86400,                                                    \
-      "seconds any blocking bootstrap or network wait may last before it fails with "              \
-      "FM_ERR_TIMEOUT")                                                                            \
+      "seconds a blocking call waits for a peer that owes it something (credits, the rest of a "   \
+      "message, a barrier, the bootstrap exchange) before it fails with FM_ERR_TIMEOUT; a wait "   \
+      "with nothing owed (an idle fm_wait(ctx, -1)) has no limit")                                 \
     X(FM_PACKET_SIZE, packet_size, SIZE, "64K", 64, 1048576,                                       \
       "payload bytes per packet (64K measured fastest on shm and tcp, bench/README.md)")           \
     X(FM_CREDITS, credits, INT, "8", 1, 4096,                                                      \
