@@ -290,11 +290,25 @@ int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, un
  * sending stream, e.g. a handler's inbound one), FM_ERR_OVERFLOW (more bytes than
  * fm_begin_message declared; nothing of this piece is sent, the stream stays usable),
  * FM_EAGAIN (in a handler, a stream opened outside one that needs a packet buffer),
- * FM_ERR_TIMEOUT, FM_ERR_PEER, FM_ERR_NOMEM. */
+ * FM_ERR_TIMEOUT, FM_ERR_PEER, FM_ERR_NOMEM.
+ * The stream stays open whatever this returns (only fm_end_message releases it). After
+ * FM_EAGAIN, FM_ERR_TIMEOUT, FM_ERR_PEER or FM_ERR_NOMEM the bytes of the piece that filled
+ * packets before the failure are in the message and the rest is not (none, for a piece that
+ * fits in the packet being filled; all, for one that ends exactly where a packet fills). */
 int fm_send_piece(fm_stream *stream, const void *buf, size_t len);
 
-/* Send what is left of the message and release the stream (invalid afterwards). May block
- * like fm_send_piece. Errors: as fm_send_piece. */
+/* Send what is left of the message (its last packet) and release the stream. Outside
+ * handlers it blocks, driving progress, until the message's packets have left (as
+ * fm_send_piece); inside a handler it never blocks. What happens to the stream:
+ *   FM_OK: released (the pointer is invalid afterwards).
+ *   FM_EAGAIN (in a handler: no packet buffer for the last packet; nothing was sent),
+ *   FM_ERR_TIMEOUT (no credit came back for FM_TIMEOUT seconds: the last packets still wait,
+ *   queued) and FM_ERR_NOMEM: still open. Call fm_end_message again (later, or outside the
+ *   handler) to go on from where it stopped: the last packet is sent once.
+ *   Any other error (FM_ERR_PEER, FM_ERR_PROVIDER: the job is broken): released; packets
+ *   already queued may or may not arrive.
+ *   FM_ERR_INVALID (stream NULL), FM_ERR_STATE (not an open sending stream): unchanged.
+ * The receiver's handler sees the message complete when its last packet arrives. */
 int fm_end_message(fm_stream *stream);
 
 /* In a handler: copy up to len bytes of the message that have arrived into buf. Returns the

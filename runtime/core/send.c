@@ -327,22 +327,32 @@ int fm_send_piece(fm_stream *s, const void *buf, size_t len)
     return FM_OK;
 }
 
+/* Errors after which the stream stays open: waiting longer, or again later, may succeed. */
+static int retryable(int rc)
+{
+    return rc == FM_EAGAIN || rc == FM_ERR_TIMEOUT || rc == FM_ERR_NOMEM;
+}
+
 int fm_end_message(fm_stream *s)
 {
     int rc = check_sending(s);
-    if (rc == FM_ERR_STATE && s->sending == 2)
-        rc = FM_OK; /* the last packet already left with the final piece */
-    else if (rc == FM_OK) {
+    if (rc == FM_ERR_STATE && s->sending == 2) {
+        rc = FM_OK; /* the last packet has left: with the final piece, or in an earlier call */
+    } else if (rc == FM_OK) {
         if (!s->cur)
             rc = fm_send_next_packet(s); /* an empty last packet ends the message */
         if (rc == FM_OK) {
             fm_send_submit(s, s->cur, FM_PKT_DATA, 1);
             s->cur = NULL;
+            s->sending = 2;
         }
+    } else {
+        return rc; /* not a sending stream: nothing to release */
     }
-    if (rc)
-        return rc;
-    rc = wait_sent(s);
+    if (rc == FM_OK)
+        rc = wait_sent(s);
+    if (retryable(rc))
+        return rc; /* still open: a later call goes on from here (nothing is sent twice) */
     fm_context *ctx = s->ctx;
     if (s->multi)
         fm_multi_close(s);

@@ -21,6 +21,9 @@
  *            messages: a piece must fail with FM_ERR_TIMEOUT (no credits come back) although
  *            rank 0 is kept busy. Rank 0 continues rank 1 and finishes the message on the
  *            same stream.
+ *   end      (2 ranks) rank 1 stops; rank 0 writes exactly FM_CREDITS packets and a few bytes
+ *            more: fm_end_message must fail with FM_ERR_TIMEOUT and leave the stream open, so
+ *            that after SIGCONT a second fm_end_message ends the message.
  * Every message's bytes are checked. In owed and credits, the senders stop on their own after
  * 20 s and say so: a timeout that comes only after that fails the test (it would have needed
  * rank 0 to be idle). */
@@ -42,7 +45,7 @@ static int me, mode;
 static long timeout_s;
 static size_t packet;
 static int credits;
-enum { M_IDLE, M_COUNT, M_OWED, M_CREDITS };
+enum { M_IDLE, M_COUNT, M_OWED, M_CREDITS, M_END };
 
 /* rank 0 */
 static pid_t stopped_pid;
@@ -281,12 +284,35 @@ static void send_to_stopped(void)
     free(buf);
 }
 
+/* end: the last packet waits for a credit the stopped rank 1 does not give. */
+static void end_to_stopped(void)
+{
+    wait_flag(&pid_seen, 1, "pid from rank 1");
+    unsigned char *buf = malloc(data_len);
+    st_fill(buf, data_len, me, 1, 1, 0);
+    fm_stream *s;
+    int rc = fm_begin_message(ctx, 1, data_len, H_DATA, &s);
+    for (size_t off = 0; rc == FM_OK && off < data_len; off += packet)
+        rc = fm_send_piece(s, buf + off, data_len - off < packet ? data_len - off : packet);
+    if (rc) {
+        st_fail("writing to rank 1: %s", fm_strerror(rc));
+        return;
+    }
+    rc = fm_end_message(s);
+    if (rc != FM_ERR_TIMEOUT)
+        st_fail("fm_end_message to a stopped rank: %s, want FM_ERR_TIMEOUT", fm_strerror(rc));
+    resume_peer();
+    if (rc == FM_ERR_TIMEOUT && (rc = fm_end_message(s)) != FM_OK)
+        st_fail("fm_end_message again, on the stream left open: %s, want FM_OK", fm_strerror(rc));
+    free(buf);
+}
+
 /* ---- main ---- */
 
 static int parse_mode(const char *m)
 {
-    const char *names[] = {"idle", "count", "owed", "credits"};
-    for (int i = 0; i < 4; i++)
+    const char *names[] = {"idle", "count", "owed", "credits", "end"};
+    for (int i = 0; i < 5; i++)
         if (!strcmp(m, names[i]))
             return i;
     return -1;
@@ -295,7 +321,7 @@ static int parse_mode(const char *m)
 int main(int argc, char **argv)
 {
     if (argc != 2 || (mode = parse_mode(argv[1])) < 0) {
-        fprintf(stderr, "usage: wait idle|count|owed|credits\n");
+        fprintf(stderr, "usage: wait idle|count|owed|credits|end\n");
         return 2;
     }
     /* rank 0 keeps what fastmsg says, to check it after fm_finalize (idle, count) */
@@ -303,7 +329,7 @@ int main(int argc, char **argv)
     int saved_err = dup(2);
     ctx = st_init();
     me = fm_rank(ctx);
-    int n = fm_size(ctx), want_n = mode >= M_OWED ? 3 : 2;
+    int n = fm_size(ctx), want_n = mode >= M_OWED && mode != M_END ? 3 : 2;
     if (n < want_n || (want_n == 2 && n != 2))
         fm_abort(ctx, 2, "wait: wrong number of ranks for this mode");
     if (me == 0 && mode <= M_COUNT && log && saved_err >= 0)
@@ -311,7 +337,10 @@ int main(int argc, char **argv)
     timeout_s = (long)env_long("FM_TIMEOUT", 60);
     packet = st_packet_size();
     credits = (int)env_long("FM_CREDITS", 8);
-    data_len = mode <= M_COUNT ? 8 : mode == M_OWED ? 3 * packet : (size_t)(credits + 4) * packet;
+    data_len = mode <= M_COUNT     ? 8
+               : mode == M_OWED    ? 3 * packet
+               : mode == M_CREDITS ? (size_t)(credits + 4) * packet
+                                   : (size_t)credits * packet + 10;
     if (fm_register_handler(ctx, H_DATA, on_data, NULL) ||
         fm_register_handler(ctx, H_PID, on_pid, NULL) ||
         fm_register_handler(ctx, H_SPAM, on_spam, NULL) ||
@@ -352,8 +381,10 @@ int main(int argc, char **argv)
         receive_count();
     } else if (mode == M_OWED) {
         receive_owed();
-    } else {
+    } else if (mode == M_CREDITS) {
         send_to_stopped();
+    } else {
+        end_to_stopped();
     }
     free(body);
     if (me == 0 && mode <= M_COUNT && log && saved_err >= 0) {
