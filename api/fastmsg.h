@@ -186,12 +186,16 @@ int fm_register_handler(fm_context *ctx, int id, fm_handler_fn fn, void *arg);
 int fm_add_handler(fm_context *ctx, fm_handler_fn fn, void *arg);
 
 /* Open a message of at most len bytes to rank dest (which may be this rank), for the
- * receiver's handler id. On FM_OK *stream is the sending stream until fm_end_message.
- * Inside a handler it never blocks: FM_EAGAIN when the FM_OVERFLOW budget for queued packets
- * is used up (retry from a later handler call or from the main program).
+ * receiver's handler id. On FM_OK *stream is the sending stream until fm_end_message; on an
+ * error *stream is NULL (when stream is not) and nothing was sent.
+ * Inside a handler it never blocks: the message is promised all its packet buffers at once,
+ * from the FM_OVERFLOW budget for queued packets (FM_CREDITS x ranks packets plus FM_OVERFLOW
+ * bytes): FM_EAGAIN when too much of that is in use now (retry from a later handler call or
+ * from the main program), FM_ERR_TOO_LONG when the message needs more packets than the whole
+ * budget (no retry inside a handler can succeed: send it from the main program).
  * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (stream NULL), FM_ERR_RANK (dest not in
- * 0..size-1), FM_ERR_HANDLER (id out of range), FM_ERR_TOO_LONG (len over 2^48), FM_EAGAIN,
- * FM_ERR_NOMEM. */
+ * 0..size-1), FM_ERR_HANDLER (id out of range), FM_ERR_TOO_LONG (len over 2^48, or in a
+ * handler over the budget), FM_EAGAIN, FM_ERR_NOMEM. */
 int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream);
 
 /* Open a message of at most len bytes to each of the n ranks in dests, for handler id on
@@ -202,7 +206,9 @@ int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stre
  * Errors: as fm_begin_message, and FM_ERR_EMPTY (n = 0), FM_ERR_INVALID (dests NULL or
  * n < 0), FM_ERR_RANK (a rank out of range), FM_ERR_SELF (this rank listed),
  * FM_ERR_DUPLICATE (a rank listed twice). Large pieces are copied through packets: a
- * multi-destination stream never goes zero-copy. */
+ * multi-destination stream never goes zero-copy. Inside a handler the packet buffers are
+ * promised as for fm_begin_message (FM_EAGAIN, FM_ERR_TOO_LONG); the stream, its errors and
+ * fm_end_message are as for fm_begin_message's. */
 int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len, int handler,
                            fm_stream **stream);
 
@@ -252,8 +258,8 @@ int fm_group_position(const fm_group *group);
  * other member of group, for handler id, down tree (see above) with flags (0 or
  * FM_MCAST_STORE_FORWARD). Write it with fm_send_piece and fm_end_message; they wait as for
  * fm_begin_message_multi to this rank's children. Inside a handler it never blocks
- * (FM_EAGAIN as fm_begin_message). Errors: FM_ERR_INVALID (group or stream NULL, group
- * destroyed, unknown flags), FM_ERR_NOT_INIT (after fm_finalize), FM_ERR_NOT_MEMBER,
+ * (FM_EAGAIN and FM_ERR_TOO_LONG as fm_begin_message). Errors: FM_ERR_INVALID (group or stream
+ * NULL, group destroyed, unknown flags), FM_ERR_NOT_INIT (after fm_finalize), FM_ERR_NOT_MEMBER,
  * FM_ERR_TREE (unknown tree or bad parameter), FM_ERR_HANDLER, FM_ERR_TOO_LONG, FM_EAGAIN,
  * FM_ERR_NOMEM. */
 int fm_mcast_begin(fm_group *group, const char *tree, unsigned flags, size_t len, int handler,

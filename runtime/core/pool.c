@@ -123,6 +123,8 @@ static size_t headroom(const fm_context *ctx)
  * otherwise wait for buffers that only its own later writes would free. */
 int fm_pool_reserve(fm_context *ctx, size_t n)
 {
+    if (n > ctx->pool.send_pkts_max)
+        return FM_ERR_TOO_LONG; /* more than the whole budget: no wait would help */
     if (ctx->pool.send_free_n + headroom(ctx) < ctx->pool.send_reserved + n)
         return FM_EAGAIN;
     ctx->pool.send_reserved += n;

@@ -200,10 +200,12 @@ int fm_send_next_packet(fm_stream *s)
 FM_HOT int stream_alloc(fm_context *ctx, size_t len, size_t cap, int handler, fm_stream **stream)
 {
     /* Never wait inside a handler: promise the message all its packet buffers now, or
-     * refuse. (Packets without credit then wait in memory, not in the handler.) */
+     * refuse (FM_EAGAIN, or FM_ERR_TOO_LONG when no wait could ever make room). Packets
+     * without credit then wait in memory, not in the handler. */
     size_t need = ctx->in_handler ? len / cap + 1 : 0;
-    if (need && fm_pool_reserve(ctx, need))
-        return FM_EAGAIN;
+    int rc = need ? fm_pool_reserve(ctx, need) : FM_OK;
+    if (rc)
+        return rc;
     fm_stream *s = ctx->stream_free;
     if (s)
         ctx->stream_free = s->next;

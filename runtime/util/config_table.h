@@ -31,7 +31,7 @@
       "sender's buffer into the receiver's, where the provider has tagged messages; 0 = never")    \
     X(FM_OVERFLOW, overflow, SIZE, "64M", 0, 1L << 40,                                             \
       "bytes of packets a handler may queue for peers that have no credit before "                 \
-      "fm_begin_message returns FM_EAGAIN")                                                        \
+      "fm_begin_message returns FM_EAGAIN (FM_ERR_TOO_LONG for a message that could never fit)")   \
     X(FM_WAIT_FD, wait_fd, BOOL, "1", 0, 0,                                                        \
       "sleep on the provider's wait fd where it has one (tcp); 0 = no wait fd: about 1 us less "   \
       "per tcp packet, and idle waits back off with sched_yield and short sleeps instead")         \
