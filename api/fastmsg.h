@@ -125,8 +125,13 @@ typedef struct fm_stream fm_stream;
  * must not call fm_extract, fm_wait, fm_barrier or fm_finalize. */
 typedef int (*fm_handler_fn)(fm_stream *stream, int sender, void *arg);
 
-/* Called when a message given to fm_stream_deliver is complete: buf holds len bytes. */
-typedef void (*fm_deliver_fn)(void *buf, size_t len, int sender, void *arg);
+/* Called once a message given to fm_stream_deliver is over, with the buffer and arg given to
+ * it: buf holds len bytes of the message (those delivered by that call and after). status is
+ * FM_OK (len is the rest of the message), FM_ERR_TOO_LONG (the message was longer than the
+ * buffer: buf holds its first bytes, len = cap, and the bytes dropped are counted in
+ * fm_stats.deliver_overflow) or FM_ERR_TRUNCATED (the message ended before its declared end:
+ * its sender or a forwarding member failed; buf holds what came). sender as for the handler. */
+typedef void (*fm_deliver_fn)(void *buf, size_t len, int status, int sender, void *arg);
 
 /* Text for a status code; never NULL, a static string. */
 const char *fm_strerror(int status);
@@ -335,11 +340,15 @@ void fm_stream_set_user(fm_stream *stream, void *user);
 void *fm_stream_user(const fm_stream *stream);
 
 /* In a handler: deliver the rest of the message into buf (capacity cap bytes) and call
- * done(buf, total, sender, arg) once it is complete; total counts only bytes copied by this
- * call and after. The handler then returns (its return value is ignored). buf must stay
- * valid until done runs. A message longer than cap is an error: done is called with the
- * first cap bytes and the overflow is counted and logged.
- * Errors: FM_ERR_INVALID, FM_ERR_STATE (deliver already set). */
+ * done(buf, total, status, sender, arg) once it is over; total counts only bytes copied by
+ * this call and after. The handler then returns (its return value is ignored) and is not
+ * called again for this message. buf stays the caller's: fastmsg writes into it until done
+ * runs, and it must stay valid until then. status (see fm_deliver_fn): FM_OK;
+ * FM_ERR_TOO_LONG when the message was longer than cap (done gets the first cap bytes, the
+ * bytes dropped are counted in fm_stats.deliver_overflow); FM_ERR_TRUNCATED when it ended
+ * before its declared end.
+ * Errors: FM_ERR_INVALID (stream NULL or a sending stream, done NULL, buf NULL with cap > 0),
+ * FM_ERR_STATE (deliver already set). */
 int fm_stream_deliver(fm_stream *stream, void *buf, size_t cap, fm_deliver_fn done, void *arg);
 
 /* Run progress without blocking: complete sends, return credits, and run handlers for

@@ -25,7 +25,7 @@ FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
     /* Field by field, the receiving half and what both share: the sending half is never read
      * while receiving, and stores are cheaper than a memset call here. (The assertion asks
      * for this list to be updated when the receiving half changes.) */
-    _Static_assert(sizeof *s - offsetof(fm_stream, FM_STREAM_RECV_FIRST) == 136,
+    _Static_assert(sizeof *s - offsetof(fm_stream, FM_STREAM_RECV_FIRST) == 144,
                    "stream_new must set every receiving field");
     s->ctx = ctx;
     s->next = NULL;
@@ -43,6 +43,7 @@ FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
     s->early = NULL;
     s->avail = s->total = 0;
     s->complete = s->finished = s->started = s->error = 0;
+    s->dover = 0;
     s->blocked = NULL;
     s->dbuf = NULL;
     s->dcap = s->dlen = 0;
@@ -204,11 +205,12 @@ FM_HOT void pour_packet(fm_context *ctx, fm_stream *s, fm_pkt *p, const unsigned
 {
     size_t n = p->len - p->off;
     size_t room = s->dcap - s->dlen;
-    if (n > room) {
-        fm_log(0,
-               "message from rank %d is longer than the %zu-byte delivery buffer; "
-               "%zu bytes dropped",
-               s->peer, s->dcap, n - room);
+    if (n > room) { /* the callback is told (FM_ERR_TOO_LONG) and the bytes counted */
+        if (!s->dover)
+            fm_log(1, "message from rank %d is longer than the %zu-byte delivery buffer", s->origin,
+                   s->dcap);
+        s->dover += n - room;
+        ctx->stats.deliver_overflow += n - room;
         n = room;
     }
     memcpy(s->dbuf + s->dlen, bytes + p->off, n);
@@ -230,6 +232,13 @@ static void stream_pour(fm_context *ctx, fm_stream *s)
             break;
         pour_packet(ctx, s, p, bytes);
     }
+}
+
+/* The delivery callback of fm_stream_deliver, told how the message ended. */
+static void deliver_done(fm_stream *s)
+{
+    int status = s->error ? s->error : s->dover ? FM_ERR_TOO_LONG : FM_OK;
+    s->dfn(s->dbuf, s->dlen, status, s->origin, s->darg);
 }
 
 /* Call the handler on what has arrived. A handler that asks for more of a message that has
@@ -281,7 +290,7 @@ static void stream_run(fm_context *ctx, fm_stream *s)
     if (!s->complete)
         return;
     if (s->dfn)
-        s->dfn(s->dbuf, s->dlen, s->origin, s->darg);
+        deliver_done(s);
     if (s->dfn || s->finished || s->avail == 0) {
         stream_trim(ctx, s, 1);
         stream_release(ctx, s);
@@ -336,7 +345,7 @@ static int recv_whole(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
     stream_call(ctx, s, &ctx->handlers[s->handler]);
     if (s->dfn) {
         pour_packet(ctx, s, p, p->buf + FM_WIRE_HDR_LEN);
-        s->dfn(s->dbuf, s->dlen, s->origin, s->darg);
+        deliver_done(s);
     }
     packet_done(ctx, p);
     stream_free(ctx, s);

@@ -54,6 +54,7 @@ struct fm_stream {
     size_t dcap, dlen;
     fm_deliver_fn dfn;
     void *darg;
+    size_t dover; /* bytes dropped: longer than the delivery buffer */
 };
 #define FM_STREAM_RECV_FIRST counted
 

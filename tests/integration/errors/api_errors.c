@@ -104,8 +104,10 @@ static void check_bytes(const unsigned char *buf, size_t len, int sender, int *c
     count[m]++;
 }
 
-static void delivered(void *buf, size_t len, int sender, void *arg)
+static void delivered(void *buf, size_t len, int status, int sender, void *arg)
 {
+    if (status)
+        bad_bytes++;
     check_bytes(buf, len, sender, arg);
     free(buf);
 }

@@ -52,8 +52,10 @@ static size_t round_size(int m)
     return round_sizes[m % (int)(sizeof round_sizes / sizeof round_sizes[0])];
 }
 
-static void on_delivered(void *buf, size_t len, int sender, void *arg)
+static void on_delivered(void *buf, size_t len, int status, int sender, void *arg)
 {
+    if (status)
+        st_fail("a delivered message from rank %d: %s", sender, fm_strerror(status));
     (void)arg;
     int m = len ? ((unsigned char *)buf)[0] : -1;
     if (m < 0 || len != round_size(m))
