@@ -122,7 +122,8 @@ typedef struct fm_stream fm_stream;
 /* A message handler: runs when the first packet of a message for it arrives (see Overview).
  * sender is the sending rank, arg the pointer given at registration. Returns FM_DONE or
  * FM_CONTINUE. It may send messages (fm_begin_message never blocks inside a handler) but
- * must not call fm_extract, fm_wait, fm_barrier or fm_finalize. */
+ * may not wait: fm_extract, fm_wait, fm_barrier, fm_mcast_calibrate and fm_finalize return
+ * FM_ERR_IN_HANDLER there (and in fm_stream_deliver's callback). */
 typedef int (*fm_handler_fn)(fm_stream *stream, int sender, void *arg);
 
 /* Called once a message given to fm_stream_deliver is over, with the buffer and arg given to
@@ -130,7 +131,8 @@ typedef int (*fm_handler_fn)(fm_stream *stream, int sender, void *arg);
  * FM_OK (len is the rest of the message), FM_ERR_TOO_LONG (the message was longer than the
  * buffer: buf holds its first bytes, len = cap, and the bytes dropped are counted in
  * fm_stats.deliver_overflow) or FM_ERR_TRUNCATED (the message ended before its declared end:
- * its sender or a forwarding member failed; buf holds what came). sender as for the handler. */
+ * its sender or a forwarding member failed; buf holds what came). sender as for the handler.
+ * It runs as part of the handler: the same calls are allowed and refused in it. */
 typedef void (*fm_deliver_fn)(void *buf, size_t len, int status, int sender, void *arg);
 
 /* Text for a status code; never NULL, a static string. */
@@ -346,7 +348,7 @@ void *fm_stream_user(const fm_stream *stream);
  * runs, and it must stay valid until then. status (see fm_deliver_fn): FM_OK;
  * FM_ERR_TOO_LONG when the message was longer than cap (done gets the first cap bytes, the
  * bytes dropped are counted in fm_stats.deliver_overflow); FM_ERR_TRUNCATED when it ended
- * before its declared end.
+ * before its declared end. done runs inside the handler's bracket: it may send, not wait.
  * Errors: FM_ERR_INVALID (stream NULL or a sending stream, done NULL, buf NULL with cap > 0),
  * FM_ERR_STATE (deliver already set). */
 int fm_stream_deliver(fm_stream *stream, void *buf, size_t cap, fm_deliver_fn done, void *arg);

@@ -97,7 +97,7 @@ struct fm_context {
     fm_stream *stream_free;
     unsigned char *seen; /* size bytes of scratch: duplicate checks of member lists */
 
-    int in_handler;   /* depth of handler calls */
+    int in_handler;   /* depth of handler calls (deliver callbacks included) */
     int run_held;     /* a handler was registered inside a handler: run held messages */
     int finalizing;   /* no more credit packets */
     int failed;       /* the last wait failed with FM_ERR_TIMEOUT or FM_ERR_PEER: fm_finalize

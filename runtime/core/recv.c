@@ -234,11 +234,14 @@ static void stream_pour(fm_context *ctx, fm_stream *s)
     }
 }
 
-/* The delivery callback of fm_stream_deliver, told how the message ended. */
-static void deliver_done(fm_stream *s)
+/* The delivery callback of fm_stream_deliver: part of the handler, so inside its bracket (no
+ * waiting call may run from it, nor release the stream under it). */
+static void deliver_done(fm_context *ctx, fm_stream *s)
 {
     int status = s->error ? s->error : s->dover ? FM_ERR_TOO_LONG : FM_OK;
+    ctx->in_handler++;
     s->dfn(s->dbuf, s->dlen, status, s->origin, s->darg);
+    ctx->in_handler--;
 }
 
 /* Call the handler on what has arrived. A handler that asks for more of a message that has
@@ -290,7 +293,7 @@ static void stream_run(fm_context *ctx, fm_stream *s)
     if (!s->complete)
         return;
     if (s->dfn)
-        deliver_done(s);
+        deliver_done(ctx, s);
     if (s->dfn || s->finished || s->avail == 0) {
         stream_trim(ctx, s, 1);
         stream_release(ctx, s);
@@ -345,7 +348,7 @@ static int recv_whole(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
     stream_call(ctx, s, &ctx->handlers[s->handler]);
     if (s->dfn) {
         pour_packet(ctx, s, p, p->buf + FM_WIRE_HDR_LEN);
-        deliver_done(s);
+        deliver_done(ctx, s);
     }
     packet_done(ctx, p);
     stream_free(ctx, s);
