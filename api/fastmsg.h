@@ -31,6 +31,22 @@
  *   The common case has a short path: fm_stream_deliver hands fastmsg a buffer, and a callback
  *   runs once the whole message is in it.
  *
+ * Order
+ *   The handlers of two messages from one sender start (their first call) in the order the
+ *   sender sent them, whatever their kind: one packet or many, empty, with zero-copy pieces,
+ *   multi-destination, multicast (it counts as a message from the member that sent it on to
+ *   this rank), for one handler id or different ones. "Sent" is when the message's first
+ *   packet leaves: for messages written one after the other (fm_begin_message ...
+ *   fm_end_message, then the next) that is the order of the calls; of two streams open at
+ *   once, the one whose first packet fills (or which ends) first. fastmsg keeps this order
+ *   itself (the network need not: over tcp;ofi_rxm a small packet can overtake a large one
+ *   sent before it). The exception is a message for a handler id not registered at the
+ *   receiver yet: it waits there and starts when the id is registered, after later messages
+ *   for other ids have run; such messages still start in send order among themselves. Only
+ *   the first call is ordered: later calls follow their packets (a short message can finish
+ *   before a long one that started first). Messages from different senders are not ordered
+ *   with respect to each other.
+ *
  * Flow control
  *   One credit is one receive buffer that a receiver reserves for one sender; FM_CREDITS per
  *   peer. A sender never sends a packet without a credit; credits come back piggybacked on
@@ -368,12 +384,13 @@ long fm_extract(fm_context *ctx, size_t maxbytes);
  * Returns the bytes as fm_extract (0 when timeout_ms passed with nothing done) or an error:
  * those of fm_extract, and FM_ERR_TIMEOUT when a peer that owes this rank something has sent
  * nothing at all for FM_TIMEOUT seconds of waiting. A peer owes: credits, while packets of
- * this rank wait for them; the rest of a message it has begun, while it has a credit to send
- * it with. A peer that owes nothing is never timed out: an idle job may wait forever. The
- * seconds add up across fm_wait calls (another peer's message ending one wait does not
- * restart the count), but not over gaps of more than a second between them (the program was
- * busy elsewhere). After FM_ERR_TIMEOUT the context stays usable: a later wait may succeed
- * (and that peer gets FM_TIMEOUT seconds again). */
+ * this rank wait for them; the rest of a message it has begun (or the first packet of one
+ * it sent before another that came), while it has a credit to send it with. A peer that owes
+ * nothing is never timed out: an idle job may wait forever. The seconds add up across
+ * fm_wait calls (another peer's message ending one wait does not restart the count), but
+ * not over gaps of more than a second between them (the program was busy elsewhere). After
+ * FM_ERR_TIMEOUT the context stays usable: a later wait may succeed (and that peer gets
+ * FM_TIMEOUT seconds again). */
 long fm_wait(fm_context *ctx, int timeout_ms);
 
 /* For event loops: a file descriptor that becomes readable when progress has work, or -1

@@ -51,7 +51,10 @@ void fm_multi_submit(fm_stream *s, fm_pkt *p, int last)
                      .payload_len = p->len,
                      .handler = s->handler,
                      .msg_len = last ? s->written : s->declared};
-    p->refs = 1; /* ours until every copy is queued: an injected copy is done at once */
+    p->refs = 1;    /* ours until every copy is queued: an injected copy is done at once */
+    if (h.seq == 0) /* numbered as the first packets leave, as send.c does */
+        for (int i = 0; i < s->ndest; i++)
+            s->dest_msg_ids[i] = ctx->peers[s->dests[i]].next_msg_id++;
     for (int i = 0; i < s->ndest; i++) {
         h.msg_id = s->dest_msg_ids[i];
         if (fm_multi_send_copy(ctx, p, s->dests[i], &h))
@@ -92,10 +95,8 @@ int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t c
     s->ndest = n;
     s->dests = (int *)mem;
     s->dest_msg_ids = (uint32_t *)(mem + ids_at);
-    for (int i = 0; i < n; i++) {
-        s->dests[i] = dests[i];
-        s->dest_msg_ids[i] = ctx->peers[dests[i]].next_msg_id++;
-    }
+    for (int i = 0; i < n; i++)
+        s->dests[i] = dests[i]; /* (their message ids come with the first packet) */
     s->ptype = desc_len ? FM_PKT_MCAST : FM_PKT_DATA;
     s->desc = desc_len ? memcpy(mem + desc_at, desc, desc_len) : NULL;
     s->desc_len = (uint32_t)desc_len;

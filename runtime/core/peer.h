@@ -20,7 +20,11 @@ typedef struct fm_peer {
     fm_pkt credit_pkt;    /* our one credit packet to it */
     int credit_busy;      /* that packet is in flight */
     unsigned char credit_buf[FM_WIRE_HDR_LEN];
-    fm_stream *inbound; /* its messages in progress here */
+    fm_stream *inbound; /* its messages in progress here, in message id order */
+    /* Per-sender order (recv.c): the message id whose first packet comes next, and how many
+     * of its messages wait (gated) because their first packet came before that one. */
+    uint32_t first_next;
+    int gated;
     /* What fm_wait watches (progress.c): packets received from it, and, while it owes this
      * rank something, the count and waiting clock when it was last seen to change. */
     uint32_t rx, watch_rx;

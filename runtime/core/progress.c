@@ -218,12 +218,12 @@ long fm_extract(fm_context *ctx, size_t maxbytes)
 
 /* fm_wait's watch on peers that owe this rank something. A peer owes credits while packets of
  * ours wait for them, and the rest of a message while one of its messages is incomplete here
- * and it has a credit to send more with. Such a peer that sends nothing at all for FM_TIMEOUT
- * seconds of waiting makes the wait fail. Waiting time is counted across fm_wait calls (a wait
- * that returns because another peer sent something does not restart the count), except gaps of
- * more than a second between looks: then the program was busy elsewhere and this rank may have
- * held up the peer (no credits went back). A peer that owes nothing is never timed: idle waits
- * have no limit. */
+ * and it has a credit to send more with (or the first packet of a message it sent before one
+ * that came). Such a peer that sends nothing at all for FM_TIMEOUT seconds of waiting makes
+ * the wait fail. Waiting time is counted across fm_wait calls (a wait that returns because
+ * another peer sent something does not restart the count), except gaps of more than a second
+ * between looks: then the program was busy elsewhere and this rank may have held up the peer
+ * (no credits went back). A peer that owes nothing is never timed: idle waits have no limit. */
 #define FM_WATCH_EVERY 0.05 /* seconds between looks */
 #define FM_WATCH_GAP   1.0
 

@@ -2,7 +2,16 @@
 /* The receiving side: a validated data packet joins its message's stream in sequence order,
  * and the stream's handler runs on what has arrived; a message that fits one packet skips the
  * stream list and sequencing (recv_whole). Packets a handler has read go back to the network
- * as receive buffers at the next progress round, and their credits are owed to the sender. */
+ * as receive buffers at the next progress round, and their credits are owed to the sender.
+ *
+ * Per-sender order: a sender numbers its messages to us (msg_id) as their first packets leave
+ * (send.c), so the numbers follow the order of first packets on the wire. The network may
+ * complete a small packet before a larger one sent ahead of it (tcp;ofi_rxm does), so a
+ * first packet that comes ahead of an earlier number waits (the stream is "gated") until
+ * that one has come; handlers therefore start in send order. The earlier first packet is
+ * always on its way (it left first and took a credit first); should the window fill with
+ * later packets all the same (a message numbered but not sent yet: store-and-forward), the
+ * gate opens rather than wait for what cannot come (gate_valve). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +34,7 @@ FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
     /* Field by field, the receiving half and what both share: the sending half is never read
      * while receiving, and stores are cheaper than a memset call here. (The assertion asks
      * for this list to be updated when the receiving half changes.) */
-    _Static_assert(sizeof *s - offsetof(fm_stream, FM_STREAM_RECV_FIRST) == 144,
+    _Static_assert(sizeof *s - offsetof(fm_stream, FM_STREAM_RECV_FIRST) == 152,
                    "stream_new must set every receiving field");
     s->ctx = ctx;
     s->next = NULL;
@@ -43,6 +52,7 @@ FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
     s->early = NULL;
     s->avail = s->total = 0;
     s->complete = s->finished = s->started = s->error = 0;
+    s->gated = 0;
     s->dover = 0;
     s->blocked = NULL;
     s->dbuf = NULL;
@@ -52,16 +62,31 @@ FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
     return s;
 }
 
+/* Message ids wrap: a is before b when b - a is less than half the range. */
+static inline int id_before(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
+}
+
+/* Put s on its sender's list, in id order (= the order their first packets were sent), so
+ * held messages start in send order. */
+static void stream_link(fm_context *ctx, fm_stream *s)
+{
+    fm_stream **pp = &ctx->peers[s->peer].inbound;
+    while (*pp && id_before((*pp)->msg_id, s->msg_id))
+        pp = &(*pp)->next;
+    s->next = *pp;
+    *pp = s;
+}
+
 static fm_stream *stream_find(fm_context *ctx, const fm_wire_hdr *h)
 {
-    fm_peer *peer = &ctx->peers[h->src];
-    fm_stream **tail = &peer->inbound;
-    for (; *tail; tail = &(*tail)->next)
-        if ((*tail)->msg_id == h->msg_id)
-            return *tail;
+    for (fm_stream *s = ctx->peers[h->src].inbound; s; s = s->next)
+        if (s->msg_id == h->msg_id)
+            return s;
     fm_stream *s = stream_new(ctx, h);
     if (s)
-        *tail = s; /* arrival order, so held messages start in the order they came */
+        stream_link(ctx, s);
     return s;
 }
 
@@ -272,6 +297,8 @@ FM_HOT void stream_call(fm_context *ctx, fm_stream *s, fm_handler_slot *h)
 /* Run the handler (or the delivery) on what has arrived; release the stream when it is over. */
 static void stream_run(fm_context *ctx, fm_stream *s)
 {
+    if (s->gated)
+        return; /* it waits, packets and all (see the top of this file) */
     fm_handler_slot *h = &ctx->handlers[s->handler];
     if (!h->fn && !s->finished) {
         /* Not registered here yet: hold the message (its packets hold the sender's credits)
@@ -307,6 +334,54 @@ void fm_recv_resume(fm_context *ctx, fm_stream *s)
     stream_run(ctx, s);
 }
 
+/* ---- per-sender order ---- */
+
+/* Start, in order, the gated messages of rank r whose turn has come. */
+static void release_gated(fm_context *ctx, int r)
+{
+    fm_peer *pr = &ctx->peers[r];
+    while (pr->gated) {
+        fm_stream *s = pr->inbound;
+        while (s && s->msg_id != pr->first_next)
+            s = s->next;
+        if (!s || !s->gated)
+            return; /* its first packet has not come yet */
+        s->gated = 0;
+        pr->gated--;
+        pr->first_next++;
+        stream_run(ctx, s);
+    }
+}
+
+/* Gated messages of rank r wait for an earlier first packet. If r's whole window is held here,
+ * that packet is not on its way and cannot be (it was numbered but never sent): start the
+ * gated ones rather than hold its credits forever. */
+static void gate_valve(fm_context *ctx, int r)
+{
+    fm_peer *pr = &ctx->peers[r];
+    if (!pr->gated || fm_recv_held_packets(ctx, r) + pr->owed < ctx->credits)
+        return;
+    const fm_stream *s = pr->inbound;
+    while (s && !s->gated)
+        s = s->next;
+    fm_log(1, "rank %d: message %u never came and later ones fill the window: starting them", r,
+           pr->first_next);
+    pr->first_next = s->msg_id;
+    release_gated(ctx, r);
+}
+
+/* The first packet of s has come: its turn, or it waits for an earlier one's. */
+static void first_arrived(fm_context *ctx, fm_stream *s)
+{
+    fm_peer *pr = &ctx->peers[s->peer];
+    if (s->msg_id == pr->first_next)
+        pr->first_next++;
+    else if (id_before(pr->first_next, s->msg_id)) {
+        s->gated = 1;
+        pr->gated++;
+    } /* (else an id already past: a repeated first packet, no order to keep) */
+}
+
 /* Packet 0 of a multicast: its descriptor says where this member forwards to; the handler
  * reads after it. A descriptor that is malformed or not meant for us gets the message dropped
  * (counted): its packets still pass through, in sequence, to be freed. 1 if p is consumed. */
@@ -329,9 +404,10 @@ FM_COLD int mcast_first(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_
     return 1;
 }
 
-/* A message that fits one packet, for a registered handler: the common small message. Its
- * stream joins no list and needs no sequencing: the handler runs on the packet, and the
- * message is over when it returns (stream_call leaves it delivered, finished or read). */
+/* A message that fits one packet, for a registered handler, its sender's next in order: the
+ * common small message. Its stream joins no list and needs no sequencing: the handler runs on
+ * the packet, and the message is over when it returns (stream_call leaves it delivered,
+ * finished or read). */
 static int recv_whole(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
 {
     fm_stream *s = stream_new(ctx, h);
@@ -355,6 +431,43 @@ static int recv_whole(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
     return FM_OK;
 }
 
+/* Any other data packet: into its message's stream, in sequence; the handler runs on it when
+ * its turn has come. */
+static int recv_stream(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
+{
+    int src = p->peer;
+    fm_stream *s = stream_find(ctx, h);
+    if (!s) {
+        packet_done(ctx, p);
+        return FM_ERR_NOMEM;
+    }
+    if (h->seq == 0)
+        first_arrived(ctx, s);
+    if (h->type == FM_PKT_MCAST && h->seq == 0 && mcast_first(ctx, s, p, h))
+        goto order;
+    /* The message's bytes never exceed what its sender declared. */
+    uint64_t room = s->declared - s->counted;
+    if (h->type == FM_PKT_RNDV ? fm_zcopy_check(ctx, p, room) : p->len - p->off > room) {
+        ctx->drops[FM_WIRE_LEN_BAD]++;
+        ctx->stats.dropped++;
+        packet_done(ctx, p);
+        goto order;
+    }
+    s->counted += p->len - p->off;
+    if (!p->zc)
+        ctx->stats.bytes_received += p->len - p->off;
+    if (h->flags & FM_PKT_LAST)
+        s->total = h->msg_len;
+    stream_insert(s, p);
+    stream_run(ctx, s);
+order:
+    if (ctx->peers[src].gated) {
+        release_gated(ctx, src);
+        gate_valve(ctx, src);
+    }
+    return FM_OK;
+}
+
 int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
 {
     fm_wire_hdr h;
@@ -365,7 +478,8 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
         fm_log(1, "dropped a packet: %s", fm_wire_status_str(st));
         return fm_pool_repost(ctx, p);
     }
-    ctx->peers[h.src].rx++; /* heard from (fm_wait's watch) */
+    fm_peer *pr = &ctx->peers[h.src];
+    pr->rx++; /* heard from (fm_wait's watch) */
     fm_credits_gained(ctx, (int)h.src, h.credits);
     if (h.type == FM_PKT_SHORT) { /* its payload moves to where every packet's is */
         memmove(p->buf + FM_WIRE_HDR_LEN, p->buf + FM_WIRE_SHORT_LEN, h.payload_len);
@@ -388,35 +502,19 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
         ctx->stats.dropped++;
         fm_log(0, "dropped a packet from rank %d for handler id %u (out of range)", p->peer,
                h.handler);
+        if (h.seq == 0 && h.msg_id == pr->first_next) { /* its turn is over */
+            pr->first_next++;
+            release_gated(ctx, p->peer);
+        }
         packet_done(ctx, p);
         return FM_OK;
     }
     if (h.type == FM_PKT_DATA && h.seq == 0 && (h.flags & FM_PKT_LAST) &&
-        ctx->handlers[h.handler].fn)
+        h.msg_id == pr->first_next && !pr->gated && ctx->handlers[h.handler].fn) {
+        pr->first_next++;
         return recv_whole(ctx, p, &h);
-    fm_stream *s = stream_find(ctx, &h);
-    if (!s) {
-        packet_done(ctx, p);
-        return FM_ERR_NOMEM;
     }
-    if (h.type == FM_PKT_MCAST && h.seq == 0 && mcast_first(ctx, s, p, &h))
-        return FM_OK;
-    /* The message's bytes never exceed what its sender declared. */
-    uint64_t room = s->declared - s->counted;
-    if (h.type == FM_PKT_RNDV ? fm_zcopy_check(ctx, p, room) : p->len - p->off > room) {
-        ctx->drops[FM_WIRE_LEN_BAD]++;
-        ctx->stats.dropped++;
-        packet_done(ctx, p);
-        return FM_OK;
-    }
-    s->counted += p->len - p->off;
-    if (!p->zc)
-        ctx->stats.bytes_received += p->len - p->off;
-    if (h.flags & FM_PKT_LAST)
-        s->total = h.msg_len;
-    stream_insert(s, p);
-    stream_run(ctx, s);
-    return FM_OK;
+    return recv_stream(ctx, p, &h);
 }
 
 size_t fm_stream_available(const fm_stream *s)
@@ -492,7 +590,7 @@ int fm_recv_held_packets(const fm_context *ctx, int r)
 int fm_recv_awaited(const fm_context *ctx, int r)
 {
     const fm_peer *pr = &ctx->peers[r];
-    int waiting = 0;
+    int waiting = pr->gated > 0;
     for (const fm_stream *s = pr->inbound; s && !waiting; s = s->next)
         waiting = !s->complete;
     /* With its whole window held here it cannot send: it owes nothing then. */

@@ -10,7 +10,8 @@ void fm_recv_fini(fm_context *ctx);
 void fm_recv_run_held(fm_context *ctx, int handler);
 /* Packets of rank r held here (in streams or about to be posted again). */
 int fm_recv_held_packets(const fm_context *ctx, int r);
-/* 1 when rank r owes this rank the rest of a message and has a credit to send it with. */
+/* 1 when rank r owes this rank the rest of a message (or the first packet of an earlier
+ * one) and has a credit to send it with. */
 int fm_recv_awaited(const fm_context *ctx, int r);
 void fm_recv_resume(fm_context *ctx, fm_stream *s);
 int fm_recv_repost(fm_context *ctx);

@@ -116,6 +116,10 @@ void fm_send_submit(fm_stream *s, fm_pkt *p, int type, int last)
         return;
     }
     fm_context *ctx = s->ctx;
+    /* Numbered as its first packet leaves, so that the receiver, which starts handlers in id
+     * order, never waits for a message still being written (recv.c). */
+    if (s->seq == 0)
+        s->msg_id = ctx->peers[s->peer].next_msg_id++;
     fm_wire_hdr h = {.version = FM_WIRE_VERSION,
                      .type = (uint8_t)type,
                      .flags = last ? FM_PKT_LAST : 0,
@@ -237,8 +241,7 @@ FM_HOT int stream_open(fm_context *ctx, int dest, size_t len, int handler, fm_st
     int rc = stream_alloc(ctx, len, cap, handler, stream);
     if (rc)
         return rc;
-    (*stream)->peer = dest;
-    (*stream)->msg_id = ctx->peers[dest].next_msg_id++;
+    (*stream)->peer = dest; /* (its id comes with its first packet: fm_send_submit) */
     ctx->stats.messages_sent++;
     return FM_OK;
 }

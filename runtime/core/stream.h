@@ -55,6 +55,9 @@ struct fm_stream {
     fm_deliver_fn dfn;
     void *darg;
     size_t dover; /* bytes dropped: longer than the delivery buffer */
+    /* Its first packet came before an earlier message's first packet from the same sender:
+     * its handler may not start until that one has come (per-sender order, recv.c). */
+    uint8_t gated;
 };
 #define FM_STREAM_RECV_FIRST counted
 
