@@ -42,10 +42,10 @@
  *   itself (the network need not: over tcp;ofi_rxm a small packet can overtake a large one
  *   sent before it). The exception is a message for a handler id not registered at the
  *   receiver yet: it waits there and starts when the id is registered, after later messages
- *   for other ids have run; such messages still start in send order among themselves. Only
- *   the first call is ordered: later calls follow their packets (a short message can finish
- *   before a long one that started first). Messages from different senders are not ordered
- *   with respect to each other.
+ *   for other ids have run; such messages still start in send order among themselves and
+ *   before any later message for the same id. Only the first call is ordered: later calls
+ *   follow their packets (a short message can finish before a long one that started first).
+ *   Messages from different senders are not ordered with respect to each other.
  *
  * Flow control
  *   One credit is one receive buffer that a receiver reserves for one sender; FM_CREDITS per
@@ -198,7 +198,11 @@ int fm_barrier(fm_context *ctx);
  * receive messages for id should register it before such a message arrives (before
  * fm_barrier, or before any message is sent, to be safe): a message for an id with no handler
  * waits at the receiver, holding its sender's credits, until one is registered (the sender
- * is not told). An id is registered once, for the context's lifetime.
+ * is not told; at most its window, FM_CREDITS packets, can wait so). Messages that waited
+ * start inside this call, in the order each sender sent them; called inside a handler, the
+ * registration takes effect at the next progress round, which starts them first (messages
+ * for id that come meanwhile wait behind them). An id is registered once, for the
+ * context's lifetime.
  * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (fn NULL), FM_ERR_HANDLER (id out of range),
  * FM_ERR_REGISTERED (id already has a handler; that one stays). */
 int fm_register_handler(fm_context *ctx, int id, fm_handler_fn fn, void *arg);

@@ -40,6 +40,9 @@
 typedef struct fm_handler_slot {
     fm_handler_fn fn;
     void *arg;
+    /* Registered inside a handler: takes effect at the next progress round, after the
+     * messages held for it have started (so that newer ones cannot overtake them). */
+    fm_handler_fn late_fn;
 } fm_handler_slot;
 
 /* Packet buffers (pool.c). */

@@ -559,15 +559,30 @@ int fm_stream_deliver(fm_stream *s, void *buf, size_t cap, fm_deliver_fn done, v
     return FM_OK;
 }
 
+/* Messages held for handler id handler (-1: any registered one) that have not started. */
 void fm_recv_run_held(fm_context *ctx, int handler)
 {
     for (int r = 0; r < ctx->size; r++) {
         fm_stream *s = ctx->peers[r].inbound, *next;
         for (; s; s = next) {
             next = s->next; /* stream_run may release s */
-            if (s->handler == handler || (handler < 0 && ctx->handlers[s->handler].fn))
+            if (!s->started &&
+                (s->handler == handler || (handler < 0 && ctx->handlers[s->handler].fn)))
                 stream_run(ctx, s);
         }
+    }
+}
+
+void fm_recv_run_late(fm_context *ctx)
+{
+    if (ctx->run_held) {
+        ctx->run_held = 0;
+        for (int id = 0; id < FM_MAX_HANDLERS; id++)
+            if (ctx->handlers[id].late_fn) {
+                ctx->handlers[id].fn = ctx->handlers[id].late_fn;
+                ctx->handlers[id].late_fn = NULL;
+            }
+        fm_recv_run_held(ctx, -1);
     }
 }
 

@@ -7,7 +7,11 @@
 
 int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len);
 void fm_recv_fini(fm_context *ctx);
+/* Start the messages held for handler id handler (-1: for any registered handler). */
 void fm_recv_run_held(fm_context *ctx, int handler);
+/* At a progress round, outside handlers: start the messages held for handlers registered
+ * inside handlers (ctx->run_held). */
+void fm_recv_run_late(fm_context *ctx);
 /* Packets of rank r held here (in streams or about to be posted again). */
 int fm_recv_held_packets(const fm_context *ctx, int r);
 /* 1 when rank r owes this rank the rest of a message (or the first packet of an earlier

@@ -2,6 +2,7 @@
 /* order: the handlers of one sender's messages start in the order it sent them.
  *
  *   fastmsg-run -n N order mixed [--count K]
+ *   fastmsg-run -n 2 order late
  *
  *   mixed  every rank but 0 sends rank 0 K messages (default 300), each of the next kind in
  *          turn: 8 bytes; exactly one full packet; 3 packets + 5 in odd pieces; empty; one
@@ -11,7 +12,12 @@
  *          the first call of each message's handler comes in send order per sender (messages
  *          from different senders interleave freely), and every byte. Over tcp;ofi_rxm a
  *          small packet can overtake a large one sent before it: fastmsg must put them back
- *          in order. */
+ *          in order.
+ *   late   rank 1 sends rank 0 three one-packet messages for a handler id rank 0 has not
+ *          registered, then a message whose handler registers that id (inside a handler),
+ *          then three more for the id, all before rank 0 looks (rank 0 sleeps a second
+ *          first, so that they arrive together). The held three must start before the
+ *          later three. */
 #include "common.h"
 
 #include <stdio.h>
@@ -19,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { H_A, H_B };
+enum { H_A, H_B, H_LATE, H_REGISTER };
 #define KINDS 8
 
 static fm_context *ctx;
@@ -132,6 +138,49 @@ static int on_side(fm_stream *s, int sender, void *arg)
     return FM_DONE;
 }
 
+/* ---- late: held messages and a registration inside a handler ---- */
+
+static int late_next;
+
+static int on_late(fm_stream *s, int sender, void *arg)
+{
+    (void)arg;
+    unsigned char b = 0;
+    if (fm_receive(s, &b, 1) != 1)
+        st_fail("an empty late message");
+    if (b != late_next && !bad_order++)
+        st_fail("late message %d from rank %d started when %d was due", b, sender, late_next);
+    late_next++;
+    done_count++;
+    return FM_DONE;
+}
+
+static int on_register(fm_stream *s, int sender, void *arg)
+{
+    (void)s;
+    (void)sender;
+    (void)arg;
+    int rc = fm_register_handler(ctx, H_LATE, on_late, NULL);
+    if (rc)
+        st_fail("fm_register_handler inside a handler: %s", fm_strerror(rc));
+    return FM_DONE;
+}
+
+static void late_send(void)
+{
+    for (int m = 0; m < 7; m++) {
+        unsigned char b = (unsigned char)(m < 3 ? m : m - 1);
+        fm_stream *s;
+        int rc = fm_begin_message(ctx, 0, m == 3 ? 0 : 1, m == 3 ? H_REGISTER : H_LATE, &s);
+        if (rc == FM_OK && m != 3)
+            rc = fm_send_piece(s, &b, 1);
+        if (rc == FM_OK)
+            rc = fm_end_message(s);
+        if (rc)
+            st_fail("sending late message %d: %s", m, fm_strerror(rc));
+    }
+}
+
 /* ---- main ---- */
 
 static void wait_done(int want)
@@ -146,7 +195,8 @@ static void wait_done(int want)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "mixed"))
+    int late = argc > 1 && !strcmp(argv[1], "late");
+    if (argc < 2 || (!late && strcmp(argv[1], "mixed")))
         goto usage;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--count") && i + 1 < argc)
@@ -160,9 +210,17 @@ int main(int argc, char **argv)
     next_index = calloc((size_t)nranks, sizeof *next_index);
     fm_handler_fn h0 = me == 0 ? on_msg : on_side;
     if (fm_register_handler(ctx, H_A, h0, NULL) || fm_register_handler(ctx, H_B, h0, NULL) ||
-        fm_barrier(ctx))
+        fm_register_handler(ctx, H_REGISTER, on_register, NULL) || fm_barrier(ctx))
         fm_abort(ctx, 1, "FAIL: setup");
-    if (me == 0) {
+    if (late) {
+        if (me == 0) {
+            struct timespec t = {1, 0};
+            nanosleep(&t, NULL); /* rank 1 sends everything meanwhile */
+            wait_done(6);
+        } else if (me == 1) {
+            late_send();
+        }
+    } else if (me == 0) {
         wait_done(count * (nranks - 1));
         for (int r = 1; r < nranks; r++)
             if (next_index[r] != count)
@@ -174,10 +232,10 @@ int main(int argc, char **argv)
     }
     if (fm_barrier(ctx))
         st_fail("fm_barrier");
-    int status = st_finish(ctx, "order");
+    int status = st_finish(ctx, late ? "order late" : "order");
     free(next_index);
     return status;
 usage:
-    fprintf(stderr, "usage: order mixed [--count K]\n");
+    fprintf(stderr, "usage: order mixed [--count K] | order late\n");
     return 2;
 }
