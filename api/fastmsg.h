@@ -31,6 +31,21 @@
  *   The common case has a short path: fm_stream_deliver hands fastmsg a buffer, and a callback
  *   runs once the whole message is in it.
  *
+ * Handlers: a complete message, deferred
+ *   Once the whole message has arrived no packet is coming to call the handler again. A
+ *   handler that returns FM_CONTINUE then is called again at once while it reads some of the
+ *   message each time; when it reads nothing (or called fm_stream_defer) the message is
+ *   deferred: the handler is called again, with the same stream, from the next fm_extract or
+ *   fm_wait call (never from the call that deferred it; blocking calls such as fm_barrier do
+ *   not run deferred messages), and again from each later one while it keeps returning
+ *   FM_CONTINUE without finishing. A deferred message keeps its packets, and with them its
+ *   sender's credits, so the budget is half the window: the deferred messages of one sender
+ *   hold at most FM_CREDITS / 2 of its packets (a one-packet message is one packet), and the
+ *   sender always keeps credits for what it sends next. fm_stream_defer refuses beyond that
+ *   (FM_EAGAIN: read or copy the message now); a handler that returns FM_CONTINUE without
+ *   reading a complete message beyond the budget, without asking fm_stream_defer, loses it
+ *   (said on stderr). fm_finalize frees deferred messages unread (and says so).
+ *
  * Order
  *   The handlers of two messages from one sender start (their first call) in the order the
  *   sender sent them, whatever their kind: one packet or many, empty, with zero-copy pieces,
@@ -44,8 +59,9 @@
  *   receiver yet: it waits there and starts when the id is registered, after later messages
  *   for other ids have run; such messages still start in send order among themselves and
  *   before any later message for the same id. Only the first call is ordered: later calls
- *   follow their packets (a short message can finish before a long one that started first).
- *   Messages from different senders are not ordered with respect to each other.
+ *   follow their packets (a short message can finish before a long one that started first),
+ *   and a deferred message runs again after later messages have started. Messages from
+ *   different senders are not ordered with respect to each other.
  *
  * Flow control
  *   One credit is one receive buffer that a receiver reserves for one sender; FM_CREDITS per
@@ -128,7 +144,7 @@ extern "C" {
 
 /* Handler return values. */
 #define FM_DONE     0 /* finished with this message; unread bytes are discarded */
-#define FM_CONTINUE 1 /* call me again when more of this message arrives */
+#define FM_CONTINUE 1 /* call me again: when more arrives, or (complete) later (see above) */
 
 #define FM_MAX_HANDLERS 256 /* user handler ids are 0..FM_MAX_HANDLERS-1 */
 
@@ -168,9 +184,10 @@ int fm_init(fm_context **ctx);
 
 /* Synchronise with every rank, then release everything fm_init created. Blocks until every
  * rank has called fm_finalize. ctx is invalid afterwards, whatever it returns (calls given it
- * return FM_ERR_NOT_INIT). Messages still held for a handler id this rank never registered
- * are freed unread, and said so on stderr. When the last blocking call on ctx failed with
- * FM_ERR_TIMEOUT or FM_ERR_PEER (none has succeeded since), the job is taken as broken:
+ * return FM_ERR_NOT_INIT). Messages still held for a handler id this rank never registered,
+ * and deferred messages, are freed unread, and said so on stderr. When the last blocking
+ * call on ctx failed with FM_ERR_TIMEOUT or FM_ERR_PEER (none has succeeded since), the job
+ * is taken as broken:
  * fm_finalize then releases everything at once and returns that error, without waiting for
  * outgoing packets or for the other ranks.
  * Errors: FM_ERR_NOT_INIT (also when called twice), FM_ERR_IN_HANDLER (nothing is released
@@ -373,18 +390,29 @@ void *fm_stream_user(const fm_stream *stream);
  * FM_ERR_STATE (deliver already set). */
 int fm_stream_deliver(fm_stream *stream, void *buf, size_t cap, fm_deliver_fn done, void *arg);
 
-/* Run progress without blocking: complete sends, return credits, and run handlers for
- * arrived packets, until about maxbytes of payload were handed to handlers or nothing is left
- * (0 = no limit). Returns the payload bytes of this program's messages that its handlers read
- * (fm_receive) or that were delivered (fm_stream_deliver) during the call (>= 0; fastmsg's
- * own messages, such as fm_barrier's, are not counted), or an error (FM_ERR_NOT_INIT,
- * FM_ERR_IN_HANDLER, FM_ERR_PEER, FM_ERR_PROVIDER). Never fails with FM_ERR_TIMEOUT. */
+/* In a handler, on a complete message: ask to be called again, with the same stream, from the
+ * next fm_extract or fm_wait call (not the one running now), then return FM_CONTINUE (the
+ * request is forgotten if it returns FM_DONE). The message, read or not, stays where it is
+ * (its packets hold its sender's credits). See "Handlers: a complete message, deferred".
+ * Errors: FM_ERR_INVALID (stream NULL or a sending stream), FM_ERR_STATE (the message is not
+ * complete: FM_CONTINUE alone waits for the rest; or it is being delivered), FM_EAGAIN (the
+ * deferred messages of its sender already hold FM_CREDITS / 2 packets, or would with this
+ * one: read or copy the message now). */
+int fm_stream_defer(fm_stream *stream);
+
+/* Run progress without blocking: call the handlers of deferred messages again, complete
+ * sends, return credits, and run handlers for arrived packets, until about maxbytes of
+ * payload were handed to handlers or nothing is left (0 = no limit). Returns the payload
+ * bytes of this program's messages that its handlers read (fm_receive) or that were
+ * delivered (fm_stream_deliver) during the call (>= 0; fastmsg's own messages, such as
+ * fm_barrier's, are not counted), or an error (FM_ERR_NOT_INIT, FM_ERR_IN_HANDLER,
+ * FM_ERR_PEER, FM_ERR_PROVIDER). Never fails with FM_ERR_TIMEOUT. */
 long fm_extract(fm_context *ctx, size_t maxbytes);
 
 /* Block until progress does something (a packet arrives, a send completes, a handler reads)
- * or timeout_ms passes (-1: no limit), running handlers. Sleeps on the provider's file
- * descriptor where there is one, otherwise backs off politely (yields the core, then short
- * sleeps), so many processes can share few cores.
+ * or timeout_ms passes (-1: no limit), running handlers; deferred messages are called again
+ * first. Sleeps on the provider's file descriptor where there is one, otherwise backs off
+ * politely (yields the core, then short sleeps), so many processes can share few cores.
  * Returns the bytes as fm_extract (0 when timeout_ms passed with nothing done) or an error:
  * those of fm_extract, and FM_ERR_TIMEOUT when a peer that owes this rank something has sent
  * nothing at all for FM_TIMEOUT seconds of waiting. A peer owes: credits, while packets of

@@ -102,6 +102,7 @@ struct fm_context {
 
     int in_handler;   /* depth of handler calls (deliver callbacks included) */
     int run_held;     /* a handler was registered inside a handler: run held messages */
+    int ndeferred;    /* messages deferred by their handlers (fm_stream_defer) */
     int finalizing;   /* no more credit packets */
     int failed;       /* the last wait failed with FM_ERR_TIMEOUT or FM_ERR_PEER: fm_finalize
                        * then waits for nothing more */

@@ -25,6 +25,7 @@ typedef struct fm_peer {
      * of its messages wait (gated) because their first packet came before that one. */
     uint32_t first_next;
     int gated;
+    int deferred_pkts; /* packets its deferred messages hold (at most FM_CREDITS / 2) */
     /* What fm_wait watches (progress.c): packets received from it, and, while it owes this
      * rank something, the count and waiting clock when it was last seen to change. */
     uint32_t rx, watch_rx;

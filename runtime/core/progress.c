@@ -211,7 +211,10 @@ long fm_extract(fm_context *ctx, size_t maxbytes)
         return FM_ERR_NOT_INIT;
     if (ctx->in_handler)
         return FM_ERR_IN_HANDLER;
-    return extract(ctx, maxbytes, ctx->handled);
+    uint64_t start = ctx->handled;
+    if (ctx->ndeferred)
+        fm_recv_run_deferred(ctx);
+    return extract(ctx, maxbytes, start);
 }
 
 /* fm_wait's watch on peers that owe this rank something. A peer owes credits while packets of
@@ -266,6 +269,8 @@ long fm_wait(fm_context *ctx, int timeout_ms)
     if (ctx->in_handler)
         return FM_ERR_IN_HANDLER;
     uint64_t start = ctx->handled;
+    if (ctx->ndeferred)
+        fm_recv_run_deferred(ctx);
     double now = now_s();
     double deadline = timeout_ms < 0 ? INFINITY : now + timeout_ms / 1e3;
     unsigned idle = 0;

@@ -11,7 +11,12 @@
  * that one has come; handlers therefore start in send order. The earlier first packet is
  * always on its way (it left first and took a credit first); should the window fill with
  * later packets all the same (a message numbered but not sent yet: store-and-forward), the
- * gate opens rather than wait for what cannot come (gate_valve). */
+ * gate opens rather than wait for what cannot come (gate_valve).
+ *
+ * Messages wait here (held) without their handler running while their handler id is not
+ * registered yet; a handler may also defer a complete message to a later progress call
+ * (fm_stream_defer). All of them keep their packets, and with them their sender's credits:
+ * that bounds what a sender can have held. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +57,8 @@ FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
     s->early = NULL;
     s->avail = s->total = 0;
     s->complete = s->finished = s->started = s->error = 0;
-    s->gated = 0;
+    s->gated = s->defer_asked = s->deferred = 0;
+    s->defer_pkts = 0;
     s->dover = 0;
     s->blocked = NULL;
     s->dbuf = NULL;
@@ -269,28 +275,79 @@ static void deliver_done(fm_context *ctx, fm_stream *s)
     ctx->in_handler--;
 }
 
-/* Call the handler on what has arrived. A handler that asks for more of a message that has
- * fully arrived, having read some of it, is called again at once: no packet is coming to call
- * it later. It is not called again when nothing has changed since its last call. */
+/* Packets a deferred message holds against its sender's window. */
+static int ready_packets(const fm_stream *s)
+{
+    int n = 0;
+    for (const fm_pkt *p = s->ready.head; p; p = p->next)
+        n++;
+    return n;
+}
+
+/* Whether s may wait for a later progress call: the messages of one sender that wait so
+ * hold at most half its window (FM_CREDITS / 2 packets). Credits owed to it stay here until
+ * half the window is owed (credits.c), so with at most half held the sender always has a
+ * credit, or one on its way back, for what it sends next (maybe the message the deferring
+ * handler waits for). */
+static int defer_fits(const fm_context *ctx, const fm_stream *s)
+{
+    return ctx->peers[s->peer].deferred_pkts + ready_packets(s) <= ctx->credits / 2;
+}
+
+static void defer(fm_context *ctx, fm_stream *s)
+{
+    s->deferred = 1;
+    s->defer_pkts = ready_packets(s);
+    ctx->peers[s->peer].deferred_pkts += s->defer_pkts;
+    ctx->ndeferred++;
+}
+
+static void undefer(fm_context *ctx, fm_stream *s)
+{
+    s->deferred = 0;
+    ctx->peers[s->peer].deferred_pkts -= s->defer_pkts;
+    s->defer_pkts = 0;
+    ctx->ndeferred--;
+}
+
+/* Call the handler on what has arrived. A handler that asks for more (FM_CONTINUE) of a
+ * message that has fully arrived is called again at once while it reads some of it each time
+ * (no packet is coming to call it later); once it reads nothing, or when it called
+ * fm_stream_defer, the message waits for a later fm_extract or fm_wait (deferred), within the
+ * budget. It is not called again when nothing has changed since its last call. */
 FM_HOT void stream_call(fm_context *ctx, fm_stream *s, fm_handler_slot *h)
 {
-    while (!s->finished && !s->dfn && s->ready.head && (!s->started || s->avail || s->complete)) {
+    while (!s->finished && !s->dfn && (s->started ? s->avail || s->complete : !!s->ready.head)) {
         uint64_t before = s->avail;
         s->started = 1;
+        s->defer_asked = 0;
         ctx->in_handler++;
         int r = h->fn(s, s->origin, h->arg);
         ctx->in_handler--;
         if (r == FM_DONE && !s->dfn)
             s->finished = 1;
-        if (s->finished || s->dfn || !s->complete || s->avail == 0)
+        if (s->finished || s->dfn || !s->complete)
             break;
-        if (s->avail == before) {
-            fm_log(0,
-                   "handler %d read nothing of a complete message from rank %d and asked "
-                   "for more; dropping its last %llu bytes",
-                   s->handler, s->peer, (unsigned long long)s->avail);
-            s->finished = 1;
+        if (s->defer_asked) { /* (fm_stream_defer checked the budget) */
+            defer(ctx, s);
+            break;
         }
+        if (s->avail == 0)
+            break; /* all read: over */
+        if (s->avail != before)
+            continue;
+        if (defer_fits(ctx, s)) {
+            defer(ctx, s);
+            break;
+        }
+        fm_log(0,
+               "handler %d left a complete %llu-byte message from rank %d unread and asked for "
+               "more, but deferred messages already hold %d of the %d packets of rank %d that "
+               "may wait (FM_CREDITS / 2): the message is dropped (fm_stream_defer says so "
+               "before the handler returns)",
+               s->handler, (unsigned long long)s->avail, s->origin,
+               ctx->peers[s->peer].deferred_pkts, ctx->credits / 2, s->peer);
+        s->finished = 1;
     }
 }
 
@@ -317,7 +374,7 @@ static void stream_run(fm_context *ctx, fm_stream *s)
     fm_zcopy_post(ctx, s); /* after the trim: straight into the delivery buffer if it can */
     if (s->finished)
         stream_trim(ctx, s, 1);
-    if (!s->complete)
+    if (!s->complete || s->deferred)
         return;
     if (s->dfn)
         deliver_done(ctx, s);
@@ -407,7 +464,7 @@ FM_COLD int mcast_first(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_
 /* A message that fits one packet, for a registered handler, its sender's next in order: the
  * common small message. Its stream joins no list and needs no sequencing: the handler runs on
  * the packet, and the message is over when it returns (stream_call leaves it delivered,
- * finished or read). */
+ * finished, read, or deferred: then it joins its sender's list until its handler runs again). */
 static int recv_whole(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
 {
     fm_stream *s = stream_new(ctx, h);
@@ -422,6 +479,10 @@ static int recv_whole(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
     s->total = h->msg_len;
     ctx->stats.bytes_received += p->len;
     stream_call(ctx, s, &ctx->handlers[s->handler]);
+    if (s->deferred) {
+        stream_link(ctx, s);
+        return FM_OK;
+    }
     if (s->dfn) {
         pour_packet(ctx, s, p, p->buf + FM_WIRE_HDR_LEN);
         deliver_done(ctx, s);
@@ -559,6 +620,18 @@ int fm_stream_deliver(fm_stream *s, void *buf, size_t cap, fm_deliver_fn done, v
     return FM_OK;
 }
 
+int fm_stream_defer(fm_stream *s)
+{
+    if (!s || s->sending)
+        return FM_ERR_INVALID;
+    if (!s->complete || s->finished || s->dfn)
+        return FM_ERR_STATE;
+    if (!s->defer_asked && !defer_fits(s->ctx, s))
+        return FM_EAGAIN;
+    s->defer_asked = 1;
+    return FM_OK;
+}
+
 /* Messages held for handler id handler (-1: any registered one) that have not started. */
 void fm_recv_run_held(fm_context *ctx, int handler)
 {
@@ -583,6 +656,20 @@ void fm_recv_run_late(fm_context *ctx)
                 ctx->handlers[id].late_fn = NULL;
             }
         fm_recv_run_held(ctx, -1);
+    }
+}
+
+void fm_recv_run_deferred(fm_context *ctx)
+{
+    for (int r = 0; r < ctx->size && ctx->ndeferred; r++) {
+        fm_stream *s = ctx->peers[r].inbound, *next;
+        for (; s; s = next) {
+            next = s->next; /* stream_run may release s (or defer it again) */
+            if (s->deferred) {
+                undefer(ctx, s);
+                stream_run(ctx, s);
+            }
+        }
     }
 }
 

@@ -12,6 +12,8 @@ void fm_recv_run_held(fm_context *ctx, int handler);
 /* At a progress round, outside handlers: start the messages held for handlers registered
  * inside handlers (ctx->run_held). */
 void fm_recv_run_late(fm_context *ctx);
+/* Call again the handlers of deferred messages (fm_stream_defer): at fm_extract and fm_wait. */
+void fm_recv_run_deferred(fm_context *ctx);
 /* Packets of rank r held here (in streams or about to be posted again). */
 int fm_recv_held_packets(const fm_context *ctx, int r);
 /* 1 when rank r owes this rank the rest of a message (or the first packet of an earlier

@@ -58,6 +58,9 @@ struct fm_stream {
     /* Its first packet came before an earlier message's first packet from the same sender:
      * its handler may not start until that one has come (per-sender order, recv.c). */
     uint8_t gated;
+    uint8_t defer_asked; /* its handler called fm_stream_defer in this call */
+    uint8_t deferred;    /* complete, waiting for its handler's call from a later progress call */
+    int defer_pkts;      /* packets it holds against its sender's deferral budget */
 };
 #define FM_STREAM_RECV_FIRST counted
 
