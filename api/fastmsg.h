@@ -55,13 +55,14 @@
  *   fm_end_message, then the next) that is the order of the calls; of two streams open at
  *   once, the one whose first packet fills (or which ends) first. fastmsg keeps this order
  *   itself (the network need not: over tcp;ofi_rxm a small packet can overtake a large one
- *   sent before it). The exception is a message for a handler id not registered at the
- *   receiver yet: it waits there and starts when the id is registered, after later messages
- *   for other ids have run; such messages still start in send order among themselves and
- *   before any later message for the same id. Only the first call is ordered: later calls
- *   follow their packets (a short message can finish before a long one that started first),
- *   and a deferred message runs again after later messages have started. Messages from
- *   different senders are not ordered with respect to each other.
+ *   sent before it). The exceptions are messages that wait at the receiver: one for a
+ *   handler id not registered there yet, or a multicast for a group not created there yet,
+ *   starts when that happens, after later messages for other ids or groups have run; such
+ *   messages still start in send order among themselves and before any later message for
+ *   the same id. Only the first call is ordered: later calls follow their packets (a short
+ *   message can finish before a long one that started first), and a deferred message runs
+ *   again after later messages have started. Messages from different senders are not
+ *   ordered with respect to each other.
  *
  * Flow control
  *   One credit is one receive buffer that a receiver reserves for one sender; FM_CREDITS per
@@ -184,10 +185,10 @@ int fm_init(fm_context **ctx);
 
 /* Synchronise with every rank, then release everything fm_init created. Blocks until every
  * rank has called fm_finalize. ctx is invalid afterwards, whatever it returns (calls given it
- * return FM_ERR_NOT_INIT). Messages still held for a handler id this rank never registered,
- * and deferred messages, are freed unread, and said so on stderr. When the last blocking
- * call on ctx failed with FM_ERR_TIMEOUT or FM_ERR_PEER (none has succeeded since), the job
- * is taken as broken:
+ * return FM_ERR_NOT_INIT). Messages still held for a handler id this rank never registered
+ * or a group it never created, and deferred messages, are freed unread, and said so on
+ * stderr. When the last blocking call on ctx failed with FM_ERR_TIMEOUT or FM_ERR_PEER
+ * (none has succeeded since), the job is taken as broken:
  * fm_finalize then releases everything at once and returns that error, without waiting for
  * outgoing packets or for the other ranks.
  * Errors: FM_ERR_NOT_INIT (also when called twice), FM_ERR_IN_HANDLER (nothing is released
@@ -283,15 +284,18 @@ typedef struct fm_group fm_group;
 #define FM_MCAST_STORE_FORWARD 1u
 
 /* Create a group of the n ranks in members (in that order; this rank need not be one).
- * Local: no communication; every member must create the group before a multicast on it
- * reaches it (before an fm_barrier, say), or that multicast is dropped there (logged and
- * counted in fm_stats.dropped). members is copied.
+ * Local: no communication. A multicast on the group that reaches a member before it has
+ * created the group waits there, neither forwarded nor handled, holding its sender's credits
+ * like a message for an unregistered handler (so at most FM_CREDITS packets of one sender
+ * wait so), until the member creates the group: then it starts, forwarding included, inside
+ * this call (or, called inside a handler, at the next progress round). members is copied.
  * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_EMPTY, FM_ERR_RANK, FM_ERR_DUPLICATE,
  * FM_ERR_NOMEM. */
 int fm_group_create(fm_context *ctx, const int *members, int n, fm_group **group);
-/* Free a group (multicasts on it that arrive later are dropped). fm_finalize frees every
- * group still there. Errors: FM_ERR_INVALID (NULL, or not a group of the live context: e.g.
- * already destroyed), FM_ERR_NOT_INIT (after fm_finalize). */
+/* Free a group (multicasts on it that arrive later wait, as for a group not created yet).
+ * fm_finalize frees every group still there, and multicasts still waiting for one (said on
+ * stderr). Errors: FM_ERR_INVALID (NULL, or not a group of the live context: e.g. already
+ * destroyed), FM_ERR_NOT_INIT (after fm_finalize). */
 int fm_group_destroy(fm_group *group);
 /* Members, and this rank's position among them (-1: not a member); errors as
  * fm_group_destroy. */

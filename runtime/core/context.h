@@ -102,6 +102,8 @@ struct fm_context {
 
     int in_handler;   /* depth of handler calls (deliver callbacks included) */
     int run_held;     /* a handler was registered inside a handler: run held messages */
+    int run_groups;   /* a group was created inside a handler: start multicasts held for it */
+    int held_mcast;   /* multicasts waiting for their group (await_group) */
     int ndeferred;    /* messages deferred by their handlers (fm_stream_defer) */
     int finalizing;   /* no more credit packets */
     int failed;       /* the last wait failed with FM_ERR_TIMEOUT or FM_ERR_PEER: fm_finalize

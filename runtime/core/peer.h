@@ -14,6 +14,7 @@ typedef struct fm_peer {
     int send_credits; /* packets we may still send to this peer */
     int owed;         /* credits we owe it: its packets we have freed */
     int credit_dirty; /* on the context's list of peers owing credits */
+    int starved;      /* its whole window is held here or owed: return what is owed now */
     uint32_t next_msg_id;
     uint64_t next_tag;    /* zero-copy pieces sent to this peer */
     fm_pkt_queue pending; /* data packets waiting for a credit */

@@ -83,7 +83,7 @@ static int on_event(fm_context *ctx, const fm_tp_event *e)
 int fm_progress_once(fm_context *ctx)
 {
     fm_tp_event ev[FM_POLL_BATCH];
-    if (ctx->run_held && !ctx->in_handler)
+    if ((ctx->run_held || ctx->run_groups) && !ctx->in_handler)
         fm_recv_run_late(ctx);
     int rc = ctx->repost ? fm_recv_repost(ctx) : FM_OK;
     int n = ctx->tp->ops->poll(ctx->tp, ev, FM_POLL_BATCH);
@@ -308,7 +308,7 @@ int fm_trywait(fm_context *ctx)
         return FM_ERR_NOT_INIT;
     if (ctx->sends_inflight > 0 && ctx->tp->ops->wait_fd(ctx->tp) < 0)
         return FM_EAGAIN;
-    if (ctx->run_held)
-        return FM_EAGAIN; /* held messages to start (a registration inside a handler) */
+    if (ctx->run_held || ctx->run_groups)
+        return FM_EAGAIN; /* held messages to start (a registration or group inside a handler) */
     return ctx->tp->ops->trywait(ctx->tp) == FM_OK ? FM_OK : FM_EAGAIN;
 }

@@ -14,9 +14,9 @@
  * gate opens rather than wait for what cannot come (gate_valve).
  *
  * Messages wait here (held) without their handler running while their handler id is not
- * registered yet; a handler may also defer a complete message to a later progress call
- * (fm_stream_defer). All of them keep their packets, and with them their sender's credits:
- * that bounds what a sender can have held. */
+ * registered yet, or their multicast group not created yet; a handler may also defer a
+ * complete message to a later progress call (fm_stream_defer). All of them keep their
+ * packets, and with them their sender's credits: that bounds what a sender can have held. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,7 +57,7 @@ FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
     s->early = NULL;
     s->avail = s->total = 0;
     s->complete = s->finished = s->started = s->error = 0;
-    s->gated = s->defer_asked = s->deferred = 0;
+    s->gated = s->defer_asked = s->deferred = s->await_group = 0;
     s->defer_pkts = 0;
     s->dover = 0;
     s->blocked = NULL;
@@ -152,7 +152,7 @@ static const unsigned char *pkt_bytes(const fm_pkt *p)
  * stops the move until its bytes are here (zcopy.c). */
 static void stream_advance(fm_stream *s)
 {
-    while (!s->blocked && s->early && s->early->seq == s->next_seq) {
+    while (!s->blocked && !s->await_group && s->early && s->early->seq == s->next_seq) {
         fm_pkt *p = s->early;
         s->early = p->next;
         p->next = NULL;
@@ -354,7 +354,7 @@ FM_HOT void stream_call(fm_context *ctx, fm_stream *s, fm_handler_slot *h)
 /* Run the handler (or the delivery) on what has arrived; release the stream when it is over. */
 static void stream_run(fm_context *ctx, fm_stream *s)
 {
-    if (s->gated)
+    if (s->gated || s->await_group)
         return; /* it waits, packets and all (see the top of this file) */
     fm_handler_slot *h = &ctx->handlers[s->handler];
     if (!h->fn && !s->finished) {
@@ -439,26 +439,81 @@ static void first_arrived(fm_context *ctx, fm_stream *s)
     } /* (else an id already past: a repeated first packet, no order to keep) */
 }
 
-/* Packet 0 of a multicast: its descriptor says where this member forwards to; the handler
- * reads after it. A descriptor that is malformed or not meant for us gets the message dropped
- * (counted): its packets still pass through, in sequence, to be freed. 1 if p is consumed. */
-FM_COLD int mcast_first(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_hdr *h)
+/* ---- multicast ---- */
+
+/* A multicast dropped here (counted): its packets still pass through, in sequence, to be
+ * freed. */
+static void mcast_drop(fm_context *ctx, fm_stream *s, fm_pkt *p, const char *why)
 {
-    if (s->fwd || s->started)
+    ctx->drops[FM_WIRE_DESC_BAD]++;
+    ctx->stats.dropped++;
+    fm_log(1, "dropped a multicast from rank %d: %s", p->peer, why);
+    s->finished = 1;
+    p->off = p->len;
+}
+
+/* Packet 0 of a multicast: its descriptor says where this member forwards to; the handler
+ * reads after it. A descriptor that is malformed or not meant for us gets the message
+ * dropped; one for a group not created here yet holds the message (packets and credits)
+ * until fm_group_create makes it (fm_recv_groups_changed). 1 if p is consumed. */
+FM_COLD int mcast_first(fm_context *ctx, fm_stream *s, fm_pkt *p)
+{
+    if (s->fwd || s->started || s->await_group)
         return 0; /* (a second packet 0: the length checks deal with it) */
-    int used = ctx->mcast_hooks ? ctx->mcast_hooks->start(ctx, s, p, h) : -1;
+    int used = ctx->mcast_hooks ? ctx->mcast_hooks->start(ctx, s, p) : FM_MCAST_DROP;
     if (used >= 0) {
         p->off = (uint32_t)used;
         return 0;
     }
-    ctx->drops[FM_WIRE_DESC_BAD]++;
-    ctx->stats.dropped++;
-    fm_log(1, "dropped a multicast from rank %d: bad descriptor", p->peer);
-    s->finished = 1;
-    p->off = p->len;
+    if (used == FM_MCAST_LATER) {
+        s->await_group = 1; /* its packets wait, out of sequence, in early */
+        ctx->held_mcast++;
+    } else {
+        mcast_drop(ctx, s, p, "bad descriptor");
+    }
     stream_insert(s, p);
     stream_run(ctx, s);
     return 1;
+}
+
+/* Multicasts held for a group: start those whose group now exists, forwarding first. */
+static void run_groups(fm_context *ctx)
+{
+    for (int r = 0; r < ctx->size && ctx->held_mcast; r++) {
+        fm_stream *s = ctx->peers[r].inbound, *next;
+        for (; s; s = next) {
+            next = s->next; /* stream_run may release s */
+            fm_pkt *p = s->early;
+            if (!s->await_group || !p || p->seq != 0)
+                continue;
+            int used = ctx->mcast_hooks->start(ctx, s, p);
+            if (used == FM_MCAST_LATER)
+                continue;
+            s->await_group = 0;
+            ctx->held_mcast--;
+            if (used < 0) {
+                mcast_drop(ctx, s, p, "bad descriptor");
+            } else if (p->len - (uint32_t)used > s->declared - s->counted) {
+                mcast_drop(ctx, s, p, "longer than declared");
+            } else {
+                p->off = (uint32_t)used;
+                s->counted += p->len - p->off;
+                ctx->stats.bytes_received += p->len - p->off;
+            }
+            stream_advance(s); /* on to this member's children, in order */
+            stream_run(ctx, s);
+        }
+    }
+}
+
+void fm_recv_groups_changed(fm_context *ctx)
+{
+    if (!ctx->held_mcast)
+        return;
+    if (ctx->in_handler)
+        ctx->run_groups = 1; /* no handler runs inside another: the next progress round */
+    else
+        run_groups(ctx);
 }
 
 /* A message that fits one packet, for a registered handler, its sender's next in order: the
@@ -481,6 +536,7 @@ static int recv_whole(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
     stream_call(ctx, s, &ctx->handlers[s->handler]);
     if (s->deferred) {
         stream_link(ctx, s);
+        fm_credits_check_starved(ctx, s->peer);
         return FM_OK;
     }
     if (s->dfn) {
@@ -504,7 +560,9 @@ static int recv_stream(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
     }
     if (h->seq == 0)
         first_arrived(ctx, s);
-    if (h->type == FM_PKT_MCAST && h->seq == 0 && mcast_first(ctx, s, p, h))
+    if (h->flags & FM_PKT_LAST)
+        s->total = h->msg_len;
+    if (h->type == FM_PKT_MCAST && h->seq == 0 && mcast_first(ctx, s, p))
         goto order;
     /* The message's bytes never exceed what its sender declared. */
     uint64_t room = s->declared - s->counted;
@@ -517,8 +575,6 @@ static int recv_stream(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
     s->counted += p->len - p->off;
     if (!p->zc)
         ctx->stats.bytes_received += p->len - p->off;
-    if (h->flags & FM_PKT_LAST)
-        s->total = h->msg_len;
     stream_insert(s, p);
     stream_run(ctx, s);
 order:
@@ -526,6 +582,8 @@ order:
         release_gated(ctx, src);
         gate_valve(ctx, src);
     }
+    if (ctx->peers[src].inbound)
+        fm_credits_check_starved(ctx, src);
     return FM_OK;
 }
 
@@ -656,6 +714,10 @@ void fm_recv_run_late(fm_context *ctx)
                 ctx->handlers[id].late_fn = NULL;
             }
         fm_recv_run_held(ctx, -1);
+    }
+    if (ctx->run_groups) {
+        ctx->run_groups = 0;
+        run_groups(ctx);
     }
 }
 

@@ -60,6 +60,7 @@ struct fm_stream {
     uint8_t gated;
     uint8_t defer_asked; /* its handler called fm_stream_defer in this call */
     uint8_t deferred;    /* complete, waiting for its handler's call from a later progress call */
+    uint8_t await_group; /* a multicast for a group not created here yet: its packets wait */
     int defer_pkts;      /* packets it holds against its sender's deferral budget */
 };
 #define FM_STREAM_RECV_FIRST counted

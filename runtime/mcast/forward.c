@@ -92,24 +92,32 @@ static struct fm_fwd *fwd_build(fm_context *ctx, const fm_mcast_desc *d, const s
     return f;
 }
 
-int fm_fwd_start(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_hdr *h)
+int fm_fwd_start(fm_context *ctx, fm_stream *s, fm_pkt *p)
 {
     fm_mcast_desc d;
     unsigned char *seen = fm_members_seen(ctx);
     if (!seen || fm_mcast_desc_decode(p->buf + FM_WIRE_HDR_LEN, p->len, ctx->size, seen, &d))
-        return -1;
+        return FM_MCAST_DROP;
     const struct fm_group *g = NULL;
     if (d.flags & FM_DESC_GROUP) {
         g = fm_group_find(ctx, d.group);
-        if (!g || g->n != (int)d.n || g->members[d.root_pos] != (int)d.root_rank) {
-            fm_log(0, "a multicast from rank %u for group %#llx, which this rank has not created",
+        if (!g) { /* held until this rank creates it, like a message for a handler not yet
+                   * registered */
+            fm_log(1, "holding a multicast from rank %u for group %#llx until this rank creates it",
                    d.root_rank, (unsigned long long)d.group);
-            return -1;
+            return FM_MCAST_LATER;
+        }
+        if (g->n != (int)d.n || g->members[d.root_pos] != (int)d.root_rank) {
+            fm_log(0,
+                   "a multicast from rank %u for group %#llx, which this rank created with "
+                   "other members",
+                   d.root_rank, (unsigned long long)d.group);
+            return FM_MCAST_DROP;
         }
     }
-    struct fm_fwd *f = fwd_build(ctx, &d, g, (int)h->src);
+    struct fm_fwd *f = fwd_build(ctx, &d, g, p->peer);
     if (!f)
-        return -1;
+        return FM_MCAST_DROP;
     s->fwd = f;
     s->origin = (int)d.root_rank;
     return (int)d.desc_len;
