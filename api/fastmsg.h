@@ -19,16 +19,50 @@
  *   fm_send_piece calls of any size, and closes it with fm_end_message. fastmsg cuts the
  *   stream into packets of FM_PACKET_SIZE bytes and sends each as soon as it is full, so a
  *   receiver sees the first packet while the sender is still writing the rest.
- *   The receiver names a handler per message. The handler runs, from fm_extract or fm_wait,
- *   as soon as the FIRST packet of the message arrives, and reads the message with
- *   fm_receive. Handlers are re-entrant rather than blocking: fm_receive returns the bytes
- *   that have arrived so far (possibly fewer than asked for); a handler that wants more
- *   returns FM_CONTINUE and is called again, with the same stream, when the next packet
- *   arrives. fm_stream_set_user keeps the handler's own state with the stream. This needs no
- *   thread or stack per inbound message (FM 2.x used threads), costs nothing when a message
- *   fits one packet, and lets any number of messages be in progress at once.
+ *   The receiver names a handler per message. The handler runs, from fm_extract or fm_wait
+ *   (or any call that waits, outside handlers), as soon as the FIRST packet of the message
+ *   arrives, and reads the message with fm_receive. Handlers are re-entrant rather than
+ *   blocking: fm_receive returns the bytes that have arrived so far (possibly fewer than asked
+ *   for); a handler that wants more returns FM_CONTINUE and is called again, with the same
+ *   stream, when the next packet arrives. fm_stream_set_user keeps the handler's own state
+ *   with the stream. This needs no thread or stack per inbound message (FM 2.x used threads),
+ *   costs nothing when a message fits one packet, and lets any number of messages be in
+ *   progress at once.
  *   The common case has a short path: fm_stream_deliver hands fastmsg a buffer, and a callback
  *   runs once the whole message is in it.
+ *
+ * Handlers: a complete message, deferred
+ *   Once the whole message has arrived no packet is coming to call the handler again. A
+ *   handler that returns FM_CONTINUE then is called again at once while it reads some of the
+ *   message each time; when it reads nothing (or called fm_stream_defer) the message is
+ *   deferred: the handler is called again, with the same stream, from the next fm_extract or
+ *   fm_wait call (never from the call that deferred it; blocking calls such as fm_barrier do
+ *   not run deferred messages), and again from each later one while it keeps returning
+ *   FM_CONTINUE without finishing. A deferred message keeps its packets, and with them its
+ *   sender's credits, so the budget is half the window: the deferred messages of one sender
+ *   hold at most FM_CREDITS / 2 of its packets (a one-packet message is one packet), and the
+ *   sender always keeps credits for what it sends next. fm_stream_defer refuses beyond that
+ *   (FM_EAGAIN: read or copy the message now); a handler that returns FM_CONTINUE without
+ *   reading a complete message beyond the budget, without asking fm_stream_defer, loses it
+ *   (said on stderr). fm_finalize frees deferred messages unread (and says so).
+ *
+ * Order
+ *   The handlers of two messages from one sender start (their first call) in the order the
+ *   sender sent them, whatever their kind: one packet or many, empty, with zero-copy pieces,
+ *   multi-destination, multicast (it counts as a message from the member that sent it on to
+ *   this rank), for one handler id or different ones. "Sent" is when the message's first
+ *   packet leaves: for messages written one after the other (fm_begin_message ...
+ *   fm_end_message, then the next) that is the order of the calls; of two streams open at
+ *   once, the one whose first packet fills (or which ends) first. fastmsg keeps this order
+ *   itself (the network need not: over tcp;ofi_rxm a small packet can overtake a large one
+ *   sent before it). The exceptions are messages that wait at the receiver: one for a
+ *   handler id not registered there yet, or a multicast for a group not created there yet,
+ *   starts when that happens, after later messages for other ids or groups have run; such
+ *   messages still start in send order among themselves and before any later message for
+ *   the same id. Only the first call is ordered: later calls follow their packets (a short
+ *   message can finish before a long one that started first), and a deferred message runs
+ *   again after later messages have started. Messages from different senders are not
+ *   ordered with respect to each other.
  *
  * Flow control
  *   One credit is one receive buffer that a receiver reserves for one sender; FM_CREDITS per
@@ -90,7 +124,7 @@ extern "C" {
 #define FM_ERR_CONFIG       (-7)  /* a bad FM_* environment value */
 #define FM_ERR_BOOTSTRAP    (-8)  /* the launcher/PMI exchange failed */
 #define FM_ERR_PROVIDER     (-9)  /* libfabric failed or the provider is unavailable */
-#define FM_ERR_TIMEOUT      (-10) /* a blocking wait exceeded FM_TIMEOUT */
+#define FM_ERR_TIMEOUT      (-10) /* a peer owed something sent nothing for FM_TIMEOUT s */
 #define FM_ERR_PEER         (-11) /* a peer died or became unreachable */
 #define FM_ERR_TOO_LONG     (-12) /* a value larger than the call allows */
 #define FM_ERR_HANDLER      (-13) /* handler id out of range, or no id free */
@@ -111,7 +145,7 @@ extern "C" {
 
 /* Handler return values. */
 #define FM_DONE     0 /* finished with this message; unread bytes are discarded */
-#define FM_CONTINUE 1 /* call me again when more of this message arrives */
+#define FM_CONTINUE 1 /* call me again: when more arrives, or (complete) later (see above) */
 
 #define FM_MAX_HANDLERS 256 /* user handler ids are 0..FM_MAX_HANDLERS-1 */
 
@@ -121,11 +155,18 @@ typedef struct fm_stream fm_stream;
 /* A message handler: runs when the first packet of a message for it arrives (see Overview).
  * sender is the sending rank, arg the pointer given at registration. Returns FM_DONE or
  * FM_CONTINUE. It may send messages (fm_begin_message never blocks inside a handler) but
- * must not call fm_extract, fm_wait, fm_barrier or fm_finalize. */
+ * may not wait: fm_extract, fm_wait, fm_barrier, fm_mcast_calibrate and fm_finalize return
+ * FM_ERR_IN_HANDLER there (and in fm_stream_deliver's callback). */
 typedef int (*fm_handler_fn)(fm_stream *stream, int sender, void *arg);
 
-/* Called when a message given to fm_stream_deliver is complete: buf holds len bytes. */
-typedef void (*fm_deliver_fn)(void *buf, size_t len, int sender, void *arg);
+/* Called once a message given to fm_stream_deliver is over, with the buffer and arg given to
+ * it: buf holds len bytes of the message (those delivered by that call and after). status is
+ * FM_OK (len is the rest of the message), FM_ERR_TOO_LONG (the message was longer than the
+ * buffer: buf holds its first bytes, len = cap, and the bytes dropped are counted in
+ * fm_stats.deliver_overflow) or FM_ERR_TRUNCATED (the message ended before its declared end:
+ * its sender or a forwarding member failed; buf holds what came). sender as for the handler.
+ * It runs as part of the handler: the same calls are allowed and refused in it. */
+typedef void (*fm_deliver_fn)(void *buf, size_t len, int status, int sender, void *arg);
 
 /* Text for a status code; never NULL, a static string. */
 const char *fm_strerror(int status);
@@ -145,8 +186,9 @@ int fm_init(fm_context **ctx);
 /* Synchronise with every rank, then release everything fm_init created. Blocks until every
  * rank has called fm_finalize. ctx is invalid afterwards, whatever it returns (calls given it
  * return FM_ERR_NOT_INIT). Messages still held for a handler id this rank never registered
- * are freed unread, and said so on stderr. When the last blocking call on ctx failed with
- * FM_ERR_TIMEOUT or FM_ERR_PEER (none has succeeded since), the job is taken as broken:
+ * or a group it never created, and deferred messages, are freed unread, and said so on
+ * stderr. When the last blocking call on ctx failed with FM_ERR_TIMEOUT or FM_ERR_PEER
+ * (none has succeeded since), the job is taken as broken:
  * fm_finalize then releases everything at once and returns that error, without waiting for
  * outgoing packets or for the other ranks.
  * Errors: FM_ERR_NOT_INIT (also when called twice), FM_ERR_IN_HANDLER (nothing is released
@@ -165,15 +207,20 @@ uint64_t fm_job_key(const fm_context *ctx);
 
 /* Block until every rank has entered fm_barrier. Runs over the network (a dissemination
  * barrier) while progress goes on, so handlers keep running and credits keep flowing.
- * Not from inside a handler. Errors: FM_ERR_NOT_INIT, FM_ERR_IN_HANDLER, FM_ERR_TIMEOUT,
- * FM_ERR_PEER. */
+ * Not from inside a handler. FM_ERR_TIMEOUT when a rank it waits for has not come within
+ * FM_TIMEOUT seconds, however busy other ranks keep this one. Errors: FM_ERR_NOT_INIT,
+ * FM_ERR_IN_HANDLER, FM_ERR_TIMEOUT, FM_ERR_PEER. */
 int fm_barrier(fm_context *ctx);
 
 /* Register fn as handler id (0..FM_MAX_HANDLERS-1) with its argument. Every rank that may
  * receive messages for id should register it before such a message arrives (before
  * fm_barrier, or before any message is sent, to be safe): a message for an id with no handler
  * waits at the receiver, holding its sender's credits, until one is registered (the sender
- * is not told). An id is registered once, for the context's lifetime.
+ * is not told; at most its window, FM_CREDITS packets, can wait so). Messages that waited
+ * start inside this call, in the order each sender sent them; called inside a handler, the
+ * registration takes effect at the next progress round, which starts them first (messages
+ * for id that come meanwhile wait behind them). An id is registered once, for the
+ * context's lifetime.
  * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (fn NULL), FM_ERR_HANDLER (id out of range),
  * FM_ERR_REGISTERED (id already has a handler; that one stays). */
 int fm_register_handler(fm_context *ctx, int id, fm_handler_fn fn, void *arg);
@@ -184,14 +231,18 @@ int fm_register_handler(fm_context *ctx, int id, fm_handler_fn fn, void *arg);
 int fm_add_handler(fm_context *ctx, fm_handler_fn fn, void *arg);
 
 /* Open a message of at most len bytes to rank dest (which may be this rank), for the
- * receiver's handler id. On FM_OK *stream is the sending stream until fm_end_message.
- * Inside a handler it never blocks: FM_EAGAIN when the FM_OVERFLOW budget for queued packets
- * is used up (retry from a later handler call or from the main program).
+ * receiver's handler id. On FM_OK *stream is the sending stream until fm_end_message; on an
+ * error *stream is NULL (when stream is not) and nothing was sent.
+ * Inside a handler it never blocks: the message is promised all its packet buffers at once,
+ * from the FM_OVERFLOW budget for queued packets (FM_CREDITS x ranks packets plus FM_OVERFLOW
+ * bytes): FM_EAGAIN when too much of that is in use now (retry from a later handler call or
+ * from the main program), FM_ERR_TOO_LONG when the message needs more packets than the whole
+ * budget (no retry inside a handler can succeed: send it from the main program).
  * A message travels in at most 2^32 packets (their sequence numbers are 32 bits): with
  * FM_PACKET_SIZE below 64 KiB, len may be at most FM_PACKET_SIZE x 2^32 bytes.
  * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (stream NULL), FM_ERR_RANK (dest not in
- * 0..size-1), FM_ERR_HANDLER (id out of range), FM_ERR_TOO_LONG (len over 2^48, or over
- * 2^32 packets), FM_EAGAIN, FM_ERR_NOMEM. */
+ * 0..size-1), FM_ERR_HANDLER (id out of range), FM_ERR_TOO_LONG (len over 2^48, over 2^32
+ * packets, or in a handler over the budget), FM_EAGAIN, FM_ERR_NOMEM. */
 int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stream **stream);
 
 /* Open a message of at most len bytes to each of the n ranks in dests, for handler id on
@@ -202,11 +253,13 @@ int fm_begin_message(fm_context *ctx, int dest, size_t len, int handler, fm_stre
  * fm_end_message waits until every copy has left. Each destination receives an ordinary
  * message from this rank. dests is read during the call only. When a copy cannot be made
  * (out of memory), that destination's message ends there with FM_ERR_TRUNCATED (its handler
- * sees fm_stream_status), the others go on, and fm_end_message returns FM_ERR_NOMEM.
+ * sees fm_stream_status), the others go on, and fm_end_message returns FM_ERR_TRUNCATED.
  * Errors: as fm_begin_message, and FM_ERR_EMPTY (n = 0), FM_ERR_INVALID (dests NULL or
  * n < 0), FM_ERR_RANK (a rank out of range), FM_ERR_SELF (this rank listed),
  * FM_ERR_DUPLICATE (a rank listed twice). Large pieces are copied through packets: a
- * multi-destination stream never goes zero-copy. */
+ * multi-destination stream never goes zero-copy. Inside a handler the packet buffers are
+ * promised as for fm_begin_message (FM_EAGAIN, FM_ERR_TOO_LONG); the stream, its errors and
+ * fm_end_message are as for fm_begin_message's. */
 int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len, int handler,
                            fm_stream **stream);
 
@@ -247,15 +300,18 @@ typedef struct fm_group fm_group;
 #define FM_MCAST_STORE_FORWARD 1u
 
 /* Create a group of the n ranks in members (in that order; this rank need not be one).
- * Local: no communication; every member must create the group before a multicast on it
- * reaches it (before an fm_barrier, say), or that multicast is dropped there (logged and
- * counted in fm_stats.dropped). members is copied.
+ * Local: no communication. A multicast on the group that reaches a member before it has
+ * created the group waits there, neither forwarded nor handled, holding its sender's credits
+ * like a message for an unregistered handler (so at most FM_CREDITS packets of one sender
+ * wait so), until the member creates the group: then it starts, forwarding included, inside
+ * this call (or, called inside a handler, at the next progress round). members is copied.
  * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_EMPTY, FM_ERR_RANK, FM_ERR_DUPLICATE,
  * FM_ERR_NOMEM. */
 int fm_group_create(fm_context *ctx, const int *members, int n, fm_group **group);
-/* Free a group (multicasts on it that arrive later are dropped). fm_finalize frees every
- * group still there. Errors: FM_ERR_INVALID (NULL, or not a group of the live context: e.g.
- * already destroyed), FM_ERR_NOT_INIT (after fm_finalize). */
+/* Free a group (multicasts on it that arrive later wait, as for a group not created yet).
+ * fm_finalize frees every group still there, and multicasts still waiting for one (said on
+ * stderr). Errors: FM_ERR_INVALID (NULL, or not a group of the live context: e.g. already
+ * destroyed), FM_ERR_NOT_INIT (after fm_finalize). */
 int fm_group_destroy(fm_group *group);
 /* Members, and this rank's position among them (-1: not a member); errors as
  * fm_group_destroy. */
@@ -266,11 +322,11 @@ int fm_group_position(const fm_group *group);
  * other member of group, for handler id, down tree (see above) with flags (0 or
  * FM_MCAST_STORE_FORWARD). Write it with fm_send_piece and fm_end_message; they wait as for
  * fm_begin_message_multi to this rank's children. Inside a handler it never blocks
- * (FM_EAGAIN as fm_begin_message). Errors: FM_ERR_INVALID (group or stream NULL, group
- * destroyed, unknown flags), FM_ERR_NOT_INIT (after fm_finalize), FM_ERR_NOT_MEMBER,
+ * (FM_EAGAIN and FM_ERR_TOO_LONG as fm_begin_message). Errors: FM_ERR_INVALID (group or stream
+ * NULL, group destroyed, unknown flags), FM_ERR_NOT_INIT (after fm_finalize), FM_ERR_NOT_MEMBER,
  * FM_ERR_TREE (unknown tree or bad parameter), FM_ERR_HANDLER, FM_ERR_TOO_LONG (len over
- * 2^48, or over 2^32 packets of the multicast's packet size, its descriptor included),
- * FM_EAGAIN, FM_ERR_NOMEM. */
+ * 2^48, over 2^32 packets of the multicast's packet size, its descriptor included, or in a
+ * handler over the budget), FM_EAGAIN, FM_ERR_NOMEM. */
 int fm_mcast_begin(fm_group *group, const char *tree, unsigned flags, size_t len, int handler,
                    fm_stream **stream);
 /* The same to the n ranks of members (this rank among them), the list carried in the
@@ -295,7 +351,8 @@ int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, un
 
 /* Append len bytes of buf to the message. buf is the caller's again when the call returns,
  * whatever it returns. Outside handlers it may block while driving progress until credits
- * let the full packets leave (bounded by FM_TIMEOUT). A piece of at least FM_ZCOPY bytes
+ * let the full packets leave (FM_ERR_TIMEOUT when the destination sends no credit back for
+ * FM_TIMEOUT seconds, however busy other peers keep this rank). A piece of at least FM_ZCOPY bytes
  * outside handlers goes zero-copy (see "Large pieces" above): the call then returns once the
  * receiver has taken the bytes, which needs the receiver to drive progress (any fastmsg call
  * that does). If the receiver does not ask for the piece within FM_TIMEOUT, the call fails
@@ -304,11 +361,27 @@ int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, un
  * sending stream, e.g. a handler's inbound one), FM_ERR_OVERFLOW (more bytes than
  * fm_begin_message declared; nothing of this piece is sent, the stream stays usable),
  * FM_EAGAIN (in a handler, a stream opened outside one that needs a packet buffer),
- * FM_ERR_TIMEOUT, FM_ERR_PEER, FM_ERR_NOMEM. */
+ * FM_ERR_TIMEOUT, FM_ERR_PEER, FM_ERR_NOMEM.
+ * The stream stays open whatever this returns (only fm_end_message releases it). After
+ * FM_EAGAIN, FM_ERR_TIMEOUT, FM_ERR_PEER or FM_ERR_NOMEM the bytes of the piece that filled
+ * packets before the failure are in the message and the rest is not (none, for a piece that
+ * fits in the packet being filled; all, for one that ends exactly where a packet fills). */
 int fm_send_piece(fm_stream *stream, const void *buf, size_t len);
 
-/* Send what is left of the message and release the stream (invalid afterwards). May block
- * like fm_send_piece. Errors: as fm_send_piece. */
+/* Send what is left of the message (its last packet) and release the stream. Outside
+ * handlers it blocks, driving progress, until the message's packets have left (as
+ * fm_send_piece); inside a handler it never blocks. What happens to the stream:
+ *   FM_OK: released (the pointer is invalid afterwards).
+ *   FM_EAGAIN (in a handler: no packet buffer for the last packet; nothing was sent),
+ *   FM_ERR_TIMEOUT (no credit came back for FM_TIMEOUT seconds: the last packets still wait,
+ *   queued) and FM_ERR_NOMEM: still open. Call fm_end_message again (later, or outside the
+ *   handler) to go on from where it stopped: the last packet is sent once.
+ *   FM_ERR_TRUNCATED (several destinations, or a multicast root: a destination's copy could
+ *   not be made and its message was cut short, the others' are whole): released.
+ *   Any other error (FM_ERR_PEER, FM_ERR_PROVIDER: the job is broken): released; packets
+ *   already queued may or may not arrive.
+ *   FM_ERR_INVALID (stream NULL), FM_ERR_STATE (not an open sending stream): unchanged.
+ * The receiver's handler sees the message complete when its last packet arrives. */
 int fm_end_message(fm_stream *stream);
 
 /* In a handler: copy up to len bytes of the message that have arrived into buf. Returns the
@@ -336,25 +409,51 @@ void fm_stream_set_user(fm_stream *stream, void *user);
 void *fm_stream_user(const fm_stream *stream);
 
 /* In a handler: deliver the rest of the message into buf (capacity cap bytes) and call
- * done(buf, total, sender, arg) once it is complete; total counts only bytes copied by this
- * call and after. The handler then returns (its return value is ignored). buf must stay
- * valid until done runs. A message longer than cap is an error: done is called with the
- * first cap bytes and the overflow is counted and logged.
- * Errors: FM_ERR_INVALID, FM_ERR_STATE (deliver already set). */
+ * done(buf, total, status, sender, arg) once it is over; total counts only bytes copied by
+ * this call and after. The handler then returns (its return value is ignored) and is not
+ * called again for this message. buf stays the caller's: fastmsg writes into it until done
+ * runs, and it must stay valid until then. status (see fm_deliver_fn): FM_OK;
+ * FM_ERR_TOO_LONG when the message was longer than cap (done gets the first cap bytes, the
+ * bytes dropped are counted in fm_stats.deliver_overflow); FM_ERR_TRUNCATED when it ended
+ * before its declared end. done runs inside the handler's bracket: it may send, not wait.
+ * Errors: FM_ERR_INVALID (stream NULL or a sending stream, done NULL, buf NULL with cap > 0),
+ * FM_ERR_STATE (deliver already set). */
 int fm_stream_deliver(fm_stream *stream, void *buf, size_t cap, fm_deliver_fn done, void *arg);
 
-/* Run progress without blocking: complete sends, return credits, and run handlers for
- * arrived packets, until about maxbytes of payload were handed to handlers or nothing is left
- * (0 = no limit). Returns the payload bytes handled (>= 0) or an error (FM_ERR_NOT_INIT,
- * FM_ERR_IN_HANDLER, FM_ERR_PEER, FM_ERR_PROVIDER, FM_ERR_NOMEM: no memory for an arriving
- * message). */
+/* In a handler, on a complete message: ask to be called again, with the same stream, from the
+ * next fm_extract or fm_wait call (not the one running now), then return FM_CONTINUE (the
+ * request is forgotten if it returns FM_DONE). The message, read or not, stays where it is
+ * (its packets hold its sender's credits). See "Handlers: a complete message, deferred".
+ * Errors: FM_ERR_INVALID (stream NULL or a sending stream), FM_ERR_STATE (the message is not
+ * complete: FM_CONTINUE alone waits for the rest; or it is being delivered), FM_EAGAIN (the
+ * deferred messages of its sender already hold FM_CREDITS / 2 packets, or would with this
+ * one: read or copy the message now). */
+int fm_stream_defer(fm_stream *stream);
+
+/* Run progress without blocking: call the handlers of deferred messages again, complete
+ * sends, return credits, and run handlers for arrived packets, until about maxbytes of
+ * payload were handed to handlers or nothing is left (0 = no limit). Returns the payload
+ * bytes of this program's messages that its handlers read (fm_receive) or that were
+ * delivered (fm_stream_deliver) during the call (>= 0; fastmsg's own messages, such as
+ * fm_barrier's, are not counted), or an error (FM_ERR_NOT_INIT, FM_ERR_IN_HANDLER,
+ * FM_ERR_PEER, FM_ERR_PROVIDER, FM_ERR_NOMEM: no memory for an arriving message). Never fails
+ * with FM_ERR_TIMEOUT. */
 long fm_extract(fm_context *ctx, size_t maxbytes);
 
-/* Block until progress does something (a packet arrives or a send completes) or timeout_ms
- * passes (-1 = FM_TIMEOUT), running handlers. Sleeps on the provider's file descriptor where
- * there is one, otherwise backs off politely (yields the core, then short sleeps), so many
- * processes can share few cores. Returns payload bytes handled (>= 0) or an error as
- * fm_extract. */
+/* Block until progress does something (a packet arrives, a send completes, a handler reads)
+ * or timeout_ms passes (-1: no limit), running handlers; deferred messages are called again
+ * first. Sleeps on the provider's file descriptor where there is one, otherwise backs off
+ * politely (yields the core, then short sleeps), so many processes can share few cores.
+ * Returns the bytes as fm_extract (0 when timeout_ms passed with nothing done) or an error:
+ * those of fm_extract, and FM_ERR_TIMEOUT when a peer that owes this rank something has sent
+ * nothing at all for FM_TIMEOUT seconds of waiting. A peer owes: credits, while packets of
+ * this rank wait for them; the rest of a message it has begun (or the first packet of one
+ * it sent before another that came), while it has a credit to send it with. A peer that owes
+ * nothing is never timed out: an idle job may wait forever. The seconds add up across
+ * fm_wait calls (another peer's message ending one wait does not restart the count), but
+ * not over gaps of more than a second between them (the program was busy elsewhere). After
+ * FM_ERR_TIMEOUT the context stays usable: a later wait may succeed (and that peer gets
+ * FM_TIMEOUT seconds again). */
 long fm_wait(fm_context *ctx, int timeout_ms);
 
 /* For event loops: a file descriptor that becomes readable when progress has work, or -1

@@ -56,12 +56,12 @@ typedef struct mc {
     long bad;        /* wrong copies or reports */
 } mc;
 
-static void delivered(void *buf, size_t len, int sender, void *arg)
+static void delivered(void *buf, size_t len, int status, int sender, void *arg)
 {
     mc *m = arg;
     const unsigned char *p = buf;
     m->t_done = bench_now_us(CLOCK_MONOTONIC);
-    if (len != m->expect || sender != m->root || p[0] != mc_pattern(0) ||
+    if (status != FM_OK || len != m->expect || sender != m->root || p[0] != mc_pattern(0) ||
         p[len - 1] != mc_pattern(len - 1))
         m->bad++;
     m->got = 1;

@@ -18,9 +18,11 @@ static void arrived(pp_link *l, const unsigned char *buf, size_t len)
     l->arrived++;
 }
 
-static void delivered(void *buf, size_t len, int sender, void *arg)
+static void delivered(void *buf, size_t len, int status, int sender, void *arg)
 {
     (void)sender;
+    if (status != FM_OK)
+        ((pp_link *)arg)->bad++;
     arrived(arg, buf, len);
 }
 

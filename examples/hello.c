@@ -28,16 +28,17 @@ static size_t greeting(int s, int d, unsigned char *buf)
     return (size_t)n + 1 + PATTERN_LEN;
 }
 
-static void check(void *buf, size_t len, int sender, void *arg)
+static void check(void *buf, size_t len, int status, int sender, void *arg)
 {
     inbox *in = arg;
     unsigned char want[64 + PATTERN_LEN];
     size_t n = greeting(sender, in->rank, want);
-    if (len == n && memcmp(buf, want, n) == 0 && !in->seen[sender]) {
+    if (status == FM_OK && len == n && memcmp(buf, want, n) == 0 && !in->seen[sender]) {
         in->seen[sender] = 1;
         in->received++;
     } else {
-        fprintf(stderr, "rank %d: bad greeting from rank %d (%zu bytes)\n", in->rank, sender, len);
+        fprintf(stderr, "rank %d: bad greeting from rank %d (%zu bytes, %s)\n", in->rank, sender,
+                len, fm_strerror(status));
         in->bad++;
     }
     free(buf);

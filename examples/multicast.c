@@ -24,12 +24,12 @@ static unsigned char pattern(size_t i)
 }
 
 /* Runs once the whole message is in box->buf. */
-static void arrived(void *buf, size_t len, int sender, void *arg)
+static void arrived(void *buf, size_t len, int status, int sender, void *arg)
 {
     (void)sender;
     inbox *box = arg;
     const unsigned char *p = buf;
-    box->ok = len == LEN;
+    box->ok = status == FM_OK && len == LEN; /* not cut short, nor longer than the box */
     for (size_t i = 0; i < len && box->ok; i++)
         box->ok = p[i] == pattern(i);
     box->done = 1;

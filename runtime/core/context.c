@@ -31,23 +31,37 @@ static void print_stats(const fm_context *ctx)
             (unsigned long long)s->deliver_overflow);
 }
 
-/* Messages that never ran because no handler was registered for their id here: fm_finalize
- * frees them unread, so say so once. */
+/* Messages that never ran (no handler registered for their id here, no group created for
+ * their multicast) or were deferred and never called again: fm_finalize frees them unread,
+ * so say so once. */
 static void report_held(const fm_context *ctx)
 {
-    int n = 0, from = -1;
+    int n = 0, from = -1, groups = 0, deferred = 0;
     unsigned id = 0;
     for (int r = 0; r < ctx->size; r++)
-        for (const fm_stream *s = ctx->peers[r].inbound; s; s = s->next)
-            if (!ctx->handlers[s->handler].fn && !s->finished && !n++) {
+        for (const fm_stream *s = ctx->peers[r].inbound; s; s = s->next) {
+            if (s->await_group)
+                groups++;
+            else if (s->deferred)
+                deferred++;
+            else if (!ctx->handlers[s->handler].fn && !s->finished && !n++) {
                 from = s->origin;
                 id = s->handler;
             }
+        }
     if (n)
         fm_log(0,
                "fm_finalize: %d message%s never ran: no handler registered for %s (handler id "
                "%u from rank %d%s)",
                n, n > 1 ? "s" : "", n > 1 ? "their ids" : "its id", id, from, n > 1 ? ", ..." : "");
+    if (groups)
+        fm_log(0, "fm_finalize: %d multicast%s never ran: no group created here for %s", groups,
+               groups > 1 ? "s" : "", groups > 1 ? "them" : "it");
+    if (deferred)
+        fm_log(0,
+               "fm_finalize: %d deferred message%s never ran again (no fm_extract or fm_wait "
+               "since)",
+               deferred, deferred > 1 ? "s" : "");
 }
 
 void fm_core_report(const fm_context *ctx)

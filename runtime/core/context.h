@@ -40,6 +40,9 @@
 typedef struct fm_handler_slot {
     fm_handler_fn fn;
     void *arg;
+    /* Registered inside a handler: takes effect at the next progress round, after the
+     * messages held for it have started (so that newer ones cannot overtake them). */
+    fm_handler_fn late_fn;
 } fm_handler_slot;
 
 /* Packet buffers (pool.c). */
@@ -106,12 +109,18 @@ struct fm_context {
     fm_stream *stream_free;
     unsigned char *seen; /* size bytes of scratch: duplicate checks of member lists */
 
-    int in_handler;   /* depth of handler calls */
+    int in_handler;   /* depth of handler calls (deliver callbacks included) */
     int run_held;     /* a handler was registered inside a handler: run held messages */
+    int run_groups;   /* a group was created inside a handler: start multicasts held for it */
+    int held_mcast;   /* multicasts waiting for their group (await_group) */
+    int ndeferred;    /* messages deferred by their handlers (fm_stream_defer) */
     int finalizing;   /* no more credit packets */
     int failed;       /* the last wait failed with FM_ERR_TIMEOUT or FM_ERR_PEER: fm_finalize
                        * then waits for nothing more */
-    uint64_t handled; /* payload bytes given to handlers, for fm_extract */
+    uint64_t handled; /* payload bytes of user messages handed to handlers, for fm_extract */
+    /* fm_wait's watch on peers that owe this rank something (progress.c): seconds spent
+     * waiting (gaps between waits longer than a second not counted), when last looked. */
+    double wclock, wlast;
 
     fm_zcopy_state zc;
 

@@ -5,12 +5,16 @@
  * that peer, or, once half the window is owed and no data packet can carry them, go in a
  * credit packet (which needs no credit: every peer has one spare posted buffer for it, and
  * we have at most one credit packet in flight to each peer). A credit packet also carries a
- * zero-copy piece's clear-to-send (zcopy.c), so that too needs no credit. */
+ * zero-copy piece's clear-to-send (zcopy.c), so that too needs no credit.
+ * Messages that wait here (held for a handler or a group, deferred, gated) keep their packets:
+ * when those and the credits owed fill a sender's window it can send nothing, not even what
+ * would let them go on, so what is owed then goes back at once, below the threshold. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "credits.h"
 #include "log.h"
+#include "recv.h"
 #include "send.h"
 
 void fm_credits_init(fm_context *ctx)
@@ -34,12 +38,24 @@ static void mark_dirty(fm_context *ctx, int peer)
     }
 }
 
+void fm_credits_check_starved(fm_context *ctx, int peer)
+{
+    fm_peer *p = &ctx->peers[peer];
+    if (p->owed > 0 && p->owed < ctx->credit_threshold && !p->starved &&
+        fm_recv_held_packets(ctx, peer) + p->owed >= ctx->credits) {
+        p->starved = 1;
+        mark_dirty(ctx, peer);
+    }
+}
+
 void fm_credits_owe(fm_context *ctx, int peer)
 {
     fm_peer *p = &ctx->peers[peer];
     p->owed++;
     if (p->owed >= ctx->credit_threshold)
         mark_dirty(ctx, peer);
+    else if (p->inbound) /* (packets are held only in messages in progress) */
+        fm_credits_check_starved(ctx, peer);
 }
 
 int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t piece, uint64_t rtag)
@@ -117,8 +133,9 @@ int fm_credits_settle(fm_context *ctx)
         int r = ctx->dirty[i];
         fm_peer *p = &ctx->peers[r];
         fm_send_flush_peer(ctx, r);
-        if (!p->cts_n && (p->owed < ctx->credit_threshold || ctx->finalizing)) {
-            p->credit_dirty = 0;
+        int owe = p->owed >= ctx->credit_threshold || (p->starved && p->owed > 0);
+        if (!p->cts_n && (!owe || ctx->finalizing)) {
+            p->credit_dirty = p->starved = 0;
             continue;
         }
         if (p->credit_busy) {
@@ -132,6 +149,7 @@ int fm_credits_settle(fm_context *ctx)
                 rc = e;
             continue;
         }
+        p->starved = 0;
         if (p->cts_n) /* more clear-to-sends: the next credit packet takes one */
             ctx->dirty[keep++] = r;
         else

@@ -9,6 +9,8 @@
 
 void fm_credits_init(fm_context *ctx);
 void fm_credits_owe(fm_context *ctx, int peer);
+/* Packets of peer's arrived and stay held: if they and what is owed fill its window, owe now. */
+void fm_credits_check_starved(fm_context *ctx, int peer);
 int fm_credits_settle(fm_context *ctx);
 /* The credits to piggyback on a packet to peer p now (and no longer owed). */
 static inline int fm_credits_take_owed(fm_peer *p)

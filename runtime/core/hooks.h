@@ -8,10 +8,17 @@
 
 #include "context.h"
 
+/* start's answers besides a descriptor length. */
+#define FM_MCAST_DROP (-1) /* the descriptor is bad or not meant for this rank: drop it */
+#define FM_MCAST_LATER                                                                             \
+    (-2) /* its group is not created here yet: hold it (start is asked                             \
+          * again after each fm_group_create) */
+
 struct fm_mcast_hooks {
-    /* Packet 0 of a multicast: read its descriptor, set s->fwd and s->origin. Returns the
-     * descriptor's length (the handler reads after it), or -1: the message is dropped. */
-    int (*start)(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_hdr *h);
+    /* Packet 0 (p, from rank p->peer) of a multicast: read its descriptor, set s->fwd and
+     * s->origin. Returns the descriptor's length (the handler reads after it), FM_MCAST_DROP
+     * or FM_MCAST_LATER. */
+    int (*start)(fm_context *ctx, fm_stream *s, fm_pkt *p);
     /* Packet p of s has come into sequence: on to this member's children. */
     void (*packet)(fm_context *ctx, fm_stream *s, fm_pkt *p);
     /* s is over: free s->fwd (and anything it holds), set it to NULL. */

@@ -86,6 +86,9 @@ void fm_multi_submit(fm_stream *s, fm_pkt *p, int last)
     p->refs = 1; /* ours until every copy is queued: an injected copy is done at once */
     fm_pool_mark_held(ctx, p); /* until every destination has its copy (pool.c) */
     fm_pkt **aborts = multi_aborts(s);
+    if (h.seq == 0) /* numbered as the first packets leave, as send.c does */
+        for (int i = 0; i < s->ndest; i++)
+            s->dest_msg_ids[i] = ctx->peers[s->dests[i]].next_msg_id++;
     for (int i = 0; i < s->ndest; i++) {
         if (!aborts[i])
             continue; /* its message was cut short */
@@ -109,8 +112,8 @@ int fm_multi_close(fm_stream *s)
         if (aborts[i])
             fm_pool_put_copy(s->ctx, aborts[i]);
         else
-            rc = FM_ERR_NOMEM; /* (a copy could not be made: multi_submit) */
-    free(s->dests);            /* with the ids, abort headers and descriptor (fm_multi_open) */
+            rc = FM_ERR_TRUNCATED; /* (a copy could not be made: multi_submit) */
+    free(s->dests);                /* with the ids, abort headers and descriptor (fm_multi_open) */
     s->dests = NULL;
     s->dest_msg_ids = NULL;
     s->desc = NULL;
@@ -148,10 +151,8 @@ int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t c
     s->ndest = n;
     s->dests = (int *)mem;
     s->dest_msg_ids = (uint32_t *)(mem + ids_at);
-    for (int i = 0; i < n; i++) {
-        s->dests[i] = dests[i];
-        s->dest_msg_ids[i] = ctx->peers[dests[i]].next_msg_id++;
-    }
+    for (int i = 0; i < n; i++)
+        s->dests[i] = dests[i]; /* (their message ids come with the first packet) */
     s->ptype = desc_len ? FM_PKT_MCAST : FM_PKT_DATA;
     s->desc = desc_len ? memcpy(mem + desc_at, desc, desc_len) : NULL;
     s->desc_len = (uint32_t)desc_len;

@@ -14,13 +14,24 @@ typedef struct fm_peer {
     int send_credits; /* packets we may still send to this peer */
     int owed;         /* credits we owe it: its packets we have freed */
     int credit_dirty; /* on the context's list of peers owing credits */
+    int starved;      /* its whole window is held here or owed: return what is owed now */
     uint32_t next_msg_id;
     uint64_t next_tag;    /* zero-copy pieces sent to this peer */
     fm_pkt_queue pending; /* data packets waiting for a credit */
     fm_pkt credit_pkt;    /* our one credit packet to it */
     int credit_busy;      /* that packet is in flight */
     unsigned char credit_buf[FM_WIRE_HDR_LEN];
-    fm_stream *inbound; /* its messages in progress here */
+    fm_stream *inbound; /* its messages in progress here, in message id order */
+    /* Per-sender order (recv.c): the message id whose first packet comes next, and how many
+     * of its messages wait (gated) because their first packet came before that one. */
+    uint32_t first_next;
+    int gated;
+    int deferred_pkts; /* packets its deferred messages hold (at most FM_CREDITS / 2) */
+    /* What fm_wait watches (progress.c): packets received from it, and, while it owes this
+     * rank something, the count and waiting clock when it was last seen to change. */
+    uint32_t rx, watch_rx;
+    int watching;
+    double watch_at;
     /* Answers to its zero-copy announcements, each going out on one of our credit packets to
      * it (zcopy.c): the piece's id, and the tag of the receive posted for it (0: declined,
      * send the piece through packets). */

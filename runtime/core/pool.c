@@ -207,6 +207,8 @@ fm_pkt *fm_pool_get_held(fm_context *ctx, int reserved)
  * otherwise wait for buffers that only its own later writes would free. */
 int fm_pool_reserve(fm_context *ctx, size_t n)
 {
+    if (n > ctx->pool.send_pkts_max)
+        return FM_ERR_TOO_LONG; /* more than the whole budget: no wait would help */
     if (ctx->pool.send_free_n + headroom(ctx) < ctx->pool.send_reserved + n)
         return FM_EAGAIN;
     ctx->pool.send_reserved += n;

@@ -57,6 +57,8 @@ static inline void fm_pool_idle(fm_context *ctx)
 }
 fm_pkt *fm_pool_get_copy(fm_context *ctx);
 void fm_pool_put_copy(fm_context *ctx, fm_pkt *c);
+/* Promise n send buffers to a stream opened in a handler: FM_OK, FM_EAGAIN (not now), or
+ * FM_ERR_TOO_LONG (more than the FM_OVERFLOW budget allows at all). */
 int fm_pool_reserve(fm_context *ctx, size_t n);
 static inline void fm_pool_unreserve(fm_context *ctx, size_t n)
 {

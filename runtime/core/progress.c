@@ -4,6 +4,7 @@
  * waits here. Idle waits sleep on the provider's fd where it has one and otherwise back off
  * politely (spin briefly, then yield the core, then short sleeps), so that 16 processes on 2
  * cores all make progress. */
+#include <math.h>
 #include <poll.h>
 #include <sched.h>
 #include <time.h>
@@ -85,10 +86,8 @@ static int on_event(fm_context *ctx, const fm_tp_event *e)
 int fm_progress_once(fm_context *ctx)
 {
     fm_tp_event ev[FM_POLL_BATCH];
-    if (ctx->run_held && !ctx->in_handler) {
-        ctx->run_held = 0;
-        fm_recv_run_held(ctx, -1);
-    }
+    if ((ctx->run_held || ctx->run_groups) && !ctx->in_handler)
+        fm_recv_run_late(ctx);
     int rc = ctx->repost ? fm_recv_repost(ctx) : FM_OK;
     fm_pool_idle(ctx);
     int n = ctx->tp->ops->poll(ctx->tp, ev, FM_POLL_BATCH);
@@ -169,19 +168,21 @@ static void log_stall(const fm_context *ctx)
 int fm_progress_until(fm_context *ctx, fm_progress_cond done, void *arg, const char *what)
 {
     double deadline = now_s() + (double)ctx->cfg.timeout;
-    unsigned idle = 0;
+    unsigned idle = 0, rounds = 0;
     while (!done(ctx, arg)) {
         int n = fm_progress_once(ctx);
         if (n < 0)
             return wait_failed(ctx, n);
-        if (n > 0) {
-            idle = 0;
-            continue;
-        }
-        if ((idle & 255) == 255 && now_s() > deadline) {
+        /* Busy rounds count too: other peers may keep this rank busy while the one awaited
+         * is silent. */
+        if ((++rounds & 15) == 0 && now_s() > deadline) {
             fm_log(0, "waited %ld s (FM_TIMEOUT) for %s; giving up", ctx->cfg.timeout, what);
             log_stall(ctx);
             return wait_failed(ctx, FM_ERR_TIMEOUT);
+        }
+        if (n > 0) {
+            idle = 0;
+            continue;
         }
         if ((n = fm_liveness_idle()) < 0)
             return wait_failed(ctx, n);
@@ -191,13 +192,9 @@ int fm_progress_until(fm_context *ctx, fm_progress_cond done, void *arg, const c
     return FM_OK;
 }
 
-long fm_extract(fm_context *ctx, size_t maxbytes)
+/* Progress without blocking until the transport is drained or maxbytes were handled. */
+static long extract(fm_context *ctx, size_t maxbytes, uint64_t start)
 {
-    if (!fm_ctx_live(ctx))
-        return FM_ERR_NOT_INIT;
-    if (ctx->in_handler)
-        return FM_ERR_IN_HANDLER;
-    uint64_t start = ctx->handled;
     for (;;) {
         int n = fm_progress_once(ctx);
         if (n == 0)
@@ -212,35 +209,94 @@ long fm_extract(fm_context *ctx, size_t maxbytes)
     return (long)(ctx->handled - start);
 }
 
+long fm_extract(fm_context *ctx, size_t maxbytes)
+{
+    if (!fm_ctx_live(ctx))
+        return FM_ERR_NOT_INIT;
+    if (ctx->in_handler)
+        return FM_ERR_IN_HANDLER;
+    uint64_t start = ctx->handled;
+    if (ctx->ndeferred)
+        fm_recv_run_deferred(ctx);
+    return extract(ctx, maxbytes, start);
+}
+
+/* fm_wait's watch on peers that owe this rank something. A peer owes credits while packets of
+ * ours wait for them, and the rest of a message while one of its messages is incomplete here
+ * and it has a credit to send more with (or the first packet of a message it sent before one
+ * that came). Such a peer that sends nothing at all for FM_TIMEOUT seconds of waiting makes
+ * the wait fail. Waiting time is counted across fm_wait calls (a wait that returns because
+ * another peer sent something does not restart the count), except gaps of more than a second
+ * between looks: then the program was busy elsewhere and this rank may have held up the peer
+ * (no credits went back). A peer that owes nothing is never timed: idle waits have no limit. */
+#define FM_WATCH_EVERY 0.05 /* seconds between looks */
+#define FM_WATCH_GAP   1.0
+
+static int watch(fm_context *ctx, double now)
+{
+    double gap = now - ctx->wlast;
+    if (ctx->wlast > 0 && gap < FM_WATCH_GAP)
+        ctx->wclock += gap;
+    ctx->wlast = now;
+    for (int r = 0; r < ctx->size; r++) {
+        fm_peer *p = &ctx->peers[r];
+        const char *owes = p->pending.head           ? "credits for packets waiting to go to it"
+                           : fm_recv_awaited(ctx, r) ? "the rest of a message it began"
+                                                     : NULL;
+        if (!owes) {
+            p->watching = 0;
+            continue;
+        }
+        if (!p->watching || p->rx != p->watch_rx) {
+            p->watching = 1;
+            p->watch_rx = p->rx;
+            p->watch_at = ctx->wclock;
+            continue;
+        }
+        if (ctx->wclock - p->watch_at < (double)ctx->cfg.timeout)
+            continue;
+        fm_log(0,
+               "waited %ld s (FM_TIMEOUT) for rank %d, which owes this rank %s and has sent "
+               "nothing; giving up",
+               ctx->cfg.timeout, r, owes);
+        log_stall(ctx);
+        p->watch_at = ctx->wclock; /* a later wait gives it FM_TIMEOUT again */
+        return FM_ERR_TIMEOUT;
+    }
+    return FM_OK;
+}
+
 long fm_wait(fm_context *ctx, int timeout_ms)
 {
     if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (ctx->in_handler)
         return FM_ERR_IN_HANDLER;
-    double limit = timeout_ms < 0 ? (double)ctx->cfg.timeout : timeout_ms / 1e3;
-    double deadline = now_s() + limit;
     uint64_t start = ctx->handled;
+    if (ctx->ndeferred)
+        fm_recv_run_deferred(ctx);
+    double now = now_s();
+    double deadline = timeout_ms < 0 ? INFINITY : now + timeout_ms / 1e3;
     unsigned idle = 0;
     for (;;) {
-        int n = fm_progress_once(ctx);
+        /* Looked at on busy calls too: other peers may keep this rank busy while one that
+         * owes something is silent. */
+        int n = now - ctx->wlast >= FM_WATCH_EVERY ? watch(ctx, now) : FM_OK;
         if (n < 0)
             return wait_failed(ctx, n);
-        if (n > 0) {
+        if ((n = fm_progress_once(ctx)) < 0)
+            return wait_failed(ctx, n);
+        if (n > 0 || ctx->handled != start) {
             ctx->failed = 0;
             /* Take everything else that is ready too (a short round already did). */
-            long more = n < FM_POLL_BATCH ? 0 : fm_extract(ctx, 0);
+            long more = n < FM_POLL_BATCH ? 0 : extract(ctx, 0, start);
             return more < 0 ? more : (long)(ctx->handled - start);
         }
         if ((n = fm_liveness_idle()) < 0)
             return wait_failed(ctx, n);
-        if (now_s() >= deadline) {
-            if (timeout_ms >= 0)
-                return 0; /* the caller's own limit: nothing came, which is no error */
-            fm_log(0, "waited %ld s (FM_TIMEOUT) for a message; giving up", ctx->cfg.timeout);
-            log_stall(ctx);
-            return wait_failed(ctx, FM_ERR_TIMEOUT);
-        }
+        now = now_s();
+        if (now >= deadline)
+            return 0; /* the caller's own limit: nothing came, which is no error */
         idle_step(ctx, &idle, deadline);
     }
 }
@@ -256,5 +312,7 @@ int fm_trywait(fm_context *ctx)
         return FM_ERR_NOT_INIT;
     if (ctx->sends_inflight > 0 && ctx->tp->ops->wait_fd(ctx->tp) < 0)
         return FM_EAGAIN;
+    if (ctx->run_held || ctx->run_groups)
+        return FM_EAGAIN; /* held messages to start (a registration or group inside a handler) */
     return ctx->tp->ops->trywait(ctx->tp) == FM_OK ? FM_OK : FM_EAGAIN;
 }

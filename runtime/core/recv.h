@@ -7,7 +7,21 @@
 
 int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len);
 void fm_recv_fini(fm_context *ctx);
+/* Start the messages held for handler id handler (-1: for any registered handler). */
 void fm_recv_run_held(fm_context *ctx, int handler);
+/* At a progress round, outside handlers: what registrations and group creations inside
+ * handlers left to do (ctx->run_held, ctx->run_groups). */
+void fm_recv_run_late(fm_context *ctx);
+/* Call again the handlers of deferred messages (fm_stream_defer): at fm_extract and fm_wait. */
+void fm_recv_run_deferred(fm_context *ctx);
+/* A group was created: start the multicasts held for it (now, or at the next progress round
+ * when called inside a handler). */
+void fm_recv_groups_changed(fm_context *ctx);
+/* Packets of rank r held here (in streams or about to be posted again). */
+int fm_recv_held_packets(const fm_context *ctx, int r);
+/* 1 when rank r owes this rank the rest of a message (or the first packet of an earlier
+ * one) and has a credit to send it with. */
+int fm_recv_awaited(const fm_context *ctx, int r);
 void fm_recv_resume(fm_context *ctx, fm_stream *s);
 int fm_recv_repost(fm_context *ctx);
 

@@ -117,6 +117,10 @@ void fm_send_submit(fm_stream *s, fm_pkt *p, int type, int last)
         return;
     }
     fm_context *ctx = s->ctx;
+    /* Numbered as its first packet leaves, so that the receiver, which starts handlers in id
+     * order, never waits for a message still being written (recv.c). */
+    if (s->seq == 0)
+        s->msg_id = ctx->peers[s->peer].next_msg_id++;
     fm_wire_hdr h = {.version = FM_WIRE_VERSION,
                      .type = (uint8_t)type,
                      .flags = last ? FM_PKT_LAST : 0,
@@ -215,10 +219,12 @@ FM_HOT int stream_alloc(fm_context *ctx, size_t len, size_t cap, int handler, fm
     if ((uint64_t)len > FM_WIRE_MAX_PACKETS * cap)
         return FM_ERR_TOO_LONG;
     /* Never wait inside a handler: promise the message all its packet buffers now, or
-     * refuse. (Packets without credit then wait in memory, not in the handler.) */
+     * refuse (FM_EAGAIN, or FM_ERR_TOO_LONG when no wait could ever make room). Packets
+     * without credit then wait in memory, not in the handler. */
     size_t need = ctx->in_handler ? len / cap + 1 : 0;
-    if (need && fm_pool_reserve(ctx, need))
-        return FM_EAGAIN;
+    int rc = need ? fm_pool_reserve(ctx, need) : FM_OK;
+    if (rc)
+        return rc;
     fm_stream *s = ctx->stream_free;
     if (s)
         ctx->stream_free = s->next;
@@ -250,8 +256,7 @@ FM_HOT int stream_open(fm_context *ctx, int dest, size_t len, int handler, fm_st
     int rc = stream_alloc(ctx, len, cap, handler, stream);
     if (rc)
         return rc;
-    (*stream)->peer = dest;
-    (*stream)->msg_id = ctx->peers[dest].next_msg_id++;
+    (*stream)->peer = dest; /* (its id comes with its first packet: fm_send_submit) */
     ctx->stats.messages_sent++;
     return FM_OK;
 }
@@ -342,22 +347,32 @@ int fm_send_piece(fm_stream *s, const void *buf, size_t len)
     return FM_OK;
 }
 
+/* Errors after which the stream stays open: waiting longer, or again later, may succeed. */
+static int retryable(int rc)
+{
+    return rc == FM_EAGAIN || rc == FM_ERR_TIMEOUT || rc == FM_ERR_NOMEM;
+}
+
 int fm_end_message(fm_stream *s)
 {
     int rc = check_sending(s);
-    if (rc == FM_ERR_STATE && s->sending == 2)
-        rc = FM_OK; /* the last packet already left with the final piece */
-    else if (rc == FM_OK) {
+    if (rc == FM_ERR_STATE && s->sending == 2) {
+        rc = FM_OK; /* the last packet has left: with the final piece, or in an earlier call */
+    } else if (rc == FM_OK) {
         if (!s->cur)
             rc = fm_send_next_packet(s); /* an empty last packet ends the message */
         if (rc == FM_OK) {
             fm_send_submit(s, s->cur, FM_PKT_DATA, 1);
             s->cur = NULL;
+            s->sending = 2;
         }
+    } else {
+        return rc; /* not a sending stream: nothing to release */
     }
-    if (rc)
-        return rc;
-    rc = wait_sent(s, 1);
+    if (rc == FM_OK)
+        rc = wait_sent(s, 1);
+    if (retryable(rc))
+        return rc; /* still open: a later call goes on from here (nothing is sent twice) */
     fm_context *ctx = s->ctx;
     if (s->multi) {
         int cut = fm_multi_close(s);

@@ -54,6 +54,14 @@ struct fm_stream {
     size_t dcap, dlen;
     fm_deliver_fn dfn;
     void *darg;
+    size_t dover; /* bytes dropped: longer than the delivery buffer */
+    /* Its first packet came before an earlier message's first packet from the same sender:
+     * its handler may not start until that one has come (per-sender order, recv.c). */
+    uint8_t gated;
+    uint8_t defer_asked; /* its handler called fm_stream_defer in this call */
+    uint8_t deferred;    /* complete, waiting for its handler's call from a later progress call */
+    uint8_t await_group; /* a multicast for a group not created here yet: its packets wait */
+    int defer_pkts;      /* packets it holds against its sender's deferral budget */
 };
 #define FM_STREAM_RECV_FIRST counted
 

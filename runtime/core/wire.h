@@ -27,16 +27,19 @@
  *
  * An FM_PKT_SHORT packet is a whole message of at most FM_WIRE_SHORT_MAX bytes behind a compact
  * 20-byte header: shm moves packets of up to 32 bytes faster than larger ones (bench/README.md),
- * and a one-packet message needs no sequence, lengths or message id beyond its own (no other
- * packet of it can come to be matched with it: recv.c):
+ * and a one-packet message needs no sequence or lengths beyond its own. Its message id orders
+ * it among its sender's messages (recv.c), and only its low 16 bits travel: the receiver
+ * widens them against the id it expects next, from which a message in flight is never more
+ * than FM_CREDITS (at most 4096) away.
  *    0   1  version       FM_WIRE_VERSION
  *    1   1  type          FM_PKT_SHORT
  *    2   2  handler
  *    4   4  src
  *    8   8  job_key       the whole key, checked as strictly as the full header's
  *   16   2  credits
- *   18   2  payload_len   (= the message's length)
- * Decoded, it reads as an FM_PKT_DATA packet 0 flagged FM_PKT_LAST, message id 0.
+ *   18   2  msg_id        its low 16 bits
+ * The payload (the whole message) is the rest of the packet. Decoded, it reads as an
+ * FM_PKT_DATA packet 0 flagged FM_PKT_LAST, msg_id holding the 16 bits (to widen).
  *
  * An FM_PKT_RNDV packet is a packet of its message's stream (it has a seq and takes a credit)
  * whose 16-byte payload announces a piece that travels as a tagged message instead:
@@ -174,7 +177,7 @@ static inline void fm_wire_encode(const fm_wire_hdr *h, void *buf)
 }
 
 /* The compact header of a one-packet message (h: type FM_PKT_SHORT; seq, flags and msg_len
- * are implied, msg_id is not sent). */
+ * are implied, msg_id's low 16 bits are sent). */
 static inline void fm_wire_encode_short(const fm_wire_hdr *h, void *buf)
 {
     unsigned char *p = buf;
@@ -184,7 +187,7 @@ static inline void fm_wire_encode_short(const fm_wire_hdr *h, void *buf)
     fm_put32(p + 4, h->src);
     fm_put64(p + 8, h->job_key);
     fm_put16(p + FM_WIRE_SHORT_CREDITS_AT, h->credits);
-    fm_put16(p + 18, (uint16_t)h->payload_len);
+    fm_put16(p + 18, (uint16_t)h->msg_id);
 }
 
 static inline fm_wire_status fm_wire_decode_short(const unsigned char *p, size_t len,
@@ -198,17 +201,17 @@ static inline fm_wire_status fm_wire_decode_short(const unsigned char *p, size_t
     h->handler = fm_get16(p + 2);
     h->src = fm_get32(p + 4);
     h->job_key = fm_get64(p + 8);
-    h->msg_id = 0;
+    h->msg_id = fm_get16(p + 18);
     h->seq = 0;
     h->credits = fm_get16(p + FM_WIRE_SHORT_CREDITS_AT);
-    h->msg_len = h->payload_len = fm_get16(p + 18);
+    h->msg_len = h->payload_len = (uint32_t)(len - FM_WIRE_SHORT_LEN);
     if (h->version != FM_WIRE_VERSION)
         return FM_WIRE_VERSION_BAD;
     if (h->job_key != job_key)
         return FM_WIRE_KEY_BAD;
     if (h->src >= (uint32_t)nranks)
         return FM_WIRE_SRC_BAD;
-    if (h->payload_len != len - FM_WIRE_SHORT_LEN || h->payload_len > FM_WIRE_SHORT_MAX)
+    if (h->payload_len > FM_WIRE_SHORT_MAX)
         return FM_WIRE_LEN_BAD;
     return FM_WIRE_OK;
 }

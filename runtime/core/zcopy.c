@@ -337,7 +337,8 @@ void fm_zcopy_arrived(fm_context *ctx, fm_pkt *p, size_t len, int status)
         s->avail += len;
     } else { /* already where the handler wanted it */
         s->dlen += len;
-        ctx->handled += len;
+        if (s->handler < FM_MAX_HANDLERS)
+            ctx->handled += len;
         p->off = p->len;
     }
     s->blocked = NULL;

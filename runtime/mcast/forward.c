@@ -106,8 +106,9 @@ static struct fm_fwd *fwd_build(fm_context *ctx, const fm_mcast_desc *d, const s
 }
 
 /* Keep a header per child to end its message early with; then, for store-and-forward, the
- * whole message's copies (refused now if FM_MCAST_BUFFER cannot hold them). */
-static int fwd_reserve(fm_context *ctx, struct fm_fwd *f, const fm_pkt *p, const fm_wire_hdr *h,
+ * whole message's copies (refused now if FM_MCAST_BUFFER cannot hold them). p is packet 0 of
+ * s. */
+static int fwd_reserve(fm_context *ctx, struct fm_fwd *f, const fm_stream *s, const fm_pkt *p,
                        uint32_t desc_len)
 {
     for (int i = 0; i < f->nkids; i++)
@@ -115,12 +116,12 @@ static int fwd_reserve(fm_context *ctx, struct fm_fwd *f, const fm_pkt *p, const
             return FM_ERR_NOMEM;
     if (!f->store_forward || !f->nkids)
         return FM_OK;
-    if (h->flags & FM_PKT_LAST) { /* one packet: it is the whole message, nothing to hold */
+    if (p->flags & FM_PKT_LAST) { /* one packet: it is the whole message, nothing to hold */
         f->store_forward = 0;
         return FM_OK;
     }
     /* Packet 0 is full: its length is the message's packet size. */
-    uint64_t pkts = (h->msg_len + desc_len) / p->len + 2;
+    uint64_t pkts = (s->declared + desc_len) / p->len + 2;
     if (pkts <= SIZE_MAX && fm_pool_hold_reserve(ctx, (size_t)pkts) == FM_OK) {
         f->promised = (size_t)pkts;
         return FM_OK;
@@ -128,34 +129,42 @@ static int fwd_reserve(fm_context *ctx, struct fm_fwd *f, const fm_pkt *p, const
     fm_log(0,
            "store-and-forward multicast from rank %d: %llu bytes do not fit FM_MCAST_BUFFER "
            "(%lld bytes, some held already); its message to this member's children is cut short",
-           (int)h->src, (unsigned long long)h->msg_len, (long long)ctx->cfg.mcast_buffer);
+           p->peer, (unsigned long long)s->declared, (long long)ctx->cfg.mcast_buffer);
     f->refused = 1;
     return FM_OK;
 }
 
-int fm_fwd_start(fm_context *ctx, fm_stream *s, fm_pkt *p, const fm_wire_hdr *h)
+int fm_fwd_start(fm_context *ctx, fm_stream *s, fm_pkt *p)
 {
     fm_mcast_desc d;
     unsigned char *seen = fm_members_seen(ctx);
     if (!seen || fm_mcast_desc_decode(p->buf + FM_WIRE_HDR_LEN, p->len, ctx->size, seen, &d))
-        return -1;
+        return FM_MCAST_DROP;
     const struct fm_group *g = NULL;
     if (d.flags & FM_DESC_GROUP) {
         g = fm_group_find(ctx, d.group);
-        if (!g || g->n != (int)d.n || g->members[d.root_pos] != (int)d.root_rank) {
-            fm_log(0, "a multicast from rank %u for group %#llx, which this rank has not created",
+        if (!g) { /* held until this rank creates it, like a message for a handler not yet
+                   * registered */
+            fm_log(1, "holding a multicast from rank %u for group %#llx until this rank creates it",
                    d.root_rank, (unsigned long long)d.group);
-            return -1;
+            return FM_MCAST_LATER;
+        }
+        if (g->n != (int)d.n || g->members[d.root_pos] != (int)d.root_rank) {
+            fm_log(0,
+                   "a multicast from rank %u for group %#llx, which this rank created with "
+                   "other members",
+                   d.root_rank, (unsigned long long)d.group);
+            return FM_MCAST_DROP;
         }
     }
-    struct fm_fwd *f = fwd_build(ctx, &d, g, (int)h->src);
+    struct fm_fwd *f = fwd_build(ctx, &d, g, p->peer);
     if (!f)
-        return -1;
+        return FM_MCAST_DROP;
     s->fwd = f;
-    if (fwd_reserve(ctx, f, p, h, d.desc_len)) {
+    if (fwd_reserve(ctx, f, s, p, d.desc_len)) {
         fm_log(0, "out of memory for a multicast from rank %u: dropped here", d.root_rank);
         fm_fwd_free(s);
-        return -1;
+        return FM_MCAST_DROP;
     }
     s->origin = (int)d.root_rank;
     return (int)d.desc_len;

@@ -8,6 +8,7 @@
 #include "group.h"
 #include "members.h"
 #include "mcast_state.h"
+#include "recv.h"
 
 /* FNV-1a over the member list: equal lists, equal ids, without any exchange. Never 0. */
 static uint64_t group_id(const int *members, int n)
@@ -44,6 +45,7 @@ int fm_group_create(fm_context *ctx, const int *members, int n, fm_group **group
     g->next = ctx->mcast->groups;
     ctx->mcast->groups = g;
     *group = g;
+    fm_recv_groups_changed(ctx); /* multicasts that came before the group start now */
     return FM_OK;
 }
 

@@ -20,8 +20,9 @@
     X(FM_BOOTSTRAP, bootstrap, STR, "auto", 0, 0,                                                  \
       "bootstrap back end: auto, pmix, pmi1, run (fastmsg-run) or singleton")                      \
     X(FM_TIMEOUT, timeout, INT, "60", 1, 86400,                                                    \
-      "seconds any blocking bootstrap or network wait may last before it fails with "              \
-      "FM_ERR_TIMEOUT")                                                                            \
+      "seconds a blocking call waits for a peer that owes it something (credits, the rest of a "   \
+      "message, a barrier, the bootstrap exchange) before it fails with FM_ERR_TIMEOUT; a wait "   \
+      "with nothing owed (an idle fm_wait(ctx, -1)) has no limit")                                 \
     X(FM_PACKET_SIZE, packet_size, SIZE, "64K", 64, 1048576,                                       \
       "payload bytes per packet (64K measured fastest on shm and tcp, bench/README.md)")           \
     X(FM_CREDITS, credits, INT, "8", 1, 4096,                                                      \
@@ -35,7 +36,7 @@
       "does not fit, or that arrives before its handler reads, comes through packets instead")     \
     X(FM_OVERFLOW, overflow, SIZE, "64M", 0, 1L << 40,                                             \
       "bytes of packets a handler may queue for peers that have no credit before "                 \
-      "fm_begin_message returns FM_EAGAIN")                                                        \
+      "fm_begin_message returns FM_EAGAIN (FM_ERR_TOO_LONG for a message that could never fit)")   \
     X(FM_MCAST_BUFFER, mcast_buffer, SIZE, "16M", 0, 1L << 40,                                     \
       "bytes of packets a multicast root or forwarding member may hold for children slower than "  \
       "their siblings; beyond it the root waits and a member keeps its parent's packets (and "     \

@@ -17,12 +17,12 @@ static void fill(unsigned char *b, int s, int d)
         b[i] = (unsigned char)(s * 31 + d * 17 + i);
 }
 
-static void arrived(void *buf, size_t len, int sender, void *arg)
+static void arrived(void *buf, size_t len, int status, int sender, void *arg)
 {
     (void)arg;
     unsigned char want[LEN];
     fill(want, sender, me);
-    if (len == LEN && !memcmp(buf, want, LEN))
+    if (status == FM_OK && len == LEN && !memcmp(buf, want, LEN))
         got++;
     else
         bad++;

@@ -167,21 +167,21 @@ static void duplicates_and_far_ahead_dropped(void **state)
 {
     fixture *f = *state;
     const uint64_t total = 4 * CHUNK;
-    recv_data(f, 0, 7, 2, 0, total); /* waits for 0 and 1 */
-    recv_data(f, 0, 7, 2, 0, total);
+    recv_data(f, 0, 0, 2, 0, total); /* waits for 0 and 1 */
+    recv_data(f, 0, 0, 2, 0, total);
     assert_int_equal(seq_drops(f), 1);
-    recv_data(f, 0, 7, 0, 0, total);
+    recv_data(f, 0, 0, 0, 0, total);
     assert_int_equal(f->ngot, CHUNK);
-    recv_data(f, 0, 7, 0, 0, total);
+    recv_data(f, 0, 0, 0, 0, total);
     assert_int_equal(seq_drops(f), 2);
-    recv_data(f, 0, 7, 1 + CREDITS, 0, total); /* 1 is next: 1 + CREDITS cannot be sent yet */
+    recv_data(f, 0, 0, 1 + CREDITS, 0, total); /* 1 is next: 1 + CREDITS cannot be sent yet */
     assert_int_equal(seq_drops(f), 3);
-    recv_data(f, 0, 7, 1, 0, total);
+    recv_data(f, 0, 0, 1, 0, total);
     assert_int_equal(f->ngot, 3 * CHUNK);
-    recv_data(f, 0, 7, 3, 1, total);
+    recv_data(f, 0, 0, 3, 1, total);
     assert_int_equal(f->ngot, total);
     assert_memory_equal(f->got, "aaaaaaaabbbbbbbbccccccccdddddddd", total);
-    assert_null(inbound(f, 7)); /* over, released */
+    assert_null(inbound(f, 0)); /* over, released */
     assert_int_equal(f->ctx.stats.dropped, 3);
     assert_int_equal(f->ctx.stats.messages_received, 1);
     /* The dropped buffers went straight back to the network and owe nothing; the message's
@@ -225,30 +225,42 @@ static void nothing_after_the_last(void **state)
     assert_int_equal(f->tp.posts, 2);
 }
 
-/* Whole messages held for a handler not registered yet each begin a stream of their own: a
- * compact one carries no message id, and nothing else of a whole message can come to match. */
+/* Whole messages held for a handler not registered yet each begin a stream of their own, in
+ * their sender's order. A compact one carries its id's low 16 bits, widened against the id
+ * expected next: here across a 16-bit boundary. */
 static void whole_messages_held_apart(void **state)
 {
     fixture *f = *state;
-    recv_data(f, 1, 0, 0, 0, 3 * CHUNK); /* message 0, more to come */
-    for (int i = 0; i < 2; i++) {
+    const uint32_t first = 0x1fffe;
+    f->ctx.peers[1].first_next = first;
+    recv_data(f, 1, first, 0, 0, 3 * CHUNK); /* more to come */
+    for (uint32_t i = 1; i <= 2; i++) {
         fm_pkt *p = &f->pkts[f->used];
         p->buf = f->bufs[f->used++];
         p->kind = FM_PKT_RECV_BUF;
-        fm_wire_hdr h = {
-            .version = FM_WIRE_VERSION, .src = 1, .job_key = KEY, .payload_len = 4, .handler = 1};
+        fm_wire_hdr h = {.version = FM_WIRE_VERSION,
+                         .src = 1,
+                         .job_key = KEY,
+                         .msg_id = first + i,
+                         .payload_len = 4,
+                         .handler = 1};
         fm_wire_encode_short(&h, p->buf);
         memcpy(p->buf + FM_WIRE_SHORT_LEN, "abcd", 4);
         assert_int_equal(fm_recv_packet(&f->ctx, p, FM_WIRE_SHORT_LEN + 4), FM_OK);
     }
-    recv_data(f, 1, 0, 0, 1, CHUNK); /* a whole message numbered 0 as well */
+    recv_data(f, 1, first + 3, 0, 1, CHUNK); /* a whole message with the full header */
+    uint32_t want[] = {first, first + 1, first + 2, first + 3};
     int n = 0, whole = 0;
-    for (const fm_stream *s = f->ctx.peers[1].inbound; s; s = s->next, n++)
+    for (const fm_stream *s = f->ctx.peers[1].inbound; s; s = s->next, n++) {
+        assert_true(n < 4);
+        assert_int_equal(s->msg_id, want[n]);
         whole += s->complete;
+    }
     assert_int_equal(n, 4);
     assert_int_equal(whole, 3);
+    assert_int_equal(f->ctx.peers[1].first_next, first + 4);
     assert_int_equal(seq_drops(f), 0);
-    recv_data(f, 1, 0, 1, 0, 3 * CHUNK); /* message 0 goes on */
+    recv_data(f, 1, first, 1, 0, 3 * CHUNK); /* the first message goes on */
     assert_int_equal(seq_drops(f), 0);
     assert_non_null(f->ctx.peers[1].inbound->ready.head->next);
 }

@@ -104,8 +104,10 @@ static void check_bytes(const unsigned char *buf, size_t len, int sender, int *c
     count[m]++;
 }
 
-static void delivered(void *buf, size_t len, int sender, void *arg)
+static void delivered(void *buf, size_t len, int status, int sender, void *arg)
 {
+    if (status)
+        bad_bytes++;
     check_bytes(buf, len, sender, arg);
     free(buf);
 }
@@ -676,6 +678,46 @@ static void inside_handler(void **state)
     wait_for(&checked[case_no], 1, "the reply sent from the peer's handler");
 }
 
+/* The fm_stream_deliver callback is part of the handler: the same calls are refused in it (a
+ * wait from it could release the stream it is called for). */
+static void deliver_probe_done(void *buf, size_t len, int status, int sender, void *arg)
+{
+    (void)len;
+    (void)sender;
+    (void)arg;
+    record(status);
+    record(fm_extract(ctx, 0));
+    record(fm_wait(ctx, 0));
+    record(fm_wait(ctx, -1));
+    record(fm_barrier(ctx));
+    record(fm_mcast_calibrate(ctx));
+    record(fm_finalize(ctx));
+    record(send_msg(peer, H_CHECK, case_no, 9));
+    free(buf);
+}
+
+static void probe_deliver(fm_stream *s)
+{
+    record(fm_stream_deliver(s, malloc(8), 8, deliver_probe_done, NULL));
+}
+
+static void inside_deliver(void **state)
+{
+    (void)state;
+    run_probe(probe_deliver, 3);
+    const int want[] = {FM_OK,
+                        FM_OK,
+                        FM_ERR_IN_HANDLER,
+                        FM_ERR_IN_HANDLER,
+                        FM_ERR_IN_HANDLER,
+                        FM_ERR_IN_HANDLER,
+                        FM_ERR_IN_HANDLER,
+                        FM_ERR_IN_HANDLER,
+                        FM_OK};
+    expect_probe(want, 9);
+    wait_for(&checked[case_no], 1, "the message sent from the peer's deliver callback");
+}
+
 static void handlers_full(void **state)
 {
     (void)state;
@@ -775,6 +817,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(destroyed_group, next_case, still_usable),
         cmocka_unit_test_setup_teardown(stream_wrong_state, next_case, still_usable),
         cmocka_unit_test_setup_teardown(inside_handler, next_case, still_usable),
+        cmocka_unit_test_setup_teardown(inside_deliver, next_case, still_usable),
         cmocka_unit_test_setup_teardown(handlers_full, next_case, still_usable),
         cmocka_unit_test_setup(after_finalize, next_case),
     };

@@ -116,8 +116,10 @@ static void arrived(int root, const unsigned char *buf, size_t len)
     received++;
 }
 
-static void delivered(void *buf, size_t len, int sender, void *arg)
+static void delivered(void *buf, size_t len, int status, int sender, void *arg)
 {
+    if (status)
+        st_fail("a delivered message from rank %d: %s", sender, fm_strerror(status));
     (void)arg;
     arrived(sender, buf, len);
     free(buf);

@@ -54,8 +54,10 @@ static size_t round_size(int m)
     return round_sizes[m % (int)(sizeof round_sizes / sizeof round_sizes[0])];
 }
 
-static void on_delivered(void *buf, size_t len, int sender, void *arg)
+static void on_delivered(void *buf, size_t len, int status, int sender, void *arg)
 {
+    if (status)
+        st_fail("a delivered message from rank %d: %s", sender, fm_strerror(status));
     (void)arg;
     int m = len ? ((unsigned char *)buf)[0] : -1;
     if (m < 0 || len != round_size(m))
@@ -212,10 +214,10 @@ static void add(uint8_t version, uint8_t type, uint16_t flags, uint32_t src, uin
     fl.sent[why]++;
 }
 
-/* A compact one-packet message (FM_PKT_SHORT): payload_len claimed, payload bytes sent;
+/* A compact one-packet message (FM_PKT_SHORT) of payload bytes (its length is the packet's);
  * header_only sends just its first 10 bytes. */
-static void add_short(uint32_t src, uint64_t key, uint32_t payload_len, size_t payload,
-                      int header_only, fm_wire_status why)
+static void add_short(uint32_t src, uint64_t key, size_t payload, int header_only,
+                      fm_wire_status why)
 {
     size_t len = header_only ? 10 : FM_WIRE_SHORT_LEN + payload;
     flood_pkt *p = &fl.pkt[fl.n++];
@@ -225,7 +227,7 @@ static void add_short(uint32_t src, uint64_t key, uint32_t payload_len, size_t p
                      .src = src,
                      .job_key = key,
                      .msg_id = (uint32_t)fl.n,
-                     .payload_len = payload_len,
+                     .payload_len = (uint32_t)payload,
                      .credits = 2};
     fm_wire_encode_short(&h, p->buf);
     fl.sent[why]++;
@@ -279,12 +281,11 @@ static void build_flood(void)
     add(v, FM_PKT_CREDIT, 0, 1, theirs, 8, 8, 0, FM_WIRE_LEN_BAD);
     add(v, FM_PKT_DATA, FM_PKT_LAST, 0, theirs, 100, 100, 10, FM_WIRE_LEN_BAD);
     add(v, FM_PKT_RNDV, 0, 0, theirs, 8, 8, 1 << 20, FM_WIRE_LEN_BAD);
-    add_short(0, ours, 8, 8, 0, FM_WIRE_KEY_BAD);
-    add_short(1, theirs ^ (1ULL << 63), 8, 8, 0, FM_WIRE_KEY_BAD); /* the high half differs */
-    add_short(1, theirs, 0, 0, 1, FM_WIRE_SHORT);
-    add_short(2, theirs, 8, 8, 0, FM_WIRE_SRC_BAD);
-    add_short(0, theirs, 8, 4, 0, FM_WIRE_LEN_BAD);
-    add_short(0, theirs, FM_WIRE_SHORT_MAX + 1, FM_WIRE_SHORT_MAX + 1, 0, FM_WIRE_LEN_BAD);
+    add_short(0, ours, 8, 0, FM_WIRE_KEY_BAD);
+    add_short(1, theirs ^ (1ULL << 63), 8, 0, FM_WIRE_KEY_BAD); /* the high half differs */
+    add_short(1, theirs, 0, 1, FM_WIRE_SHORT);
+    add_short(2, theirs, 8, 0, FM_WIRE_SRC_BAD);
+    add_short(0, theirs, FM_WIRE_SHORT_MAX + 1, 0, FM_WIRE_LEN_BAD);
     add_far_ahead(theirs);
     /* Larger than a receive buffer: the provider reports it truncated. */
     if (oversize)

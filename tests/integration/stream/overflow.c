@@ -17,6 +17,7 @@
  *   short     declared 1000, 300 written: the receiver sees 300 bytes
  *   short-pkt declared 2P, P written: the last packet is empty
  *   cap       3P+1 bytes delivered into a 2P-byte buffer: the first 2P arrive
+ *   capfit    2P bytes delivered into a 2P-byte buffer: all of them
  * Zero-copy (pieces of at least FM_ZCOPY bytes, default 32K):
  *   multizc   declared 100005: 5, 100001 (overflow), 100000, 1 (overflow)
  *   exactzc   declared 100000: 100000 (the announcement is the last packet), 1 (overflow)
@@ -25,12 +26,14 @@
  *   capzc3    3, 100000, 7 into a 100003-byte buffer (the piece fits exactly; 7 dropped)
  *   capzc4    3, 100000 into a 2-byte buffer
  *   capzc5    3, 100000 into a 100001-byte buffer (the piece fits the buffer, not what is left)
+ *   capzcfit  3, 100000 into a 100003-byte buffer (exactly)
  * Delivered ("cap") cases get the first min(written, cap) bytes, checked, and the bytes
- * just past the cap in the buffer must be untouched. Every rank also checks fm_stats'
- * zero-copy counters against the pieces of at least FM_ZCOPY bytes it sent and received: a
- * piece goes zero-copy when read in chunks (its bounce buffer is within FM_ZCOPY_BOUNCE) or
- * when it fits what is left of the delivery buffer; otherwise the receiver declines it and
- * it comes through packets.
+ * just past the cap in the buffer must be untouched; the callback's status is FM_ERR_TOO_LONG
+ * exactly when the message was longer than the buffer, and fm_stats.deliver_overflow counts
+ * the bytes dropped. Every rank also checks fm_stats' zero-copy counters against the pieces
+ * of at least FM_ZCOPY bytes it sent and received: a piece goes zero-copy when read in chunks
+ * (its bounce buffer is within FM_ZCOPY_BOUNCE) or when it fits what is left of the delivery
+ * buffer; otherwise the receiver declines it and it comes through packets.
  */
 #include "common.h"
 
@@ -66,6 +69,7 @@ static ocase all_cases[] = {
     {"short", "1000", {{"300", 0}}, NULL, 0, 0, 0},
     {"short-pkt", "2P", {{"P", 0}}, NULL, 0, 0, 0},
     {"cap", "3P+1", {{"3P+1", 0}}, "2P", 0, 0, 0},
+    {"capfit", "2P", {{"2P", 0}}, "2P", 0, 0, 0},
     {"multizc", "100005", {{"5", 0}, {"100001", OV}, {"100000", 0}, {"1", OV}}, NULL, 0, 0, 0},
     {"exactzc", "100000", {{"100000", 0}, {"1", OV}}, NULL, 0, 0, 0},
     {"capzc", "100000", {{"100000", 0}}, "40000", 0, 0, 0},
@@ -73,6 +77,7 @@ static ocase all_cases[] = {
     {"capzc3", "100010", {{"3", 0}, {"100000", 0}, {"7", 0}}, "100003", 0, 0, 0},
     {"capzc4", "100003", {{"3", 0}, {"100000", 0}}, "2", 0, 0, 0},
     {"capzc5", "100003", {{"3", 0}, {"100000", 0}}, "100001", 0, 0, 0},
+    {"capzcfit", "100003", {{"3", 0}, {"100000", 0}}, "100003", 0, 0, 0},
     {"after", "2P+7", {{"2P+7", 0}}, NULL, 0, 0, 0},
 };
 #define NCASES (int)(sizeof all_cases / sizeof all_cases[0])
@@ -203,13 +208,17 @@ static int on_read(fm_stream *s, int sender, void *arg)
 }
 
 /* arg: the case's index m. The buffer holds cap bytes and GUARD bytes of 0x5A after them. */
-static void capped(void *buf, size_t len, int sender, void *arg)
+static void capped(void *buf, size_t len, int status, int sender, void *arg)
 {
     int m = (int)(intptr_t)arg;
     ocase *c = cases[m];
     unsigned char *b = buf;
     size_t want = c->written < c->cap_len ? c->written : c->cap_len;
+    int want_status = c->written > c->cap_len ? FM_ERR_TOO_LONG : FM_OK;
     size_t bad;
+    if (status != want_status)
+        st_fail("case %s: delivered with status %d (%s), want %d (%s)", c->name, status,
+                fm_strerror(status), want_status, fm_strerror(want_status));
     if (len != want)
         st_fail("case %s: delivered %zu bytes, want %zu", c->name, len, want);
     else if ((bad = st_mismatch(b, len, sender, me, m, 0)) != (size_t)-1)
@@ -308,7 +317,14 @@ int main(int argc, char **argv)
             break;
         }
     }
-    uint64_t zc = zcopy_pieces();
+    uint64_t zc = zcopy_pieces(), over = 0;
     st_check_zcopy(ctx, zc, zc, st_zcopy_min() == 0 || st_zcopy_min() > 8);
+    for (int m = 0; m < ncases; m++)
+        if (cases[m]->cap && cases[m]->written > cases[m]->cap_len)
+            over += cases[m]->written - cases[m]->cap_len;
+    fm_stats st;
+    if (fm_get_stats(ctx, &st) == FM_OK && st.deliver_overflow != over)
+        st_fail("fm_stats.deliver_overflow is %llu, want %llu (bytes past the delivery buffers)",
+                (unsigned long long)st.deliver_overflow, (unsigned long long)over);
     return st_finish(ctx, "overflow");
 }

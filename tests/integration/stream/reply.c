@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* reply: handlers that send from inside themselves.
  *
- *   fastmsg-run -n 4 reply [--reps R] [--expect-eagain] [--split]
+ *   fastmsg-run -n 4 reply [--reps R] [--expect-eagain] [--expect-too-long] [--split]
  *
  * Every rank sends R small requests to every other rank. The request handler answers each
  * with a reply sent from inside the handler (fm_begin_message there must not block: every
  * rank does this at once, replies are larger than the credit window, and a blocking send
  * would deadlock). When fm_begin_message returns FM_EAGAIN the reply is kept and retried
- * later, from the next request handler or from the main loop. Every byte of every request
- * and reply is checked. --expect-eagain fails the test if no FM_EAGAIN was seen (for runs
- * with a small FM_OVERFLOW, where the largest reply cannot fit the budget). --split: a
+ * later, from the next request handler or from the main loop; a reply that needs more packet
+ * buffers than the FM_OVERFLOW budget can ever give gets FM_ERR_TOO_LONG in a handler and is
+ * sent from the main loop instead. Every byte of every request
+ * and reply is checked. --expect-eagain fails the test if no reply was refused in a handler
+ * (FM_EAGAIN, or FM_ERR_TOO_LONG: for runs with a small FM_OVERFLOW). --expect-too-long
+ * (with FM_OVERFLOW=0, so the budget is FM_CREDITS packets per rank): in a handler, exactly
+ * the replies that need more packets than that must get FM_ERR_TOO_LONG. --split: a
  * handler opens the reply and writes its first half; the main loop writes the rest and ends
  * it (a stream opened inside a handler, finished outside). */
 #include "common.h"
@@ -23,10 +27,10 @@ enum { H_REQUEST, H_REPLY };
 #define REQ_MAX 48
 
 static fm_context *ctx;
-static int me, nranks, reps, expect_eagain, split;
+static int me, nranks, reps, expect_eagain, expect_too_long, split;
 static char *replied; /* [sender * reps + m]: replies received */
 static int replies_in, answered;
-static long eagains, sent_in_handler, sent_from_main;
+static long eagains, too_longs, sent_in_handler, sent_from_main;
 
 /* Request m is 16 + m % 29 bytes; its reply has one of five sizes. */
 static size_t request_len(int m)
@@ -86,12 +90,27 @@ static void finish_halves(void)
     }
 }
 
-/* Send reply m to dest; FM_EAGAIN if it cannot start now. */
+/* With FM_OVERFLOW=0 a handler may hold at most FM_CREDITS send buffers per rank: whether a
+ * reply of len bytes (packets of FM_PACKET_SIZE, or one small one) needs more. */
+static int never_fits(size_t len)
+{
+    size_t p = st_packet_size();
+    return len >= p && len / p + 1 > (size_t)nranks * st_env_size("FM_CREDITS", 8);
+}
+
+/* Send reply m to dest; FM_EAGAIN if it cannot start now (or, in a handler, at all). */
 static int send_reply(int dest, int m, int in_handler)
 {
     fm_stream *s;
     size_t len = reply_len(m);
     int rc = fm_begin_message(ctx, dest, len, H_REPLY, &s);
+    if (in_handler && expect_too_long && (rc == FM_ERR_TOO_LONG) != never_fits(len))
+        st_fail("a %zu-byte reply in a handler: %s (%s FM_ERR_TOO_LONG)", len, fm_strerror(rc),
+                never_fits(len) ? "want" : "not");
+    if (rc == FM_ERR_TOO_LONG && in_handler) {
+        too_longs++; /* the main loop sends it */
+        return FM_EAGAIN;
+    }
     if (rc == FM_EAGAIN) {
         eagains++;
         return rc;
@@ -173,8 +192,10 @@ static int on_request(fm_stream *s, int sender, void *arg)
     return FM_DONE;
 }
 
-static void reply_in(void *buf, size_t len, int sender, void *arg)
+static void reply_in(void *buf, size_t len, int status, int sender, void *arg)
 {
+    if (status)
+        st_fail("a delivered message from rank %d: %s", sender, fm_strerror(status));
     (void)arg;
     unsigned char *b = buf;
     int m = len ? b[0] : -1;
@@ -246,6 +267,8 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--expect-eagain"))
             expect_eagain = 1;
+        else if (!strcmp(argv[i], "--expect-too-long"))
+            expect_too_long = 1;
         else if (!strcmp(argv[i], "--split"))
             split = 1;
         else {
@@ -264,12 +287,16 @@ int main(int argc, char **argv)
         fm_abort(ctx, 1, "FAIL: setup");
     send_requests();
     serve();
-    if (expect_eagain && eagains == 0)
-        st_fail("no FM_EAGAIN from fm_begin_message in a handler (FM_OVERFLOW too large?)");
+    if (expect_eagain && eagains + too_longs == 0)
+        st_fail("no FM_EAGAIN (nor FM_ERR_TOO_LONG) from fm_begin_message in a handler "
+                "(FM_OVERFLOW too large?)");
+    if (expect_too_long && too_longs == 0)
+        st_fail("no FM_ERR_TOO_LONG from fm_begin_message in a handler");
     char what[160];
     snprintf(what, sizeof what,
-             "reply: %d replies in; sent %ld from handlers, %ld from main, %ld FM_EAGAIN",
-             replies_in, sent_in_handler, sent_from_main, eagains);
+             "reply: %d replies in; sent %ld from handlers, %ld from main, %ld FM_EAGAIN, %ld "
+             "FM_ERR_TOO_LONG",
+             replies_in, sent_in_handler, sent_from_main, eagains, too_longs);
     int status = st_finish(ctx, what);
     free(replied);
     return status;

@@ -34,8 +34,10 @@ static int on_request(fm_stream *s, int sender, void *arg)
     return FM_DONE;
 }
 
-static void data_in(void *buf, size_t len, int sender, void *arg)
+static void data_in(void *buf, size_t len, int status, int sender, void *arg)
 {
+    if (status)
+        st_fail("a delivered message from rank %d: %s", sender, fm_strerror(status));
     (void)arg;
     unsigned char *b = buf;
     int m = len ? b[0] : -1;

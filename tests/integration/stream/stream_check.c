@@ -167,8 +167,10 @@ static void message_over(size_t len)
 }
 
 /* deliver: the whole message in one buffer. */
-static void delivered(void *buf, size_t len, int sender, void *arg)
+static void delivered(void *buf, size_t len, int status, int sender, void *arg)
 {
+    if (status)
+        st_fail("a delivered message from rank %d: %s", sender, fm_strerror(status));
     (void)arg;
     int m = identify(sender, MODE_DELIVER, len, len ? ((unsigned char *)buf)[0] : -1);
     if (m >= 0)
@@ -261,8 +263,10 @@ typedef struct mixed_state {
     unsigned char *rest;
 } mixed_state;
 
-static void mixed_done(void *buf, size_t len, int sender, void *arg)
+static void mixed_done(void *buf, size_t len, int status, int sender, void *arg)
 {
+    if (status)
+        st_fail("a delivered message from rank %d: %s", sender, fm_strerror(status));
     mixed_state *x = arg;
     if (len != x->len - x->hlen)
         st_fail("message %d from rank %d: delivered %zu bytes after the header, want %zu", x->m,

@@ -156,8 +156,10 @@ static int on_quit(fm_stream *s, int sender, void *arg)
     return FM_DONE;
 }
 
-static void checked(void *buf, size_t len, int sender, void *arg)
+static void checked(void *buf, size_t len, int status, int sender, void *arg)
 {
+    if (status)
+        st_fail("a delivered message from rank %d: %s", sender, fm_strerror(status));
     (void)arg;
     unsigned char *b = buf;
     int m = len ? b[0] : -1;
@@ -308,8 +310,9 @@ static void timeout_receiver(void)
 }
 
 /* Delivered into rank 0 in "timeout": the original bytes, or none (never 0xEE). */
-static void timeout_in(void *buf, size_t len, int sender, void *arg)
+static void timeout_in(void *buf, size_t len, int status, int sender, void *arg)
 {
+    (void)status; /* the piece withdrawn or not: only its bytes are checked */
     (void)arg;
     unsigned char *b = buf;
     size_t bad = st_mismatch(b, len, sender, me, 1, 0);
@@ -371,8 +374,10 @@ static void flood_sender(void)
     free(buf);
 }
 
-static void flooded(void *buf, size_t len, int sender, void *arg)
+static void flooded(void *buf, size_t len, int status, int sender, void *arg)
 {
+    if (status)
+        st_fail("a delivered message from rank %d: %s", sender, fm_strerror(status));
     (void)arg;
     size_t bad = st_mismatch(buf, len, sender, me, 1, 0);
     if (len != flood_len || bad != (size_t)-1)

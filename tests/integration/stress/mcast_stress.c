@@ -226,8 +226,10 @@ static void arrived(sx_round *x, int root, const unsigned char *buf, size_t len)
     x->received++;
 }
 
-static void delivered(void *buf, size_t len, int sender, void *arg)
+static void delivered(void *buf, size_t len, int status, int sender, void *arg)
 {
+    if (status)
+        st_fail("a delivered message from rank %d: %s", sender, fm_strerror(status));
     arrived(arg, sender, buf, len);
     free(buf);
 }
