@@ -4,7 +4,7 @@
  * buffers: a free list that grows when handlers queue packets for peers without credit (up
  * to the FM_OVERFLOW budget) and when multicasts hold packets for slow children (up to
  * FM_MCAST_BUFFER), and shrinks back to its first slab once every buffer is free again. Each
- * slab is one allocation and one registration. */
+ * slab is one allocation and one registration, counted in the pool's bytes_* (fm_stats.mem_*). */
 #include <string.h>
 
 #include "log.h"
@@ -19,6 +19,24 @@ size_t fm_pool_pkt_bytes(const fm_context *ctx)
 /* Copy headers: one packet header each, cache-line sized. */
 #define FM_COPY_BYTES 64
 #define FM_COPY_GROW  256
+
+static size_t *kind_bytes(fm_context *ctx, fm_pkt_kind kind)
+{
+    return kind == FM_PKT_RECV_BUF   ? &ctx->pool.bytes_recv
+           : kind == FM_PKT_SEND_BUF ? &ctx->pool.bytes_send
+                                     : &ctx->pool.bytes_copy;
+}
+
+static void count_new(fm_context *ctx, const fm_pkt_slab *s)
+{
+    fm_pool_state *ps = &ctx->pool;
+    *kind_bytes(ctx, s->kind) += s->bytes;
+    if (s->mr)
+        ps->bytes_registered += s->bytes;
+    size_t total = ps->bytes_recv + ps->bytes_send + ps->bytes_copy;
+    if (total > ps->bytes_peak)
+        ps->bytes_peak = total;
+}
 
 static fm_pkt_slab *slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind)
 {
@@ -40,7 +58,19 @@ static fm_pkt_slab *slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind)
         p->mr = s->mr;
         p->kind = kind;
     }
+    s->bytes = n * bytes;
+    s->kind = kind;
+    count_new(ctx, s);
     return s;
+}
+
+static void slab_dereg(fm_context *ctx, fm_pkt_slab *s)
+{
+    if (s->mr) {
+        ctx->tp->ops->mem_dereg(ctx->tp, s->mr);
+        ctx->pool.bytes_registered -= s->bytes;
+        s->mr = NULL;
+    }
 }
 
 /* Free the slabs from s up to (not including) end. */
@@ -48,8 +78,8 @@ static void slabs_free_until(fm_context *ctx, fm_pkt_slab *s, fm_pkt_slab *end)
 {
     while (s != end) {
         fm_pkt_slab *next = s->next;
-        if (s->mr)
-            ctx->tp->ops->mem_dereg(ctx->tp, s->mr);
+        slab_dereg(ctx, s);
+        *kind_bytes(ctx, s->kind) -= s->bytes;
         fm_mem_free(s->mem);
         fm_mem_free(s->pkts);
         fm_mem_free(s);
@@ -117,10 +147,7 @@ error:
 static void slabs_dereg(fm_context *ctx, fm_pkt_slab *s)
 {
     for (; s; s = s->next)
-        if (s->mr) {
-            ctx->tp->ops->mem_dereg(ctx->tp, s->mr);
-            s->mr = NULL;
-        }
+        slab_dereg(ctx, s);
 }
 
 /* Registrations go before the endpoint closes (fm_pool_fini), the memory only after it
