@@ -492,11 +492,12 @@ typedef struct fm_stats {
      * FM_PACKET_SIZE payload bytes, rounded up to 64; a copy header is 64 bytes); their
      * bookkeeping, and zero-copy bounce buffers (FM_ZCOPY_BOUNCE), are not counted. Receive:
      * FM_CREDITS + 1 buffers per rank, all posted from fm_init to fm_finalize (they grow with
-     * the job). Send: FM_CREDITS buffers per rank from fm_init, more while writers need them,
-     * within the budget of fm_begin_message and FM_MCAST_BUFFER, given back after every send
-     * buffer has stayed free for 4096 progress rounds. Copy: per-destination headers of
-     * multi-destination and forwarded packets, made on demand and kept. These are the bytes
-     * allocated: pages the provider and the peers never write may take no physical memory. */
+     * the job). Send: 2 x FM_CREDITS buffers from fm_init whatever the job's size (fewer when
+     * the budget of fm_begin_message is smaller), more while writers need them, within that
+     * budget and FM_MCAST_BUFFER, given back after every send buffer has stayed free for 4096
+     * progress rounds. Copy: per-destination headers of multi-destination and forwarded
+     * packets, made on demand and kept. These are the bytes allocated: pages the provider and
+     * the peers never write may take no physical memory. */
     uint64_t mem_recv_bytes, mem_send_bytes, mem_copy_bytes;
     uint64_t mem_registered_bytes; /* of those, registered with the provider (0 where it
                                     * needs no registration of local buffers) */
