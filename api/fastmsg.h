@@ -488,6 +488,20 @@ typedef struct fm_stats {
     uint64_t truncated;        /* messages that reached this rank cut short (FM_ERR_TRUNCATED) */
     uint64_t deliver_overflow; /* bytes dropped because a message was longer than the buffer
                                 * given to fm_stream_deliver */
+    /* Packet buffers this context holds now, in bytes (each buffer is a packet's header and
+     * FM_PACKET_SIZE payload bytes, rounded up to 64; a copy header is 64 bytes); their
+     * bookkeeping, and zero-copy bounce buffers (FM_ZCOPY_BOUNCE), are not counted. Receive:
+     * FM_CREDITS + 1 buffers per rank, all posted from fm_init to fm_finalize (they grow with
+     * the job). Send: 2 x FM_CREDITS buffers from fm_init whatever the job's size (fewer when
+     * the budget of fm_begin_message is smaller), more while writers need them, within that
+     * budget and FM_MCAST_BUFFER, given back after every send buffer has stayed free for 4096
+     * progress rounds. Copy: per-destination headers of multi-destination and forwarded
+     * packets, made on demand and kept. These are the bytes allocated: pages the provider and
+     * the peers never write may take no physical memory. */
+    uint64_t mem_recv_bytes, mem_send_bytes, mem_copy_bytes;
+    uint64_t mem_registered_bytes; /* of those, registered with the provider (0 where it
+                                    * needs no registration of local buffers) */
+    uint64_t mem_peak_bytes;       /* most of the three together at any time since fm_init */
 } fm_stats;
 
 /* Copy the context's counters into *stats. Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID. */

@@ -2,7 +2,9 @@
 /* Helpers of every benchmark program (common.h). */
 #include "common.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static int cmp_double(const void *a, const void *b)
@@ -30,4 +32,25 @@ double bench_now_us(int clock)
     struct timespec t;
     clock_gettime(clock, &t);
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+int bench_rss_kib(long *rss, long *hwm)
+{
+    char line[256];
+    FILE *f = fopen("/proc/self/status", "r");
+    *rss = *hwm = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "VmRSS:", 6))
+            *rss = strtol(line + 6, NULL, 10);
+        else if (!strncmp(line, "VmHWM:", 6))
+            *hwm = strtol(line + 6, NULL, 10);
+    }
+    fclose(f);
+    if (*rss < 0 || *hwm < 0) {
+        *rss = *hwm = -1;
+        return -1;
+    }
+    return 0;
 }

@@ -10,6 +10,9 @@ double bench_median(double *v, long n);
 const char *bench_env(const char *name, const char *dflt);
 /* CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID, ... in microseconds. */
 double bench_now_us(int clock);
+/* This process's resident memory now and at its peak, in KiB (VmRSS and VmHWM of
+ * /proc/self/status); 0, or -1 with both -1 where the kernel does not say. */
+int bench_rss_kib(long *rss, long *hwm);
 
 /* The CSV's first three columns, the same in every row: the transport and fastmsg's two
  * settings ("-" in the MPI programs, which have none). */

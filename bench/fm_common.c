@@ -30,3 +30,21 @@ bench_label bench_fm_label(void)
     return (bench_label){bench_env("FM_PROVIDER", "shm"), bench_env("FM_PACKET_SIZE", "default"),
                          bench_env("FM_CREDITS", "default")};
 }
+
+void bench_fm_print_memory(fm_context *ctx, const char *prefix)
+{
+    fm_stats st;
+    long rss, hwm;
+    char proc[96] = "process VmRSS and VmHWM unknown";
+    if (fm_get_stats(ctx, &st) != FM_OK)
+        return;
+    if (bench_rss_kib(&rss, &hwm) == 0)
+        snprintf(proc, sizeof proc, "process VmRSS %.1f MiB, VmHWM %.1f MiB", (double)rss / 1024,
+                 (double)hwm / 1024);
+    printf("%smemory of rank %d: packet buffers receive %.1f MiB, send %.1f MiB, copy %.1f MiB, "
+           "registered %.1f MiB, peak %.1f MiB; %s\n",
+           prefix, fm_rank(ctx), (double)st.mem_recv_bytes / 1048576,
+           (double)st.mem_send_bytes / 1048576, (double)st.mem_copy_bytes / 1048576,
+           (double)st.mem_registered_bytes / 1048576, (double)st.mem_peak_bytes / 1048576, proc);
+    fflush(stdout);
+}

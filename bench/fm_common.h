@@ -16,5 +16,8 @@ int bench_fm_finalize(const char *prog, fm_context *ctx, int status);
 /* The provider, FM_PACKET_SIZE and FM_CREDITS as fastmsg reads them: the environment, else
  * the defaults fastmsg-info lists ("shm", then "default" for the two settings). */
 bench_label bench_fm_label(void);
+/* One line on stdout, after prefix: the packet buffers ctx holds now (fm_stats.mem_*), and
+ * this process's VmRSS and VmHWM. */
+void bench_fm_print_memory(fm_context *ctx, const char *prefix);
 
 #endif

@@ -4,8 +4,9 @@
  *
  *   fastmsg-run -n 2 fastmsg-bench-pingpong [options]      (-h lists them)
  *
- * Rank 0 prints the table; every rank reports its own errors on stderr. See bench/README.md
- * for what is measured and how. */
+ * Rank 0 prints the table, then a comment line with its context's packet buffers and its
+ * process's resident memory at the end (fm_stats.mem_*, VmRSS, VmHWM; not with --csv); every
+ * rank reports its own errors on stderr. See bench/README.md for what is measured and how. */
 #include <stdio.h>
 
 #include "fm_common.h"
@@ -66,6 +67,9 @@ int main(int argc, char **argv)
             fprintf(stderr, PROG ": rank %d: %ld messages failed the check\n", l.me, l.bad);
             status = 1;
         }
+        /* After the table, a comment line (not in CSV, whose rows stay uniform). */
+        if (l.me == 0 && !o.csv)
+            bench_fm_print_memory(ctx, "# ");
         pp_link_fini(&l);
     }
     return bench_fm_finalize(PROG, ctx, status);

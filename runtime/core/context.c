@@ -18,7 +18,8 @@ static void print_stats(const fm_context *ctx)
             "fastmsg[%d] stats: sent %llu pkts %llu B %llu msgs | received %llu pkts %llu B "
             "%llu msgs | zero-copy %llu out %llu in | credit pkts %llu out %llu in | credit stalls "
             "%llu | dropped %llu (foreign %llu) | refused %llu | forwarded %llu by reference %llu "
-            "copied | truncated %llu | deliver overflow %llu B\n",
+            "copied | truncated %llu | deliver overflow %llu B | buffers now recv %zu send %zu "
+            "copy %zu registered %zu peak %zu B\n",
             ctx->rank, (unsigned long long)s->packets_sent, (unsigned long long)s->bytes_sent,
             (unsigned long long)s->messages_sent, (unsigned long long)s->packets_received,
             (unsigned long long)s->bytes_received, (unsigned long long)s->messages_received,
@@ -28,7 +29,8 @@ static void print_stats(const fm_context *ctx)
             (unsigned long long)s->dropped, (unsigned long long)ctx->drops[FM_WIRE_KEY_BAD],
             (unsigned long long)ctx->tp->refused, (unsigned long long)s->fwd_by_reference,
             (unsigned long long)s->fwd_copied, (unsigned long long)s->truncated,
-            (unsigned long long)s->deliver_overflow);
+            (unsigned long long)s->deliver_overflow, ctx->pool.bytes_recv, ctx->pool.bytes_send,
+            ctx->pool.bytes_copy, ctx->pool.bytes_registered, ctx->pool.bytes_peak);
 }
 
 /* Messages that never ran (no handler registered for their id here, no group created for
@@ -96,6 +98,11 @@ int fm_get_stats(const fm_context *ctx, fm_stats *stats)
     stats->dropped_foreign = ctx->drops[FM_WIRE_KEY_BAD];
     stats->eagain_retries = ctx->tp->refused;
     stats->mcast_held_peak = (uint64_t)ctx->pool.held_peak * fm_pool_pkt_bytes(ctx);
+    stats->mem_recv_bytes = ctx->pool.bytes_recv;
+    stats->mem_send_bytes = ctx->pool.bytes_send;
+    stats->mem_copy_bytes = ctx->pool.bytes_copy;
+    stats->mem_registered_bytes = ctx->pool.bytes_registered;
+    stats->mem_peak_bytes = ctx->pool.bytes_peak;
     return FM_OK;
 }
 

@@ -55,6 +55,9 @@ typedef struct fm_pool_state {
     size_t send_pkts;     /* send buffers in existence */
     size_t send_pkts_max; /* the FM_OVERFLOW budget, in packets */
     size_t send_base;     /* buffers of the first slab, kept until fm_finalize */
+    /* Bytes of the slabs' buffers (fm_stats.mem_*): receive, send and copy slabs in
+     * existence, those registered with the provider, the most of the three together. */
+    size_t bytes_recv, bytes_send, bytes_copy, bytes_registered, bytes_peak;
     /* Send buffers held for multicast children slower than their siblings (a root's packets
      * not yet sent to every destination, a forwarding member's copies): at most held_max
      * (FM_MCAST_BUFFER) before the root waits and members keep their parents' packets. */

@@ -3,6 +3,7 @@
 #ifndef FM_CORE_PKT_H
 #define FM_CORE_PKT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "transport.h"
@@ -67,6 +68,8 @@ typedef struct fm_pkt_slab {
     void *mem;
     fm_pkt *pkts;
     fm_tp_mr *mr;
+    size_t bytes;     /* of mem: what the pool's memory counters count */
+    fm_pkt_kind kind; /* of its buffers */
 } fm_pkt_slab;
 
 #endif

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Packet buffers. Receive buffers: one per credit per peer plus one per peer for credit
  * packets, all posted at init, so every packet a peer may send has a posted buffer. Send
- * buffers: a free list that grows when handlers queue packets for peers without credit (up
- * to the FM_OVERFLOW budget) and when multicasts hold packets for slow children (up to
- * FM_MCAST_BUFFER), and shrinks back to its first slab once every buffer is free again. Each
- * slab is one allocation and one registration. */
+ * buffers: a free list whose first slab does not depend on the job's size, and that grows
+ * when writers need more (up to the budget: FM_CREDITS x ranks packets plus FM_OVERFLOW) and
+ * when multicasts hold packets for slow children (up to FM_MCAST_BUFFER), and shrinks back to
+ * its first slab once every buffer has stayed free for a while. Each slab is one allocation
+ * and one registration, counted in the pool's bytes_* (fm_stats.mem_*). */
 #include <string.h>
 
 #include "log.h"
@@ -19,6 +20,24 @@ size_t fm_pool_pkt_bytes(const fm_context *ctx)
 /* Copy headers: one packet header each, cache-line sized. */
 #define FM_COPY_BYTES 64
 #define FM_COPY_GROW  256
+
+static size_t *kind_bytes(fm_context *ctx, fm_pkt_kind kind)
+{
+    return kind == FM_PKT_RECV_BUF   ? &ctx->pool.bytes_recv
+           : kind == FM_PKT_SEND_BUF ? &ctx->pool.bytes_send
+                                     : &ctx->pool.bytes_copy;
+}
+
+static void count_new(fm_context *ctx, const fm_pkt_slab *s)
+{
+    fm_pool_state *ps = &ctx->pool;
+    *kind_bytes(ctx, s->kind) += s->bytes;
+    if (s->mr)
+        ps->bytes_registered += s->bytes;
+    size_t total = ps->bytes_recv + ps->bytes_send + ps->bytes_copy;
+    if (total > ps->bytes_peak)
+        ps->bytes_peak = total;
+}
 
 static fm_pkt_slab *slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind)
 {
@@ -40,7 +59,19 @@ static fm_pkt_slab *slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind)
         p->mr = s->mr;
         p->kind = kind;
     }
+    s->bytes = n * bytes;
+    s->kind = kind;
+    count_new(ctx, s);
     return s;
+}
+
+static void slab_dereg(fm_context *ctx, fm_pkt_slab *s)
+{
+    if (s->mr) {
+        ctx->tp->ops->mem_dereg(ctx->tp, s->mr);
+        ctx->pool.bytes_registered -= s->bytes;
+        s->mr = NULL;
+    }
 }
 
 /* Free the slabs from s up to (not including) end. */
@@ -48,8 +79,8 @@ static void slabs_free_until(fm_context *ctx, fm_pkt_slab *s, fm_pkt_slab *end)
 {
     while (s != end) {
         fm_pkt_slab *next = s->next;
-        if (s->mr)
-            ctx->tp->ops->mem_dereg(ctx->tp, s->mr);
+        slab_dereg(ctx, s);
+        *kind_bytes(ctx, s->kind) -= s->bytes;
         fm_mem_free(s->mem);
         fm_mem_free(s->pkts);
         fm_mem_free(s);
@@ -104,8 +135,17 @@ int fm_pool_init(fm_context *ctx)
                  nrecv, ctx->size);
     }
     size_t per = fm_pool_pkt_bytes(ctx);
-    size_t base = (size_t)ctx->size * (size_t)ctx->credits;
-    ctx->pool.send_pkts_max = base + (size_t)ctx->cfg.overflow / per;
+    ctx->pool.send_pkts_max =
+        (size_t)ctx->size * (size_t)ctx->credits + (size_t)ctx->cfg.overflow / per;
+    /* The first slab, kept until fm_finalize: twice what one stream to one peer uses at a time
+     * (its window in flight and the packet being filled), whatever the job's size. A window
+     * per rank, the budget's first part, would make every rank's memory grow with the job
+     * although most programs write to few peers at once; those that write to many grow the
+     * pool on demand (fm_pool_get_send), and give the growth back when idle (fm_pool_idle). A
+     * stream opened in a handler gets its promised buffers at once (fm_pool_reserve). */
+    size_t base = 2 * (size_t)ctx->credits;
+    if (base > ctx->pool.send_pkts_max)
+        base = ctx->pool.send_pkts_max;
     ctx->pool.send_base = base;
     ctx->pool.held_max = (size_t)ctx->cfg.mcast_buffer / per;
     FM_CHECK(grow_send(ctx, base) == FM_OK, FM_ERR_NOMEM, "cannot allocate %zu send buffers", base);
@@ -117,10 +157,7 @@ error:
 static void slabs_dereg(fm_context *ctx, fm_pkt_slab *s)
 {
     for (; s; s = s->next)
-        if (s->mr) {
-            ctx->tp->ops->mem_dereg(ctx->tp, s->mr);
-            s->mr = NULL;
-        }
+        slab_dereg(ctx, s);
 }
 
 /* Registrations go before the endpoint closes (fm_pool_fini), the memory only after it
@@ -152,7 +189,8 @@ static size_t headroom(const fm_context *ctx)
 }
 
 /* Every send buffer is free and some slabs were added since init: give them back. The first
- * slab stays (allocated at init, it serves the common case without growing). */
+ * slab stays (allocated at init, send_base buffers: it serves the common case without
+ * growing). */
 void fm_pool_trim(fm_context *ctx)
 {
     fm_pkt_slab *first = ctx->pool.send_slabs;
@@ -201,16 +239,22 @@ fm_pkt *fm_pool_get_held(fm_context *ctx, int reserved)
     return p;
 }
 
-/* Promise n send buffers (a stream opened in a handler must never wait for one). Promises
- * are kept by growing the pool past the budget if need be (by at most what is promised),
- * never by holding buffers back from other writers: a writer outside a handler could
- * otherwise wait for buffers that only its own later writes would free. */
+/* Promise n send buffers (a stream opened in a handler must never wait for one). Buffers the
+ * free list lacks for all the promises are made now, within the budget, so that a promise is
+ * memory and not only budget (FM_ERR_NOMEM now rather than in a later fm_send_piece). Other
+ * writers may still take free buffers: promises are then kept by growing the pool past the
+ * budget if need be (by at most what is promised), never by holding buffers back from other
+ * writers, since a writer outside a handler could otherwise wait for buffers that only its
+ * own later writes would free. */
 int fm_pool_reserve(fm_context *ctx, size_t n)
 {
     if (n > ctx->pool.send_pkts_max)
         return FM_ERR_TOO_LONG; /* more than the whole budget: no wait would help */
-    if (ctx->pool.send_free_n + headroom(ctx) < ctx->pool.send_reserved + n)
+    size_t want = ctx->pool.send_reserved + n;
+    if (ctx->pool.send_free_n + headroom(ctx) < want)
         return FM_EAGAIN;
+    if (ctx->pool.send_free_n < want && grow_send(ctx, want - ctx->pool.send_free_n) != FM_OK)
+        return FM_ERR_NOMEM;
     ctx->pool.send_reserved += n;
     return FM_OK;
 }

@@ -45,14 +45,24 @@ static inline int fm_pool_held_full(const fm_context *ctx)
 void fm_pool_trim(fm_context *ctx);
 #define FM_POOL_TRIM_ROUNDS 4096
 /* Called each progress round: slabs added beyond the first go back once every send buffer
- * has stayed free for a while (not at once: a burst that grew the pool may come again). */
+ * has stayed free, and none promised (fm_pool_reserve), for FM_POOL_TRIM_ROUNDS rounds (not
+ * at once: a burst that grew the pool may come again). */
 static inline void fm_pool_idle(fm_context *ctx)
 {
     if (ctx->pool.send_pkts == ctx->pool.send_base)
         return;
-    if (ctx->pool.send_free_n != ctx->pool.send_pkts)
+    if (ctx->pool.send_free_n != ctx->pool.send_pkts || ctx->pool.send_reserved)
         ctx->pool.idle_rounds = 0;
     else if (++ctx->pool.idle_rounds >= FM_POOL_TRIM_ROUNDS)
+        fm_pool_trim(ctx);
+}
+/* Give back at once what a burst grew the send buffers by, if every one is free and none
+ * promised (fm_wireup: its hellos, one to each higher rank, wait in send buffers while the
+ * provider connects; fm_init's figures then do not grow with the job when they have left). */
+static inline void fm_pool_settle(fm_context *ctx)
+{
+    if (ctx->pool.send_pkts != ctx->pool.send_base &&
+        ctx->pool.send_free_n == ctx->pool.send_pkts && !ctx->pool.send_reserved)
         fm_pool_trim(ctx);
 }
 fm_pkt *fm_pool_get_copy(fm_context *ctx);

@@ -11,6 +11,7 @@
  * empty message per pair, once. A transport without connections (info.connected = 0, such
  * as shared memory) skips it. */
 #include "log.h"
+#include "pool.h"
 #include "progress.h"
 #include "send.h"
 #include "services_state.h"
@@ -25,10 +26,14 @@ int fm_wireup_handler(fm_stream *s, int sender, void *arg)
     return FM_DONE;
 }
 
+/* Every lower rank's hello is in, and this rank's own have left: each higher rank stays in
+ * fm_wireup until this rank's hello has reached it, so the connection and the send complete
+ * (a small eager send completes locally). Until then the hellos hold send buffers, as many as
+ * there are higher ranks, which fm_pool_settle gives back once they have left. */
 static int all_lower_heard(fm_context *ctx, void *arg)
 {
     (void)arg;
-    return ctx->services->wireup_heard >= (uint64_t)ctx->rank;
+    return ctx->services->wireup_heard >= (uint64_t)ctx->rank && ctx->sends_inflight == 0;
 }
 
 int fm_wireup(fm_context *ctx)
@@ -45,6 +50,7 @@ int fm_wireup(fm_context *ctx)
     rc = fm_progress_until(ctx, all_lower_heard, NULL, "connection set-up (wire-up hellos)");
     FM_CHECK_QUIET(rc == FM_OK, rc);
     fm_log(2, "wire-up: connected to %d ranks", ctx->size - 1);
+    fm_pool_settle(ctx);
     return FM_OK;
 error:
     return rc;

@@ -4,7 +4,9 @@
  *   fastmsg-info             human-readable report
  *   fastmsg-info --markdown  the README's table of variables
  *   fastmsg-info --topology  where every rank of a job is (run it as a job: fastmsg-run -n 4
- *                            fastmsg-info --topology, mpirun, srun, ...; rank 0 prints) */
+ *                            fastmsg-info --topology, mpirun, srun, ...; rank 0 prints)
+ *   fastmsg-info --memory    the packet buffers rank 0's context holds after fm_init
+ *                            (fm_stats.mem_*; alone, or as a job like --topology) */
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +44,28 @@ static int print_topology(void)
     return rc || fin ? 1 : 0;
 }
 
+/* Join the job, and rank 0 prints the packet buffers its context holds after fm_init. */
+static int print_memory(void)
+{
+    fm_context *ctx;
+    fm_stats st;
+    int rc = fm_init(&ctx);
+    if (rc) {
+        fprintf(stderr, "fastmsg-info: fm_init: %s\n", fm_strerror(rc));
+        return 1;
+    }
+    rc = fm_get_stats(ctx, &st);
+    if (rc == FM_OK && fm_rank(ctx) == 0)
+        printf("memory         rank 0 of %d after fm_init: receive %llu B, send %llu B, copy %llu "
+               "B, registered %llu B, peak %llu B\n",
+               fm_size(ctx), (unsigned long long)st.mem_recv_bytes,
+               (unsigned long long)st.mem_send_bytes, (unsigned long long)st.mem_copy_bytes,
+               (unsigned long long)st.mem_registered_bytes, (unsigned long long)st.mem_peak_bytes);
+    fflush(stdout);
+    int fin = fm_finalize(ctx);
+    return rc || fin ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--markdown")) {
@@ -50,8 +74,10 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && !strcmp(argv[1], "--topology"))
         return print_topology();
+    if (argc > 1 && !strcmp(argv[1], "--memory"))
+        return print_memory();
     if (argc > 1) {
-        fprintf(stderr, "usage: fastmsg-info [--markdown | --topology]\n");
+        fprintf(stderr, "usage: fastmsg-info [--markdown | --topology | --memory]\n");
         return 2;
     }
     char err[256], buf[160];

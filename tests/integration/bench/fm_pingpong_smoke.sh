@@ -25,6 +25,8 @@ for s in $sizes; do
 done
 [ "$(grep -vc '^#' <<<"$out")" -eq 24 ] || fail "expected 24 rows"
 grep -q "provider shm" <<<"$out" || fail "the header does not name the provider"
+grep -Eq "^# memory of rank 0: packet buffers receive [0-9.]+ MiB, .*; process VmRSS [0-9.]+ MiB, VmHWM [0-9.]+ MiB$" <<<"$out" ||
+  fail "no memory line after the table"
 
 # CSV, a range, and the fm_receive handler.
 run -r 3 -i 10 -n 2 --min 1K --max 64K --csv --receive --check

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# bench/memory.sh smoke test: 2 and 4 ranks over shm and tcp, a row of figures per provider and
+# size and the ratio row; receive buffers exactly twice as large at 4 ranks as at 2 and send
+# buffers the same (the pool's sizes, not timings); a bad provider refused.
+# usage: memory_smoke.sh MEMORY_SH BUILD_DIR
+set -u
+script=$1 build=$2
+# shellcheck source=tests/integration/bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+capture 10 bash "$script" --providers nosuch --build "$build"
+[ "$rc" -eq 2 ] || fail "an unknown provider does not exit 2 (exit $rc)"
+[[ $err == *"unknown provider 'nosuch'"* ]] || fail "an unknown provider is not named: $err"
+
+quiet 100 bash "$script" --ranks "2 4" --providers "shm tcp" --build "$build" --timeout 60
+num='[0-9]+\.[0-9]+'
+for p in shm tcp; do
+  for n in 2 4; do
+    grep -Eq "^$p +$n( +$num){9}$" <<<"$out" || fail "no $p row for $n ranks"
+  done
+  ratio=$(grep -E "^$p +x " <<<"$out") || fail "no $p ratio row"
+  read -r _ _ recv send _ <<<"$ratio"
+  [ "$recv" = 2.00 ] || fail "$p: receive buffers x$recv from 2 to 4 ranks, want x2.00"
+  [ "$send" = 1.00 ] || fail "$p: send buffers x$send from 2 to 4 ranks, want x1.00"
+done
+echo "PASS: memory.sh smoke"
