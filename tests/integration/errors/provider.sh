@@ -9,12 +9,12 @@
 #   rx-size       FI_SHM_RX_SIZE set below what the job posts: fm_init says so, naming it
 #   shm-128       128 ranks over shm (more receives than shm's default queue of 1024) pass
 #   default-256   256 ranks with FM_PROVIDER unset: shm's limit exactly, no fallback
-#   shm-257       FM_PROVIDER=shm beyond shm's 256 peers: every rank fails, naming the limit
+#   shm-257       FM_PROVIDER=shm beyond shm's 256 peers: the ranks fail, each naming the limit
 #   fallback      FM_PROVIDER unset and shm unable to hold the job (its 32768 receives, here
 #                 with FM_CREDITS=4096 on 8 ranks): the job runs over tcp on lo, and rank 0
 #                 says so once
-#   fallback-set  the same with FM_PROVIDER=shm set on rank 0 only: no rank falls back, every
-#                 rank fails naming the limit (the ranks decide alike)
+#   fallback-set  the same with FM_PROVIDER=shm set on rank 0 only: no rank falls back, the
+#                 ranks fail naming the limit (the ranks decide alike)
 set -u
 case_=$1 fmrun=$2 hello=$3
 unset FM_PROVIDER FM_CREDITS FM_PACKET_SIZE FI_SHM_RX_SIZE FI_PROVIDER FM_BOOTSTRAP \
@@ -49,13 +49,15 @@ expect_pass() { # N: exit 0 and every rank's greetings ok
     [ "$(count 'greetings ok')" -eq "$1" ] || fail "not every rank passed"
 }
 
-# expect_every_rank_fails N REGEX: the job fails and each of the N ranks printed REGEX.
-expect_every_rank_fails() {
-    [ "$rc" -ne 0 ] || fail "exit status 0, expected a failure"
-    local r
-    for ((r = 0; r < $1; r++)); do
-        grep -Eq -- "^fastmsg\[$r\]: $2" "$out" || fail "rank $r did not say /$2/"
-    done
+# expect_ranks_fail_alike REGEX: the job fails, a rank printed REGEX, every rank that said
+# anything said that, and none got past fm_init. (fastmsg-run ends the job at the first rank's
+# failure, so on a loaded machine not every rank may get to say it.)
+expect_ranks_fail_alike() {
+    expect_a_rank_fails "$1"
+    local other
+    other=$(grep -E '^fastmsg\[[0-9]+\]: ' "$out" | grep -Ev -- "^fastmsg\[[0-9]+\]: $1" | head -1)
+    [ -z "$other" ] || fail "a rank said something else: $other"
+    [ "$(count 'greetings ok')" -eq 0 ] || fail "a rank got past fm_init"
 }
 
 # expect_a_rank_fails REGEX: the job fails and a rank printed REGEX (a check each process makes
@@ -97,7 +99,7 @@ default-256)
 shm-257)
     export FM_PROVIDER=shm
     job 257 "$hello"
-    expect_every_rank_fails 257 'FM_PROVIDER="shm": libfabric.s shm connects at most 256 processes \(SMR_MAX_PEERS .*\), this job has 257 ranks'
+    expect_ranks_fail_alike 'FM_PROVIDER="shm": libfabric.s shm connects at most 256 processes \(SMR_MAX_PEERS .*\), this job has 257 ranks'
     ;;
 fallback)
     export FM_CREDITS=4096 FM_PACKET_SIZE=64
@@ -111,7 +113,7 @@ fallback)
 fallback-set)
     export FM_CREDITS=4096 FM_PACKET_SIZE=64
     job 8 sh -c '[ "$FASTMSG_RUN_RANK" = 0 ] && export FM_PROVIDER=shm; exec "$0"' "$hello"
-    expect_every_rank_fails 8 'FM_PROVIDER="shm": libfabric.s shm queues at most 32768 posted receives'
+    expect_ranks_fail_alike 'FM_PROVIDER="shm": libfabric.s shm queues at most 32768 posted receives'
     [ "$(count 'using tcp on lo')" -eq 0 ] || fail "a rank fell back to tcp"
     ;;
 *)
