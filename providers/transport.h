@@ -23,14 +23,21 @@ typedef enum {
     FM_TP_SEND_DONE = 1,
     FM_TP_RECV_DONE = 2,
     FM_TP_TSEND_DONE = 3, /* a tagged send (tsend) */
-    FM_TP_TRECV_DONE = 4  /* a tagged receive (trecv) */
+    FM_TP_TRECV_DONE = 4, /* a tagged receive (trecv) */
+    /* Multi-receive regions (post_recv_multi, only where info.multi_recv): */
+    FM_TP_RECV_MULTI = 5,      /* one message landed in a region: at buf, len bytes */
+    FM_TP_RECV_REGION_DONE = 6 /* the provider has released the region: no message lands in
+                                * it any more, and none of its RECV_MULTIs is still to come */
 } fm_tp_event_kind;
 
 typedef struct fm_tp_event {
     fm_tp_event_kind kind;
     int status; /* FM_OK, or an FM_ERR_* code for this one operation */
-    void *ctx;  /* as passed to send/post_recv */
-    size_t len; /* bytes received (RECV_DONE) */
+    void *ctx;  /* as passed to send/post_recv/post_recv_multi */
+    /* The message's first byte: the buffer posted (RECV_DONE, TRECV_DONE, sends), the place
+     * inside the region where it landed (RECV_MULTI), the region's start (REGION_DONE). */
+    void *buf;
+    size_t len; /* bytes received (RECV_DONE, TRECV_DONE, RECV_MULTI); 0 for REGION_DONE */
 } fm_tp_event;
 
 typedef struct fm_tp_config {
@@ -46,6 +53,12 @@ typedef struct fm_tp_config {
     /* A name for this endpoint, unique on the host, or NULL: shm names its region in /dev/shm
      * after it (else after the pid), so that a launcher can remove what a killed rank left. */
     const char *name;
+    /* Multi-receive regions (post_recv_multi): 0 = not asked (the default: the CQ then keeps
+     * its smaller entry format). Otherwise FI_MULTI_RECV is asked for and this is the
+     * provider's FI_OPT_MIN_MULTI_RECV: a region is released once less than this is left in
+     * it. It must be at least the largest message a peer sends: a message longer than the
+     * space left is truncated, not moved to the next region (providers/ofi/README.md). */
+    size_t multi_recv_min;
 } fm_tp_config;
 
 typedef struct fm_tp_info {
@@ -64,6 +77,8 @@ typedef struct fm_tp_info {
     int local_only;  /* packets move through memory within one host (shared memory): no
                       * network stack, no network latency; every rank shares this host */
     int dgram_mcast; /* datagram multicast to joined groups (none yet) */
+    int multi_recv;  /* post_recv_multi works: asked for (fm_tp_config.multi_recv_min) and
+                      * offered by the provider on this endpoint */
 } fm_tp_info;
 
 struct fm_tp_ops {
@@ -86,6 +101,15 @@ struct fm_tp_ops {
                  const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx);
     /* Give the transport a buffer to receive one packet (of at most len bytes) into. */
     int (*post_recv)(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+    /* Give the transport a region of len bytes that many messages land in, packed one after
+     * the other, each taking its own length (only where info.multi_recv; FM_ERR_INVALID
+     * otherwise). Each message comes back as a RECV_MULTI event (ctx, and where it landed:
+     * buf, len); after the last of them, exactly one REGION_DONE says the provider has let
+     * go of the region (less than fm_tp_config.multi_recv_min left). The region belongs to
+     * the transport until then, and its bytes stay the caller's to read: the transport never
+     * writes a message's bytes again once its RECV_MULTI came back. A message that arrives
+     * while no region has room waits in the provider until one is posted. */
+    int (*post_recv_multi)(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
     /* Tagged messages (only where info.tagged): a send of len bytes straight from buf that
      * lands in the one receive posted with the same tag, whatever its size. The provider
      * moves the bytes with its own large-message mechanism (shm: a single copy across

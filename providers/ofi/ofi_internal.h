@@ -69,7 +69,7 @@ typedef struct fm_ofi_op {
     void *desc2;
     uint64_t tag; /* tagged ops */
     int dest;
-    int kind; /* an fm_tp_event_kind: which call posted it */
+    int kind; /* an fm_tp_event_kind: which call posted it (REGION_DONE: post_recv_multi) */
     int status;
 } fm_ofi_op;
 
@@ -101,6 +101,7 @@ typedef struct fm_ofi_tp {
     size_t inject_end; /* sends shorter than this go by fi_inject; 0: never */
     int nranks;        /* 0 until connect */
     int needs_mr;
+    int multi_recv; /* FI_MULTI_RECV asked and granted: the CQ has FI_CQ_FORMAT_DATA entries */
     fm_ofi_op *free;
     fm_ofi_queue sendq; /* refused sends, retried in order from poll */
     fm_ofi_queue recvq; /* refused receives, retried from poll */
@@ -108,6 +109,7 @@ typedef struct fm_ofi_tp {
     /* Setup and teardown. */
     int wait_fd; /* -1: the provider has none */
     uint64_t mr_key;
+    size_t multi_recv_min; /* FI_OPT_MIN_MULTI_RECV set on the endpoint (when multi_recv) */
     size_t chunk_ops;
     fm_ofi_chunk *chunks;
     struct fi_info *info;
@@ -137,6 +139,8 @@ static inline const char *fm_ofi_call(const fm_ofi_tp *t, const fm_ofi_op *op)
         return "fi_trecv";
     case FM_TP_RECV_DONE:
         return "fi_recv";
+    case FM_TP_RECV_REGION_DONE:
+        return "fi_recvmsg(FI_MULTI_RECV)";
     }
     if (total < t->inject_end && (!op->buf2 || total <= FM_OFI_JOIN_MAX))
         return "fi_inject";
@@ -196,10 +200,10 @@ static inline void fm_ofi_op_put(fm_ofi_tp *t, fm_ofi_op *op)
     t->free = op;
 }
 
-/* ofi_select.c: map cfg->provider, pin the environment, fi_getinfo. */
 /* ofi_transport.c */
 int fm_ofi_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
 
+/* ofi_select.c: map cfg->provider, pin the environment, fi_getinfo. */
 int fm_ofi_select(const fm_tp_config *cfg, struct fi_info **info, char *err, size_t errlen);
 /* 1 when FM_PROVIDER value provider means libfabric's shm (the default). */
 int fm_ofi_is_shm(const char *provider);
@@ -218,6 +222,7 @@ void fm_ofi_mem_dereg(fm_tp *tp, fm_tp_mr *mr);
 /* ofi_send.c */
 int fm_ofi_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx);
 int fm_ofi_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+int fm_ofi_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
 int fm_ofi_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
                  const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx);
 int fm_ofi_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
@@ -229,6 +234,9 @@ void fm_ofi_retry(fm_ofi_tp *t);
 
 /* ofi_poll.c */
 int fm_ofi_poll(fm_tp *tp, fm_tp_event *ev, int max);
+/* The same for a CQ of FI_CQ_FORMAT_DATA entries (multi_recv): they say where a message
+ * landed in a region and when the region was released. */
+int fm_ofi_poll_data(fm_tp *tp, fm_tp_event *ev, int max);
 int fm_ofi_wait_fd(fm_tp *tp);
 int fm_ofi_trywait(fm_tp *tp);
 

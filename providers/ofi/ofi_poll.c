@@ -14,6 +14,18 @@ static inline void fm_ofi_event(fm_tp_event *ev, const fm_ofi_op *op, int status
     ev->kind = (fm_tp_event_kind)op->kind;
     ev->status = status;
     ev->ctx = op->ctx;
+    ev->buf = op->buf;
+    ev->len = len;
+}
+
+/* One message that landed in region op at buf. */
+static inline void fm_ofi_multi_event(fm_tp_event *ev, const fm_ofi_op *op, int status, void *buf,
+                                      size_t len)
+{
+    ev->kind = FM_TP_RECV_MULTI;
+    ev->status = status;
+    ev->ctx = op->ctx;
+    ev->buf = buf;
     ev->len = len;
 }
 
@@ -75,6 +87,17 @@ static int fm_ofi_cq_error(fm_ofi_tp *t, fm_tp_event *ev)
     else
         fm_log(0, "ofi %s: %s of a %zu-byte buffer completed with an error: %s (%d)%s%s", prov,
                fm_ofi_call(t, op), op->len, fi_strerror(err), err, sep, detail);
+    if (fm_ofi_unlikely(op->kind == FM_TP_RECV_REGION_DONE)) {
+        /* One message of a region failed; the region stays posted unless the entry says the
+         * provider let it go (then its REGION_DONE comes from doneq, after this event). */
+        fm_ofi_multi_event(ev, op, fm_ofi_status_of(err), e.buf, e.len);
+        if (e.flags & FI_MULTI_RECV) {
+            op->status = FM_OK;
+            op->len = 0;
+            fm_ofi_q_push(&t->doneq, op);
+        }
+        return 1;
+    }
     fm_ofi_event(ev, op, fm_ofi_status_of(err), fm_ofi_is_send(op) ? op->len : e.len);
     fm_ofi_op_put(t, op);
     return 1;
@@ -112,10 +135,38 @@ static int fm_ofi_poll_own(fm_ofi_tp *t, fm_tp_event *ev, int max)
     return n;
 }
 
-int fm_ofi_poll(fm_tp *tp, fm_tp_event *ev, int max)
+/* A CQ entry of region op: its message (FI_RECV: shm reports the release on its own, with
+ * flags FI_MULTI_RECV only; rxm sets FI_MULTI_RECV on the last message's entry) and/or its
+ * release, which goes after the message (into doneq if ev has no room left). Events written. */
+static int fm_ofi_region_entry(fm_ofi_tp *t, fm_tp_event *ev, int room, fm_ofi_op *op,
+                               const struct fi_cq_data_entry *e)
+{
+    int n = 0;
+    if (e->flags & FI_RECV)
+        fm_ofi_multi_event(&ev[n++], op, FM_OK, e->buf, e->len);
+    if (!(e->flags & FI_MULTI_RECV))
+        return n;
+    op->status = FM_OK;
+    op->len = 0;
+    if (n < room) {
+        fm_ofi_event(&ev[n++], op, FM_OK, 0);
+        fm_ofi_op_put(t, op);
+    } else {
+        fm_ofi_q_push(&t->doneq, op);
+    }
+    return n;
+}
+
+/* Reads the CQ in its format (data: FI_CQ_FORMAT_DATA, with multi-receive regions; else
+ * FI_CQ_FORMAT_MSG); inlined into both polls, so the ordinary one pays nothing for regions. */
+static inline __attribute__((always_inline)) int fm_ofi_poll_cq(fm_tp *tp, fm_tp_event *ev, int max,
+                                                                const int data)
 {
     fm_ofi_tp *t = fm_ofi_tp_of(tp);
-    struct fi_cq_msg_entry ent[FM_OFI_CQ_BATCH];
+    union {
+        struct fi_cq_msg_entry msg[FM_OFI_CQ_BATCH];
+        struct fi_cq_data_entry data[FM_OFI_CQ_BATCH];
+    } ent;
     int n = 0;
 
     if (fm_ofi_unlikely(t->sendq.head || t->recvq.head || t->doneq.head) &&
@@ -124,7 +175,7 @@ int fm_ofi_poll(fm_tp *tp, fm_tp_event *ev, int max)
     /* Until max or a short read: fewer than max events then means the CQ was empty. */
     while (n < max) {
         size_t want = max - n < FM_OFI_CQ_BATCH ? (size_t)(max - n) : FM_OFI_CQ_BATCH;
-        ssize_t got = fi_cq_read(t->cq, ent, want);
+        ssize_t got = fi_cq_read(t->cq, data ? (void *)ent.data : (void *)ent.msg, want);
         if (got == -FI_EAGAIN)
             break;
         if (fm_ofi_unlikely(got < 0)) {
@@ -132,15 +183,32 @@ int fm_ofi_poll(fm_tp *tp, fm_tp_event *ev, int max)
             /* Hand out what we have; a failure repeats next poll. */
             return e < 0 ? (n > 0 ? n : e) : n + e;
         }
-        for (ssize_t i = 0; i < got; i++, n++) {
-            fm_ofi_op *op = ent[i].op_context;
-            fm_ofi_event(&ev[n], op, FM_OK, fm_ofi_is_send(op) ? op->len : ent[i].len);
+        for (ssize_t i = 0; i < got; i++) {
+            fm_ofi_op *op = data ? ent.data[i].op_context : ent.msg[i].op_context;
+            size_t len = data ? ent.data[i].len : ent.msg[i].len;
+            if (data && op->kind == FM_TP_RECV_REGION_DONE) {
+                /* Room for this entry's events, one slot kept for each later entry. */
+                int room = max - n - (int)(got - i - 1);
+                n += fm_ofi_region_entry(t, ev + n, room, op, &ent.data[i]);
+                continue;
+            }
+            fm_ofi_event(&ev[n++], op, FM_OK, fm_ofi_is_send(op) ? op->len : len);
             fm_ofi_op_put(t, op);
         }
         if ((size_t)got < want)
             break;
     }
     return n;
+}
+
+int fm_ofi_poll(fm_tp *tp, fm_tp_event *ev, int max)
+{
+    return fm_ofi_poll_cq(tp, ev, max, 0);
+}
+
+int fm_ofi_poll_data(fm_tp *tp, fm_tp_event *ev, int max)
+{
+    return fm_ofi_poll_cq(tp, ev, max, 1);
 }
 
 int fm_ofi_wait_fd(fm_tp *tp)

@@ -18,7 +18,8 @@
 static int fm_ofi_cq_open(fm_ofi_tp *t, int want_fd)
 {
     struct fi_cq_attr attr = {
-        .format = FI_CQ_FORMAT_MSG, /* flags and len: enough for RECV_DONE */
+        /* flags and len: enough for RECV_DONE. Regions need buf too (FI_CQ_FORMAT_DATA). */
+        .format = t->multi_recv ? FI_CQ_FORMAT_DATA : FI_CQ_FORMAT_MSG,
         .wait_obj = FI_WAIT_FD,
         /* Room for every op the endpoint can have posted, so the CQ never overruns. */
         .size = t->info->tx_attr->size + t->info->rx_attr->size,
@@ -93,6 +94,13 @@ int fm_ofi_resources_open(fm_ofi_tp *t, int want_fd, char *err, size_t errlen)
     FM_CHECK_QUIET(ret == 0, FM_ERR_PROVIDER);
     call = "fi_enable";
     ret = fi_enable(t->ep);
+    FM_CHECK_QUIET(ret == 0, FM_ERR_PROVIDER);
+    /* The release threshold of multi-receive regions (after fi_enable: shm 1.17 keeps it in
+     * an object fi_enable makes, and crashes before; defaults: shm 4096, rxm 16384). */
+    call = "fi_setopt(FI_OPT_MIN_MULTI_RECV)";
+    ret = t->multi_recv ? fi_setopt(&t->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+                                    &t->multi_recv_min, sizeof t->multi_recv_min)
+                        : 0;
     FM_CHECK_QUIET(ret == 0, FM_ERR_PROVIDER);
     return FM_OK;
 error:

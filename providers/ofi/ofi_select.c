@@ -104,13 +104,15 @@ static struct fi_info *fm_ofi_hints(const char *prov, uint64_t caps)
 }
 
 /* fi_getinfo for prov; FI_TAGGED is asked first (free where offered, for a later zero-copy
- * path) and dropped if the provider has no tagged messages. */
-static int fm_ofi_getinfo(const char *prov, struct fi_info **info)
+ * path) and dropped if the provider has no tagged messages. extra (FI_MULTI_RECV when the
+ * caller wants regions, else 0) is asked first and dropped the same way. */
+static int fm_ofi_getinfo(const char *prov, uint64_t extra, struct fi_info **info)
 {
-    static const uint64_t caps[] = {FI_MSG | FI_TAGGED, FI_MSG};
+    const uint64_t caps[] = {FI_MSG | FI_TAGGED | extra, FI_MSG | extra, FI_MSG | FI_TAGGED,
+                             FI_MSG};
     int ret = -FI_ENOMEM;
 
-    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+    for (size_t i = extra ? 0 : 2; i < sizeof caps / sizeof caps[0]; i++) {
         struct fi_info *h = fm_ofi_hints(prov, caps[i]);
         if (!h)
             return -FI_ENOMEM;
@@ -148,7 +150,7 @@ int fm_ofi_select(const fm_tp_config *cfg, struct fi_info **info, char *err, siz
     FM_OFI_CHECK(fm_ofi_names(cfg->provider, prov, sizeof prov, core, sizeof core) == FM_OK,
                  FM_ERR_CONFIG, "provider name '%s' is too long", cfg->provider);
     fm_ofi_pin_env(cfg, core);
-    ret = fm_ofi_getinfo(prov, info);
+    ret = fm_ofi_getinfo(prov, cfg->multi_recv_min ? FI_MULTI_RECV : 0, info);
     pinned = getenv("FI_PROVIDER");
     FM_OFI_CHECK(ret == 0, FM_ERR_PROVIDER,
                  "provider '%s' not available: fi_getinfo: %s (%d) [FI_PROVIDER=%s]", prov,

@@ -54,10 +54,22 @@ static inline ssize_t fm_ofi_post_send(fm_ofi_tp *t, fm_ofi_op *op)
     return fi_send(t->ep, op->buf, op->len, op->desc, (fi_addr_t)op->dest, op);
 }
 
+/* A multi-receive region: one fi_recvmsg with FI_MULTI_RECV; it completes once per message
+ * and once more (or with the last message) when the provider releases it. */
+static ssize_t fm_ofi_post_region(fm_ofi_tp *t, fm_ofi_op *op)
+{
+    struct iovec iov = {op->buf, op->len};
+    struct fi_msg msg = {
+        .msg_iov = &iov, .desc = &op->desc, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .context = op};
+    return fi_recvmsg(t->ep, &msg, FI_MULTI_RECV | FI_COMPLETION);
+}
+
 static inline ssize_t fm_ofi_post_recv_op(fm_ofi_tp *t, fm_ofi_op *op)
 {
     if (op->kind == FM_TP_TRECV_DONE)
         return fi_trecv(t->ep, op->buf, op->len, op->desc, FI_ADDR_UNSPEC, op->tag, 0, op);
+    if (fm_ofi_unlikely(op->kind == FM_TP_RECV_REGION_DONE))
+        return fm_ofi_post_region(t, op);
     return fi_recv(t->ep, op->buf, op->len, op->desc, FI_ADDR_UNSPEC, op);
 }
 
@@ -213,6 +225,25 @@ int fm_ofi_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
     }
     fm_ofi_op *op = fm_ofi_op_new(t, FM_TP_RECV_DONE, buf, len, mr, -1, 0, ctx);
     return op ? fm_ofi_start_recv(t, op) : FM_ERR_NOMEM;
+}
+
+int fm_ofi_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+{
+    fm_ofi_tp *t = fm_ofi_tp_of(tp);
+    const char *prov = tp->info.provider;
+    int rc = FM_OK;
+
+    FM_CHECK(t->multi_recv, FM_ERR_INVALID,
+             "ofi %s: post_recv_multi without multi-receive regions (info.multi_recv is 0)", prov);
+    FM_CHECK(mr || !t->needs_mr, FM_ERR_INVALID,
+             "ofi %s: receive region without a registration (provider needs FI_MR_LOCAL)", prov);
+    FM_CHECK(len >= t->multi_recv_min, FM_ERR_INVALID,
+             "ofi %s: a %zu-byte receive region, smaller than its release threshold %zu", prov, len,
+             t->multi_recv_min);
+    fm_ofi_op *op = fm_ofi_op_new(t, FM_TP_RECV_REGION_DONE, buf, len, mr, -1, 0, ctx);
+    return op ? fm_ofi_start_recv(t, op) : FM_ERR_NOMEM;
+error:
+    return rc;
 }
 
 int fm_ofi_trecv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx)

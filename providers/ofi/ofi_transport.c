@@ -22,6 +22,7 @@ static const struct fm_tp_ops fm_ofi_ops = {
     .mem_dereg = fm_ofi_mem_dereg,
     .send = fm_ofi_send,
     .post_recv = fm_ofi_post_recv,
+    .post_recv_multi = fm_ofi_post_recv_multi,
     .sendv = fm_ofi_sendv,
     .tsend = fm_ofi_tsend,
     .trecv = fm_ofi_trecv,
@@ -31,8 +32,28 @@ static const struct fm_tp_ops fm_ofi_ops = {
     .close = fm_ofi_close,
 };
 
+/* With multi-receive regions: the CQ has FI_CQ_FORMAT_DATA entries (they carry where a
+ * message landed), read by their own poll; the ordinary table keeps the smaller format. */
+static const struct fm_tp_ops fm_ofi_multi_ops = {
+    .name = "ofi",
+    .addr = fm_ofi_addr,
+    .connect = fm_ofi_connect,
+    .mem_reg = fm_ofi_mem_reg,
+    .mem_dereg = fm_ofi_mem_dereg,
+    .send = fm_ofi_send,
+    .post_recv = fm_ofi_post_recv,
+    .post_recv_multi = fm_ofi_post_recv_multi,
+    .sendv = fm_ofi_sendv,
+    .tsend = fm_ofi_tsend,
+    .trecv = fm_ofi_trecv,
+    .poll = fm_ofi_poll_data,
+    .wait_fd = fm_ofi_wait_fd,
+    .trywait = fm_ofi_trywait,
+    .close = fm_ofi_close,
+};
+
 /* What the runtime sees of the chosen fi_info, and the copies the packet path reads. */
-static void fm_ofi_describe(fm_ofi_tp *t)
+static void fm_ofi_describe(fm_ofi_tp *t, const fm_tp_config *cfg)
 {
     const struct fi_info *fi = t->info;
     fm_tp_info *in = &t->base.info;
@@ -52,6 +73,11 @@ static void fm_ofi_describe(fm_ofi_tp *t)
     in->local_only = !strcmp(fi->fabric_attr->prov_name, "shm") ||
                      ((fi->caps & FI_LOCAL_COMM) && !(fi->caps & FI_REMOTE_COMM));
     in->dgram_mcast = 0;
+    in->multi_recv = cfg->multi_recv_min && (fi->caps & FI_MULTI_RECV);
+    t->multi_recv = in->multi_recv;
+    t->multi_recv_min = in->multi_recv ? cfg->multi_recv_min : 0;
+    if (t->multi_recv)
+        t->base.ops = &fm_ofi_multi_ops;
     t->inject_end = in->inject_size ? in->inject_size + 1 : 0;
     t->needs_mr = in->needs_mr;
     t->chunk_ops = fi->tx_attr->size + fi->rx_attr->size;
@@ -84,18 +110,21 @@ int fm_ofi_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
     t->wait_fd = -1;
     rc = fm_ofi_select(cfg, &t->info, err, errlen);
     FM_CHECK_QUIET(rc == FM_OK, rc);
-    fm_ofi_describe(t);
+    fm_ofi_describe(t, cfg);
     rc = fm_ofi_resources_open(t, !cfg->no_wait_fd, err, errlen);
     FM_CHECK_QUIET(rc == FM_OK, rc);
     t->base.info.wait_fd = t->wait_fd >= 0;
     FM_OFI_CHECK(fm_ofi_pool_grow(t) == FM_OK, FM_ERR_NOMEM,
                  "provider '%s': out of memory for %zu operation descriptors",
                  t->base.info.provider, t->chunk_ops);
-    fm_log(1, "ofi: provider %s, fabric %s, inject %zu B, max message %zu B, wait fd %s, %s%s",
+    fm_log(1, "ofi: provider %s, fabric %s, inject %zu B, max message %zu B, wait fd %s, %s%s%s",
            t->base.info.provider, t->base.info.fabric, t->base.info.inject_size,
            t->base.info.max_msg_size, t->wait_fd >= 0 ? "yes" : "no",
-           t->base.info.ordered ? "ordered" : "unordered",
-           t->needs_mr ? ", registers buffers" : "");
+           t->base.info.ordered ? "ordered" : "unordered", t->needs_mr ? ", registers buffers" : "",
+           t->multi_recv ? ", multi-receive regions" : "");
+    if (cfg->multi_recv_min && !t->multi_recv)
+        fm_log(1, "ofi: provider %s has no FI_MULTI_RECV: no multi-receive regions",
+               t->base.info.provider);
     *tp = &t->base;
     return FM_OK;
 error:

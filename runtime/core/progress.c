@@ -78,6 +78,9 @@ static int on_event(fm_context *ctx, const fm_tp_event *e)
     case FM_TP_TRECV_DONE:
         fm_zcopy_arrived(ctx, e->ctx, e->len, e->status);
         break;
+    case FM_TP_RECV_MULTI: /* the runtime posts no multi-receive regions (yet) */
+    case FM_TP_RECV_REGION_DONE:
+        break;
     }
     return rc;
 }

@@ -37,7 +37,8 @@ typedef struct side {
 typedef struct variant {
     const char *provider;
     int no_wait_fd;
-    size_t rlen; /* receive buffer size; 0: RBUF */
+    size_t rlen;      /* receive buffer size; 0: RBUF */
+    size_t multi_min; /* > 0: open with multi-receive regions (this threshold), post no receives */
 } variant;
 
 typedef struct pair {
@@ -101,8 +102,11 @@ static int open_pair(void **state)
     p->v = *state;
     p->provider = p->v->provider;
     p->rlen = p->v->rlen ? p->v->rlen : RBUF;
-    fm_tp_config cfg = {
-        .provider = p->provider, .iface = "", .all_local = 1, .no_wait_fd = p->v->no_wait_fd};
+    fm_tp_config cfg = {.provider = p->provider,
+                        .iface = "",
+                        .all_local = 1,
+                        .no_wait_fd = p->v->no_wait_fd,
+                        .multi_recv_min = p->v->multi_min};
     for (int i = 0; i < 2; i++) {
         int rc = fm_ofi_open(&cfg, &p->s[i].tp, err, sizeof err);
         if (rc != FM_OK)
@@ -121,7 +125,7 @@ static int open_pair(void **state)
         s->rbuf = malloc((size_t)NRECV * p->rlen);
         assert_non_null(s->rbuf);
         s->rmr = reg(s->tp, s->rbuf, (size_t)NRECV * p->rlen);
-        for (int j = 0; j < NRECV; j++) {
+        for (int j = 0; j < NRECV && !p->v->multi_min; j++) {
             unsigned char *b = s->rbuf + (size_t)j * p->rlen;
             assert_int_equal(s->tp->ops->post_recv(s->tp, b, p->rlen, s->rmr, b), FM_OK);
         }
@@ -664,14 +668,221 @@ static void test_recv_queue_full(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* Multi-receive regions (post_recv_multi): rank 0 sends, rank 1 receives into regions of
+ * MR_LEN bytes. Message k has length mr_sizes[k % 4] and pattern (0, k); the order of
+ * arrival is checked against k (both providers are ordered). */
+#define MR_LEN  (64 * 1024)
+#define MR_MIN  (10 * 1024) /* the largest message: none is ever truncated */
+#define MR_NMAX 64
+
+static const size_t mr_sizes[] = {1, 100, 4096, 10240};
+
+typedef struct mr_region {
+    unsigned char *buf;
+    unsigned char *end;  /* where the next message may start (after the last one) */
+    int msgs;            /* RECV_MULTIs that landed in it */
+    int done;            /* REGION_DONEs */
+    int msgs_after_done; /* RECV_MULTIs that came after its REGION_DONE */
+} mr_region;
+
+typedef struct mr_state {
+    pair *p;
+    mr_region reg[2];
+    unsigned char *rbuf; /* both regions, registered once */
+    fm_tp_mr *rmr;
+    unsigned char *sbuf; /* one slot of MR_MIN per message */
+    fm_tp_mr *smr;
+    int n;      /* messages to send */
+    int sent;   /* SEND_DONEs (or injected at once) */
+    int landed; /* RECV_MULTIs, all regions */
+} mr_state;
+
+static size_t mr_size(int k)
+{
+    return mr_sizes[k % 4];
+}
+
+static void mr_setup(mr_state *m, pair *p, int n)
+{
+    memset(m, 0, sizeof *m);
+    m->p = p;
+    m->n = n;
+    assert_true(n <= MR_NMAX);
+    m->rbuf = calloc(2, MR_LEN);
+    m->sbuf = malloc((size_t)n * MR_MIN);
+    assert_true(m->rbuf && m->sbuf);
+    m->rmr = reg(p->s[1].tp, m->rbuf, 2 * MR_LEN);
+    m->smr = reg(p->s[0].tp, m->sbuf, (size_t)n * MR_MIN);
+    for (int r = 0; r < 2; r++)
+        m->reg[r].buf = m->reg[r].end = m->rbuf + (size_t)r * MR_LEN;
+}
+
+static void mr_teardown(mr_state *m)
+{
+    m->p->s[1].tp->ops->mem_dereg(m->p->s[1].tp, m->rmr);
+    m->p->s[0].tp->ops->mem_dereg(m->p->s[0].tp, m->smr);
+    free(m->rbuf);
+    free(m->sbuf);
+}
+
+static void mr_post(mr_state *m, int r)
+{
+    fm_tp *tp = m->p->s[1].tp;
+    assert_int_equal(tp->ops->post_recv_multi(tp, m->reg[r].buf, MR_LEN, m->rmr, &m->reg[r]),
+                     FM_OK);
+}
+
+static void mr_send_all(mr_state *m)
+{
+    fm_tp *tp = m->p->s[0].tp;
+    for (int k = 0; k < m->n; k++) {
+        unsigned char *b = m->sbuf + (size_t)k * MR_MIN;
+        fill(b, mr_size(k), 0, (uint32_t)k);
+        assert_int_equal(send_counted(tp, 1, b, mr_size(k), m->smr, &m->sent), FM_OK);
+    }
+}
+
+/* One poll of each side; every RECV_MULTI is checked where it lands, at once. */
+static void mr_pump(mr_state *m)
+{
+    fm_tp_event ev[16];
+    fm_tp *a = m->p->s[0].tp, *b = m->p->s[1].tp;
+    int n = a->ops->poll(a, ev, 16);
+
+    assert_true(n >= 0);
+    for (int e = 0; e < n; e++) {
+        assert_int_equal(ev[e].kind, FM_TP_SEND_DONE);
+        assert_int_equal(ev[e].status, FM_OK);
+        m->sent++;
+    }
+    n = b->ops->poll(b, ev, 16);
+    assert_true(n >= 0);
+    for (int e = 0; e < n; e++) {
+        mr_region *r = ev[e].ctx;
+        assert_true(r == &m->reg[0] || r == &m->reg[1]);
+        assert_int_equal(ev[e].status, FM_OK);
+        if (ev[e].kind == FM_TP_RECV_REGION_DONE) {
+            assert_ptr_equal(ev[e].buf, r->buf);
+            r->done++;
+            continue;
+        }
+        assert_int_equal(ev[e].kind, FM_TP_RECV_MULTI);
+        int k = m->landed++;
+        unsigned char *at = ev[e].buf;
+        if (k >= m->n || ev[e].len != mr_size(k))
+            fail_msg("%s: message %d: %zu bytes, wanted %zu", m->p->provider, k, ev[e].len,
+                     k < m->n ? mr_size(k) : 0);
+        /* Inside its region, right after the one before it: in order, packed (no padding
+         * between messages, whatever their length). */
+        if (at != r->end || at + ev[e].len > r->buf + MR_LEN)
+            fail_msg("%s: message %d landed at offset %td of region %td (next free %td)",
+                     m->p->provider, k, at - r->buf, r - m->reg, r->end - r->buf);
+        if (!check(at, ev[e].len, 0, (uint32_t)k))
+            fail_msg("%s: message %d corrupted", m->p->provider, k);
+        r->end = at + ev[e].len;
+        r->msgs++;
+        r->msgs_after_done += r->done > 0;
+    }
+}
+
+/* Pump until `landed` messages landed and region r0 was released (r0 < 0: no release). */
+static void mr_pump_until(mr_state *m, int landed, int r0)
+{
+    double end = now() + DEADLINE;
+    for (long it = 0; it < MAX_ITERS; it++) {
+        if (m->landed >= landed && (r0 < 0 || m->reg[r0].done))
+            return;
+        if ((it & 1023) == 0 && now() > end)
+            break;
+        mr_pump(m);
+    }
+    fail_msg("%s: gave up: %d of %d messages landed, region %d released %d times", m->p->provider,
+             m->landed, landed, r0, r0 < 0 ? 0 : m->reg[r0].done);
+}
+
+static void test_multi_info(void **state)
+{
+    pair *p = *state;
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(p->s[i].tp->info.multi_recv, 1);
+}
+
+/* Regions asked for by nobody: the capability says so and the op refuses. */
+static void test_no_multi(void **state)
+{
+    pair *p = *state;
+    fm_tp *tp = p->s[1].tp;
+    assert_int_equal(tp->info.multi_recv, 0);
+    assert_int_equal(tp->ops->post_recv_multi(tp, p->s[1].rbuf, p->rlen, p->s[1].rmr, NULL),
+                     FM_ERR_INVALID);
+}
+
+/* Two regions posted; messages fill the first, which is released exactly once, after the
+ * last message that landed in it; the second takes the rest. */
+static void test_multi_two_regions(void **state)
+{
+    mr_state m;
+    int n = 20; /* 5 x 14437 B: more than one region holds */
+    mr_setup(&m, *state, n);
+    mr_post(&m, 0);
+    mr_post(&m, 1);
+    mr_send_all(&m);
+    mr_pump_until(&m, n, 0);
+    for (long it = 0; it < 20000 && m.sent < n; it++)
+        mr_pump(&m);
+    assert_int_equal(m.sent, n);
+    assert_int_equal(m.landed, n);
+    assert_int_equal(m.reg[0].done, 1);
+    assert_int_equal(m.reg[0].msgs_after_done, 0);
+    assert_true(m.reg[0].msgs > 0 && m.reg[1].msgs > 0);
+    assert_int_equal(m.reg[0].msgs + m.reg[1].msgs, n);
+    /* Released once less than the threshold was left, not before. */
+    assert_true(m.reg[0].buf + MR_LEN - m.reg[0].end < MR_MIN);
+    assert_int_equal(m.reg[1].done, 0);
+    print_message("%s: region 0 took %d messages (%td bytes), region 1 %d\n", m.p->provider,
+                  m.reg[0].msgs, m.reg[0].end - m.reg[0].buf, m.reg[1].msgs);
+    mr_teardown(&m);
+}
+
+/* One region posted: once it is full and released, the remaining messages wait in the
+ * provider (none is lost, none lands anywhere) until a second region is posted. */
+static void test_multi_wait_for_region(void **state)
+{
+    mr_state m;
+    int n = 20;
+    mr_setup(&m, *state, n);
+    mr_post(&m, 0);
+    mr_send_all(&m);
+    mr_pump_until(&m, 1, 0);
+    int first = m.landed;
+    for (int it = 0; it < 20000; it++)
+        mr_pump(&m);
+    assert_int_equal(m.landed, first); /* nothing landed without a region */
+    assert_true(first < n);
+    assert_int_equal(m.reg[0].done, 1);
+    mr_post(&m, 1);
+    mr_pump_until(&m, n, -1);
+    for (long it = 0; it < 20000 && m.sent < n; it++)
+        mr_pump(&m);
+    assert_int_equal(m.sent, n);
+    assert_int_equal(m.reg[0].msgs, first);
+    assert_int_equal(m.reg[1].msgs, n - first);
+    assert_int_equal(m.reg[0].done, 1);
+    assert_int_equal(m.reg[0].msgs_after_done, 0);
+    print_message("%s: %d messages in region 0, %d waited for region 1\n", m.p->provider, first,
+                  n - first);
+    mr_teardown(&m);
+}
+
 /* Named "<variant>_<test>" so the providers' runs tell apart. */
 #define PAIR_TEST(f, v)                                                                            \
     {                                                                                              \
 #v "_" #f, f, open_pair, close_pair, (void *)&v                                            \
     }
 
-static const variant shm = {"shm", 0, 0}, tcp = {"tcp", 0, 0}, tcp_nofd = {"tcp", 1, 0};
-static const variant shm_small = {"shm", 0, 50}, tcp_small = {"tcp", 0, 50};
+static const variant shm = {"shm", 0, 0, 0}, tcp = {"tcp", 0, 0, 0}, tcp_nofd = {"tcp", 1, 0, 0};
+static const variant shm_small = {"shm", 0, 50, 0}, tcp_small = {"tcp", 0, 50, 0};
+static const variant shm_multi = {"shm", 0, 0, MR_MIN}, tcp_multi = {"tcp", 0, 0, MR_MIN};
 
 int main(void)
 {
@@ -691,6 +902,10 @@ int main(void)
         PAIR_TEST(test_tagged, shm),
         PAIR_TEST(test_bad_rank, shm),
         PAIR_TEST(test_truncated, shm_small),
+        PAIR_TEST(test_no_multi, shm),
+        PAIR_TEST(test_multi_info, shm_multi),
+        PAIR_TEST(test_multi_two_regions, shm_multi),
+        PAIR_TEST(test_multi_wait_for_region, shm_multi),
         PAIR_TEST(test_info, tcp),
         PAIR_TEST(test_one_each_way, tcp),
         PAIR_TEST(test_sizes, tcp),
@@ -699,6 +914,10 @@ int main(void)
         PAIR_TEST(test_tagged, tcp),
         PAIR_TEST(test_bad_rank, tcp),
         PAIR_TEST(test_truncated, tcp_small),
+        PAIR_TEST(test_no_multi, tcp),
+        PAIR_TEST(test_multi_info, tcp_multi),
+        PAIR_TEST(test_multi_two_regions, tcp_multi),
+        PAIR_TEST(test_multi_wait_for_region, tcp_multi),
         PAIR_TEST(test_info, tcp_nofd),
         PAIR_TEST(test_one_each_way, tcp_nofd),
         PAIR_TEST(test_wait, tcp_nofd),
