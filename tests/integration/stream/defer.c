@@ -37,7 +37,9 @@ static size_t msg_len(int m)
 
 typedef struct dstate {
     int m;
-    unsigned deferred_in; /* the progress call that deferred it (0: not yet) */
+    unsigned deferred_in; /* the progress call that deferred it last */
+    int deferred;         /* deferred at least once (deferred_in is 0 when that happened in
+                           * another progress, such as fm_barrier's at the start) */
 } dstate;
 
 static dstate *state_of(fm_stream *s)
@@ -79,11 +81,12 @@ static int on_implicit(fm_stream *s, int sender, void *arg)
             st_fail("fm_stream_defer on an incomplete message: %s", fm_strerror(rc));
         return FM_CONTINUE; /* nothing read: called again when more arrives */
     }
-    if (!x->deferred_in) {
+    if (!x->deferred) {
+        x->deferred = 1;
         x->deferred_in = progress_calls;
         return FM_CONTINUE; /* complete, nothing read: deferred */
     }
-    if (progress_calls == x->deferred_in)
+    if (x->deferred_in && progress_calls == x->deferred_in)
         st_fail("a deferred message ran again in the progress call that deferred it (%u)",
                 progress_calls);
     return read_all(s, x, sender);
@@ -99,7 +102,8 @@ static int on_explicit(fm_stream *s, int sender, void *arg)
     if (!refused) {
         int rc = fm_stream_defer(s);
         if (rc == FM_OK) {
-            deferred_ok += !x->deferred_in;
+            deferred_ok += !x->deferred;
+            x->deferred = 1;
             x->deferred_in = progress_calls;
             return FM_CONTINUE;
         }
