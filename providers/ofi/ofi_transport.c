@@ -14,43 +14,19 @@
 
 static void fm_ofi_close(fm_tp *tp);
 
-static const struct fm_tp_ops fm_ofi_ops = {
-    .name = "ofi",
-    .addr = fm_ofi_addr,
-    .connect = fm_ofi_connect,
-    .mem_reg = fm_ofi_mem_reg,
-    .mem_dereg = fm_ofi_mem_dereg,
-    .send = fm_ofi_send,
-    .post_recv = fm_ofi_post_recv,
-    .post_recv_multi = fm_ofi_post_recv_multi,
-    .sendv = fm_ofi_sendv,
-    .tsend = fm_ofi_tsend,
-    .trecv = fm_ofi_trecv,
-    .poll = fm_ofi_poll,
-    .wait_fd = fm_ofi_wait_fd,
-    .trywait = fm_ofi_trywait,
-    .close = fm_ofi_close,
-};
-
-/* With multi-receive regions: the CQ has FI_CQ_FORMAT_DATA entries (they carry where a
- * message landed), read by their own poll; the ordinary table keeps the smaller format. */
-static const struct fm_tp_ops fm_ofi_multi_ops = {
-    .name = "ofi",
-    .addr = fm_ofi_addr,
-    .connect = fm_ofi_connect,
-    .mem_reg = fm_ofi_mem_reg,
-    .mem_dereg = fm_ofi_mem_dereg,
-    .send = fm_ofi_send,
-    .post_recv = fm_ofi_post_recv,
-    .post_recv_multi = fm_ofi_post_recv_multi,
-    .sendv = fm_ofi_sendv,
-    .tsend = fm_ofi_tsend,
-    .trecv = fm_ofi_trecv,
-    .poll = fm_ofi_poll_data,
-    .wait_fd = fm_ofi_wait_fd,
-    .trywait = fm_ofi_trywait,
-    .close = fm_ofi_close,
-};
+/* The two tables differ only in poll: with multi-receive regions the CQ has
+ * FI_CQ_FORMAT_DATA entries (they carry where a message landed), read by their own poll; the
+ * ordinary table keeps the smaller format. */
+#define FM_OFI_OPS(poll_fn)                                                                        \
+    {                                                                                              \
+        .name = "ofi", .addr = fm_ofi_addr, .connect = fm_ofi_connect, .mem_reg = fm_ofi_mem_reg,  \
+        .mem_dereg = fm_ofi_mem_dereg, .send = fm_ofi_send, .post_recv = fm_ofi_post_recv,         \
+        .post_recv_multi = fm_ofi_post_recv_multi, .sendv = fm_ofi_sendv, .tsend = fm_ofi_tsend,   \
+        .trecv = fm_ofi_trecv, .poll = poll_fn, .wait_fd = fm_ofi_wait_fd,                         \
+        .trywait = fm_ofi_trywait, .close = fm_ofi_close,                                          \
+    }
+static const struct fm_tp_ops fm_ofi_ops = FM_OFI_OPS(fm_ofi_poll);
+static const struct fm_tp_ops fm_ofi_multi_ops = FM_OFI_OPS(fm_ofi_poll_data);
 
 /* What the runtime sees of the chosen fi_info, and the copies the packet path reads. */
 static void fm_ofi_describe(fm_ofi_tp *t, const fm_tp_config *cfg)

@@ -62,6 +62,16 @@ typedef struct fm_pkt_queue {
     fm_pkt *head, *tail;
 } fm_pkt_queue;
 
+/* Append p (its next already NULL) at q's tail. */
+static inline void fm_pkt_queue_push(fm_pkt_queue *q, fm_pkt *p)
+{
+    if (q->tail)
+        q->tail->next = p;
+    else
+        q->head = p;
+    q->tail = p;
+}
+
 /* A chunk of packet buffers allocated and registered at once. */
 typedef struct fm_pkt_slab {
     struct fm_pkt_slab *next;

@@ -212,16 +212,24 @@ static long extract(fm_context *ctx, size_t maxbytes, uint64_t start)
     return (long)(ctx->handled - start);
 }
 
-long fm_extract(fm_context *ctx, size_t maxbytes)
+/* What fm_extract and fm_wait do first: refuse a dead context or a call from a handler, and
+ * call deferred messages again. */
+static int progress_enter(fm_context *ctx)
 {
     if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (ctx->in_handler)
         return FM_ERR_IN_HANDLER;
-    uint64_t start = ctx->handled;
     if (ctx->ndeferred)
         fm_recv_run_deferred(ctx);
-    return extract(ctx, maxbytes, start);
+    return FM_OK;
+}
+
+long fm_extract(fm_context *ctx, size_t maxbytes)
+{
+    uint64_t start = fm_ctx_live(ctx) ? ctx->handled : 0;
+    int rc = progress_enter(ctx);
+    return rc ? rc : extract(ctx, maxbytes, start);
 }
 
 /* fm_wait's watch on peers that owe this rank something. A peer owes credits while packets of
@@ -271,13 +279,10 @@ static int watch(fm_context *ctx, double now)
 
 long fm_wait(fm_context *ctx, int timeout_ms)
 {
-    if (!fm_ctx_live(ctx))
-        return FM_ERR_NOT_INIT;
-    if (ctx->in_handler)
-        return FM_ERR_IN_HANDLER;
-    uint64_t start = ctx->handled;
-    if (ctx->ndeferred)
-        fm_recv_run_deferred(ctx);
+    uint64_t start = fm_ctx_live(ctx) ? ctx->handled : 0;
+    int rc = progress_enter(ctx);
+    if (rc)
+        return rc;
     double now = now_s();
     double deadline = timeout_ms < 0 ? INFINITY : now + timeout_ms / 1e3;
     unsigned idle = 0;

@@ -191,11 +191,7 @@ static void stream_advance(fm_stream *s)
         fm_pkt *p = s->early;
         s->early = p->next;
         p->next = NULL;
-        if (s->ready.tail)
-            s->ready.tail->next = p;
-        else
-            s->ready.head = p;
-        s->ready.tail = p;
+        fm_pkt_queue_push(&s->ready, p);
         s->next_seq++;
         if (p->zc) {
             p->owner = s;

@@ -82,11 +82,7 @@ FM_HOT void queue(fm_context *ctx, fm_pkt *p)
     if (!peer->pending.head && peer->send_credits > 0 && packet_now(ctx, peer, p) == FM_OK)
         return;
     ctx->stats.credit_stalls++;
-    if (peer->pending.tail)
-        peer->pending.tail->next = p;
-    else
-        peer->pending.head = p;
-    peer->pending.tail = p;
+    fm_pkt_queue_push(&peer->pending, p);
 }
 
 void fm_send_queue(fm_context *ctx, fm_pkt *p)

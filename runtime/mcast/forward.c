@@ -271,11 +271,7 @@ static void hold(fm_context *ctx, fm_stream *s, fm_pkt *p)
     }
     q->refs = 1;
     q->next = NULL;
-    if (f->held.tail)
-        f->held.tail->next = q;
-    else
-        f->held.head = q;
-    f->held.tail = q;
+    fm_pkt_queue_push(&f->held, q);
     if (p->flags & FM_PKT_LAST)
         flush_held(ctx, s);
 }
