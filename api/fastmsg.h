@@ -65,9 +65,15 @@
  *   ordered with respect to each other.
  *
  * Flow control
- *   One credit is one receive buffer that a receiver reserves for one sender; FM_CREDITS per
- *   peer. A sender never sends a packet without a credit; credits come back piggybacked on
- *   any packet going the other way, or in a credit packet once half the window is owed.
+ *   One credit is room for one packet that a receiver keeps for one sender; FM_CREDITS per
+ *   peer. The room is in a few receive regions that every sender's packets land in, packed
+ *   (FM_RECV_POOL bytes, whatever the job's size); packets a receiver holds (a message
+ *   waiting for its handler, its group, or a deferred one) keep their region from being
+ *   reused, and while every region is held, one more is made so packets still land: the
+ *   credits bound how much can be held (tcp with packets above about 16 KiB, and
+ *   FM_RECV_POOL=0: a buffer per credit per peer instead). A sender never sends a packet
+ *   without a credit; credits come back piggybacked on any packet going the other way, or in
+ *   a credit packet once half the window is owed.
  *   Outside handlers, sending waits for credits while driving progress (so handlers keep
  *   running). Inside a handler nothing may wait (the peer may be waiting for us): packets
  *   without credit are queued in memory (at most FM_OVERFLOW bytes) and leave as credits
@@ -491,8 +497,13 @@ typedef struct fm_stats {
     /* Packet buffers this context holds now, in bytes (each buffer is a packet's header and
      * FM_PACKET_SIZE payload bytes, rounded up to 64; a copy header is 64 bytes); their
      * bookkeeping, and zero-copy bounce buffers (FM_ZCOPY_BOUNCE), are not counted. Receive:
-     * FM_CREDITS + 1 buffers per rank, all posted from fm_init to fm_finalize (they grow with
-     * the job). Send: 2 x FM_CREDITS buffers from fm_init whatever the job's size (fewer when
+     * receive regions, whatever the job's size: each holds four packet buffers and at least
+     * 256 KiB (rounded up to 64 bytes), plus 64 bytes, and fm_init makes as many as
+     * FM_RECV_POOL needs, at least two; more exist only while every one holds packets this
+     * rank has not released (each goes again once it comes back empty). Where the provider
+     * has no multi-receive regions for packets of this size (tcp with FM_PACKET_SIZE above
+     * about 16 KiB), or with FM_RECV_POOL=0: FM_CREDITS + 1 buffers per rank, all posted from
+     * fm_init to fm_finalize (they grow with the job). Send: 2 x FM_CREDITS buffers from fm_init whatever the job's size (fewer when
      * the budget of fm_begin_message is smaller), more while writers need them, within that
      * budget and FM_MCAST_BUFFER, given back after every send buffer has stayed free for 4096
      * progress rounds. Copy: per-destination headers of multi-destination and forwarded

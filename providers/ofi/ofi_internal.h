@@ -204,6 +204,8 @@ static inline void fm_ofi_op_put(fm_ofi_tp *t, fm_ofi_op *op)
 int fm_ofi_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);
 
 /* ofi_select.c: map cfg->provider, pin the environment, fi_getinfo. */
+/* Whether multi-receive regions carry messages of up to len bytes on provider prov. */
+int fm_ofi_multi_recv_fits(const char *prov, size_t len);
 int fm_ofi_select(const fm_tp_config *cfg, struct fi_info **info, char *err, size_t errlen);
 /* 1 when FM_PROVIDER value provider means libfabric's shm (the default). */
 int fm_ofi_is_shm(const char *provider);

@@ -139,6 +139,23 @@ static int fm_ofi_shm_name(struct fi_info *info, const char *name)
     return 0;
 }
 
+/* Of rxm's eager buffer, what its own header may take (measured: 16040-byte messages pass
+ * with the default 16 KiB; its header is under 100 bytes). */
+#define FM_OFI_RXM_HDR_ROOM 256
+
+/* Whether multi-receive regions carry messages of up to len bytes. rxm (1.17) writes a
+ * message above its eager size (FI_OFI_RXM_BUFFER_SIZE, 16 KiB by default: it then moves by
+ * segments or rendezvous) into a region wrongly: over other messages, or truncated (README,
+ * "Known problems"). */
+int fm_ofi_multi_recv_fits(const char *prov, size_t len)
+{
+    if (!strstr(prov, "ofi_rxm"))
+        return 1;
+    const char *v = getenv("FI_OFI_RXM_BUFFER_SIZE");
+    size_t eager = v && *v ? strtoul(v, NULL, 0) : 16384;
+    return len + FM_OFI_RXM_HDR_ROOM <= eager;
+}
+
 int fm_ofi_select(const fm_tp_config *cfg, struct fi_info **info, char *err, size_t errlen)
 {
     int rc = FM_OK;
@@ -150,7 +167,13 @@ int fm_ofi_select(const fm_tp_config *cfg, struct fi_info **info, char *err, siz
     FM_OFI_CHECK(fm_ofi_names(cfg->provider, prov, sizeof prov, core, sizeof core) == FM_OK,
                  FM_ERR_CONFIG, "provider name '%s' is too long", cfg->provider);
     fm_ofi_pin_env(cfg, core);
-    ret = fm_ofi_getinfo(prov, cfg->multi_recv_min ? FI_MULTI_RECV : 0, info);
+    /* FI_MULTI_RECV only where regions will be used: asked of rxm it changes how rxm
+     * receives into ordinary buffers too (held packets went missing). */
+    ret = fm_ofi_getinfo(prov,
+                         cfg->multi_recv_min && fm_ofi_multi_recv_fits(prov, cfg->multi_recv_min)
+                             ? FI_MULTI_RECV
+                             : 0,
+                         info);
     pinned = getenv("FI_PROVIDER");
     FM_OFI_CHECK(ret == 0, FM_ERR_PROVIDER,
                  "provider '%s' not available: fi_getinfo: %s (%d) [FI_PROVIDER=%s]", prov,

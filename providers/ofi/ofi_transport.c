@@ -49,7 +49,8 @@ static void fm_ofi_describe(fm_ofi_tp *t, const fm_tp_config *cfg)
     in->local_only = !strcmp(fi->fabric_attr->prov_name, "shm") ||
                      ((fi->caps & FI_LOCAL_COMM) && !(fi->caps & FI_REMOTE_COMM));
     in->dgram_mcast = 0;
-    in->multi_recv = cfg->multi_recv_min && (fi->caps & FI_MULTI_RECV);
+    in->multi_recv = cfg->multi_recv_min && (fi->caps & FI_MULTI_RECV) &&
+                     fm_ofi_multi_recv_fits(fi->fabric_attr->prov_name, cfg->multi_recv_min);
     t->multi_recv = in->multi_recv;
     t->multi_recv_min = in->multi_recv ? cfg->multi_recv_min : 0;
     if (t->multi_recv)
@@ -99,8 +100,10 @@ int fm_ofi_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
            t->base.info.ordered ? "ordered" : "unordered", t->needs_mr ? ", registers buffers" : "",
            t->multi_recv ? ", multi-receive regions" : "");
     if (cfg->multi_recv_min && !t->multi_recv)
-        fm_log(1, "ofi: provider %s has no FI_MULTI_RECV: no multi-receive regions",
-               t->base.info.provider);
+        fm_log(1,
+               "ofi: provider %s: no multi-receive regions for messages of %zu bytes "
+               "(providers/ofi/README.md, Known problems)",
+               t->base.info.provider, cfg->multi_recv_min);
     *tp = &t->base;
     return FM_OK;
 error:

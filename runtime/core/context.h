@@ -66,6 +66,20 @@ typedef struct fm_pool_state {
     unsigned idle_rounds; /* progress rounds since a send buffer was last in use */
 } fm_pool_state;
 
+/* Receive buffers (recv_pool.c): multi-receive regions every sender's packets land in, or,
+ * where there are none (FM_RECV_POOL=0, or a provider without FI_MULTI_RECV), one buffer per
+ * credit per peer in `slabs`. */
+typedef struct fm_recv_pool_state {
+    struct fm_recv_region *regions; /* every region in existence */
+    size_t nregions, nposted;       /* in existence; with the provider (no REGION_DONE yet) */
+    size_t base;         /* regions made at fm_init; more exist only while some are pinned */
+    size_t region_bytes; /* where messages land in one region */
+    fm_pkt *free_desc;   /* idle packet descriptors for messages that land in regions */
+    struct fm_recv_desc_chunk *chunks;
+    fm_pkt_slab *slabs; /* the other layout: a buffer per credit per peer */
+    size_t grown;       /* regions made because every one was pinned (fm_stats) */
+} fm_recv_pool_state;
+
 /* Zero-copy (zcopy.c): the one zero-copy send in progress; its sender waits outside any
  * handler, first for the receiver's clear-to-send (waiting, cleared), then for the tagged
  * send (busy). */
@@ -107,6 +121,7 @@ struct fm_context {
     int internal_handlers; /* internal ids taken so far */
 
     fm_pool_state pool;
+    fm_recv_pool_state rpool;
     fm_pkt *repost;        /* receive buffers handlers are done with, to post again */
     size_t sends_inflight; /* handed to the transport, completion not seen */
     fm_stream *stream_free;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Credit flow control. A credit is one receive buffer reserved for one sender. We gain
+/* Credit flow control. A credit is room for one packet kept for one sender (recv_pool.c). We gain
  * credits from the piggyback field of any packet a peer sends us; we owe a peer one credit
  * per packet of its that we have finished with. Owed credits ride on our next data packet to
  * that peer, or, once half the window is owed and no data packet can carry them, go in a
- * credit packet (which needs no credit: every peer has one spare posted buffer for it, and
- * we have at most one credit packet in flight to each peer). A credit packet also carries a
+ * credit packet (which needs no credit: it takes 40 bytes of a receive region, or each peer's
+ * one spare buffer in the per-peer layout, and we have at most one credit packet in flight
+ * to each peer). A credit packet also carries a
  * zero-copy piece's clear-to-send (zcopy.c), so that too needs no credit.
  * Messages that wait here (held for a handler or a group, deferred, gated) keep their packets:
  * when those and the credits owed fill a sender's window it can send nothing, not even what

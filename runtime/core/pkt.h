@@ -9,6 +9,7 @@
 #include "transport.h"
 
 struct fm_stream;
+struct fm_recv_region;
 
 /* COPY: one destination's copy of a packet whose payload lives in another buffer (a send
  * buffer of a multi-destination stream, or a received packet being forwarded): buf holds only
@@ -56,6 +57,10 @@ typedef struct fm_pkt {
      * is free when the count drops to 0. */
     int refs;
     struct fm_pkt *payload; /* FM_PKT_COPY_BUF: the packet whose payload it sends */
+    /* A received packet that landed in a multi-receive region (recv_pool.c): that region,
+     * which it keeps from being posted again until it is released; NULL for a buffer of its
+     * own. */
+    struct fm_recv_region *region;
 } fm_pkt;
 
 typedef struct fm_pkt_queue {

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Packet buffers. Receive buffers: one per credit per peer plus one per peer for credit
- * packets, all posted at init, so every packet a peer may send has a posted buffer. Send
- * buffers: a free list whose first slab does not depend on the job's size, and that grows
- * when writers need more (up to the budget: FM_CREDITS x ranks packets plus FM_OVERFLOW) and
- * when multicasts hold packets for slow children (up to FM_MCAST_BUFFER), and shrinks back to
- * its first slab once every buffer has stayed free for a while. Each slab is one allocation
- * and one registration, counted in the pool's bytes_* (fm_stats.mem_*). */
+/* Packet buffers for sending (receive buffers: recv_pool.c). Send buffers: a free list whose first
+ * slab does not depend on the job's size, and that grows when writers need more (up to the budget:
+ * FM_CREDITS x ranks packets plus FM_OVERFLOW) and when multicasts hold packets for slow children
+ * (up to FM_MCAST_BUFFER), and shrinks back to its first slab once every buffer has stayed free for
+ * a while. Each slab is one allocation and one registration, counted in the pool's bytes_*
+ * (fm_stats.mem_*). */
 #include <string.h>
 
 #include "log.h"
@@ -28,18 +27,25 @@ static size_t *kind_bytes(fm_context *ctx, fm_pkt_kind kind)
                                      : &ctx->pool.bytes_copy;
 }
 
-static void count_new(fm_context *ctx, const fm_pkt_slab *s)
+void fm_pool_count(fm_context *ctx, fm_pkt_kind kind, size_t bytes, int registered)
 {
     fm_pool_state *ps = &ctx->pool;
-    *kind_bytes(ctx, s->kind) += s->bytes;
-    if (s->mr)
-        ps->bytes_registered += s->bytes;
+    *kind_bytes(ctx, kind) += bytes;
+    if (registered)
+        ps->bytes_registered += bytes;
     size_t total = ps->bytes_recv + ps->bytes_send + ps->bytes_copy;
     if (total > ps->bytes_peak)
         ps->bytes_peak = total;
 }
 
-static fm_pkt_slab *slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind)
+void fm_pool_uncount(fm_context *ctx, fm_pkt_kind kind, size_t bytes, int registered)
+{
+    *kind_bytes(ctx, kind) -= bytes;
+    if (registered)
+        ctx->pool.bytes_registered -= bytes;
+}
+
+fm_pkt_slab *fm_pool_slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind)
 {
     size_t bytes = kind == FM_PKT_COPY_BUF ? FM_COPY_BYTES : fm_pool_pkt_bytes(ctx);
     fm_pkt_slab *s = fm_mem_alloc(sizeof *s);
@@ -61,7 +67,7 @@ static fm_pkt_slab *slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind)
     }
     s->bytes = n * bytes;
     s->kind = kind;
-    count_new(ctx, s);
+    fm_pool_count(ctx, kind, s->bytes, s->mr != NULL);
     return s;
 }
 
@@ -88,7 +94,7 @@ static void slabs_free_until(fm_context *ctx, fm_pkt_slab *s, fm_pkt_slab *end)
     }
 }
 
-static void slabs_free(fm_context *ctx, fm_pkt_slab *s)
+void fm_pool_slabs_free(fm_context *ctx, fm_pkt_slab *s)
 {
     slabs_free_until(ctx, s, NULL);
 }
@@ -96,7 +102,7 @@ static void slabs_free(fm_context *ctx, fm_pkt_slab *s)
 /* Add n send buffers to the free list. */
 static int grow_send(fm_context *ctx, size_t n)
 {
-    fm_pkt_slab *s = slab_new(ctx, n, FM_PKT_SEND_BUF);
+    fm_pkt_slab *s = fm_pool_slab_new(ctx, n, FM_PKT_SEND_BUF);
     if (!s)
         return FM_ERR_NOMEM;
     s->next = ctx->pool.send_slabs;
@@ -107,33 +113,9 @@ static int grow_send(fm_context *ctx, size_t n)
     return FM_OK;
 }
 
-int fm_pool_repost(fm_context *ctx, fm_pkt *p)
-{
-    p->off = 0;
-    p->next = NULL;
-    /* Every failure is logged by the transport, naming its call and reason. */
-    return ctx->tp->ops->post_recv(ctx->tp, p->buf, FM_WIRE_HDR_LEN + ctx->packet_size, p->mr, p);
-}
-
-size_t fm_pool_recv_count(const fm_context *ctx)
-{
-    return (size_t)ctx->size * (size_t)(ctx->credits + 1);
-}
-
 int fm_pool_init(fm_context *ctx)
 {
     int rc;
-    size_t nrecv = fm_pool_recv_count(ctx);
-    fm_pkt_slab *r = slab_new(ctx, nrecv, FM_PKT_RECV_BUF);
-    FM_CHECK(r, FM_ERR_NOMEM, "cannot allocate %zu receive buffers of %zu bytes", nrecv,
-             fm_pool_pkt_bytes(ctx));
-    ctx->pool.recv_slabs = r;
-    for (size_t i = 0; i < nrecv; i++) {
-        rc = fm_pool_repost(ctx, &r->pkts[i]);
-        FM_CHECK(rc == FM_OK, rc,
-                 "posted only %zu of the %zu receive buffers (%d ranks x (FM_CREDITS + 1))", i,
-                 nrecv, ctx->size);
-    }
     size_t per = fm_pool_pkt_bytes(ctx);
     ctx->pool.send_pkts_max =
         (size_t)ctx->size * (size_t)ctx->credits + (size_t)ctx->cfg.overflow / per;
@@ -154,27 +136,25 @@ error:
     return rc;
 }
 
-static void slabs_dereg(fm_context *ctx, fm_pkt_slab *s)
+void fm_pool_slabs_dereg(fm_context *ctx, fm_pkt_slab *s)
 {
     for (; s; s = s->next)
         slab_dereg(ctx, s);
 }
 
 /* Registrations go before the endpoint closes (fm_pool_fini), the memory only after it
- * (fm_pool_free): until then the provider may still write into posted receive buffers. */
+ * (fm_pool_free): until then the provider may still read buffers of sends in flight. */
 void fm_pool_fini(fm_context *ctx)
 {
-    slabs_dereg(ctx, ctx->pool.recv_slabs);
-    slabs_dereg(ctx, ctx->pool.send_slabs);
-    slabs_dereg(ctx, ctx->pool.copy_slabs);
+    fm_pool_slabs_dereg(ctx, ctx->pool.send_slabs);
+    fm_pool_slabs_dereg(ctx, ctx->pool.copy_slabs);
 }
 
 void fm_pool_free(fm_context *ctx)
 {
-    slabs_free(ctx, ctx->pool.recv_slabs);
-    slabs_free(ctx, ctx->pool.send_slabs);
-    slabs_free(ctx, ctx->pool.copy_slabs);
-    ctx->pool.recv_slabs = ctx->pool.send_slabs = ctx->pool.copy_slabs = NULL;
+    fm_pool_slabs_free(ctx, ctx->pool.send_slabs);
+    fm_pool_slabs_free(ctx, ctx->pool.copy_slabs);
+    ctx->pool.send_slabs = ctx->pool.copy_slabs = NULL;
     ctx->pool.copy_free = NULL;
     ctx->pool.send_free = NULL;
     ctx->pool.send_free_n = 0;
@@ -275,7 +255,7 @@ fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved)
 fm_pkt *fm_pool_get_copy(fm_context *ctx)
 {
     if (!ctx->pool.copy_free) {
-        fm_pkt_slab *s = slab_new(ctx, FM_COPY_GROW, FM_PKT_COPY_BUF);
+        fm_pkt_slab *s = fm_pool_slab_new(ctx, FM_COPY_GROW, FM_PKT_COPY_BUF);
         if (!s)
             return NULL;
         s->next = ctx->pool.copy_slabs;

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Packet buffers: receive buffers posted per peer, send buffers within the FM_OVERFLOW and
- * FM_MCAST_BUFFER budgets, and per-destination copy headers, all allocated and registered in slabs
- * (pool.c). */
+/* Packet buffers: send buffers within the FM_OVERFLOW and FM_MCAST_BUFFER budgets, and
+ * per-destination copy headers, allocated and registered in slabs (pool.c), and the memory
+ * counters (fm_stats.mem_*) that the receive buffers (recv_pool.c) count into too. */
 #ifndef FM_CORE_POOL_H
 #define FM_CORE_POOL_H
 
 #include "context.h"
 
-/* Receive buffers fm_pool_init posts (all of them stay posted). */
-size_t fm_pool_recv_count(const fm_context *ctx);
 int fm_pool_init(fm_context *ctx);
 void fm_pool_fini(fm_context *ctx);
 void fm_pool_free(fm_context *ctx);
+/* n packet buffers of kind, in one allocation and one registration, counted. */
+fm_pkt_slab *fm_pool_slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind);
+void fm_pool_slabs_dereg(fm_context *ctx, fm_pkt_slab *s);
+void fm_pool_slabs_free(fm_context *ctx, fm_pkt_slab *s); /* s and the slabs after it */
+/* Count bytes of kind that came into existence (registered: with a registration), or went. */
+void fm_pool_count(fm_context *ctx, fm_pkt_kind kind, size_t bytes, int registered);
+void fm_pool_uncount(fm_context *ctx, fm_pkt_kind kind, size_t bytes, int registered);
 /* Bytes of one packet buffer: header and payload, cache-line aligned. */
 size_t fm_pool_pkt_bytes(const fm_context *ctx);
 fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved);
@@ -75,6 +80,5 @@ static inline void fm_pool_unreserve(fm_context *ctx, size_t n)
     ctx->pool.send_reserved -= n;
 }
 void fm_pool_put_send(fm_context *ctx, fm_pkt *p);
-int fm_pool_repost(fm_context *ctx, fm_pkt *p);
 
 #endif

@@ -15,6 +15,7 @@
 #include "pool.h"
 #include "progress.h"
 #include "recv.h"
+#include "recv_pool.h"
 #include "send.h"
 #include "zcopy.h"
 
@@ -34,8 +35,9 @@ static void on_send_done(fm_context *ctx, fm_pkt *p)
  * peers may already be gone, which is no error. */
 static int on_failure(fm_context *ctx, const fm_tp_event *e)
 {
-    static const char *what[] = {"?", "send", "receive", "zero-copy send", "zero-copy receive"};
-    const char *op = what[e->kind <= 4 ? e->kind : 0];
+    static const char *what[] = {
+        "?", "send", "receive", "zero-copy send", "zero-copy receive", "receive", "receive region"};
+    const char *op = what[e->kind <= 6 ? e->kind : 0];
     if (e->status == FM_ERR_PROVIDER) {
         /* Logged by the transport already: its libfabric call, the peer and the reason. */
     } else if (e->kind == FM_TP_SEND_DONE || e->kind == FM_TP_TRECV_DONE) {
@@ -49,19 +51,27 @@ static int on_failure(fm_context *ctx, const fm_tp_event *e)
 }
 
 /* A packet larger than a receive buffer: the job's ranks agree on FM_PACKET_SIZE, so it came
- * from outside (another job); dropped and counted like any malformed packet. */
-static int drop_oversize(fm_context *ctx, fm_pkt *p)
+ * from outside (another job); dropped and counted like any malformed packet. (In a region
+ * it was cut at the region's end: nothing of it is kept.) */
+static int drop_oversize(fm_context *ctx, const fm_tp_event *e)
 {
     ctx->drops[FM_WIRE_LEN_BAD]++;
     ctx->stats.dropped++;
     fm_log(1, "dropped a packet: larger than a receive buffer");
-    return fm_pool_repost(ctx, p);
+    return e->kind == FM_TP_RECV_DONE ? fm_recv_pool_put(ctx, e->ctx) : FM_OK;
+}
+
+/* A message landed in a receive region: its packet. */
+static inline int recv_landed(fm_context *ctx, const fm_tp_event *e)
+{
+    fm_pkt *p = fm_recv_pool_landed(ctx, e->ctx, e->buf);
+    return p ? fm_recv_packet(ctx, p, e->len) : FM_ERR_NOMEM;
 }
 
 static int on_event(fm_context *ctx, const fm_tp_event *e)
 {
-    if (e->kind == FM_TP_RECV_DONE && e->status == FM_ERR_TOO_LONG)
-        return drop_oversize(ctx, e->ctx);
+    if ((e->kind == FM_TP_RECV_DONE || e->kind == FM_TP_RECV_MULTI) && e->status == FM_ERR_TOO_LONG)
+        return drop_oversize(ctx, e);
     int rc = e->status == FM_OK ? FM_OK : on_failure(ctx, e);
     switch (e->kind) {
     case FM_TP_SEND_DONE:
@@ -78,8 +88,12 @@ static int on_event(fm_context *ctx, const fm_tp_event *e)
     case FM_TP_TRECV_DONE:
         fm_zcopy_arrived(ctx, e->ctx, e->len, e->status);
         break;
-    case FM_TP_RECV_MULTI: /* the runtime posts no multi-receive regions (yet) */
+    case FM_TP_RECV_MULTI:
+        if (e->status == FM_OK)
+            rc = recv_landed(ctx, e);
+        break;
     case FM_TP_RECV_REGION_DONE:
+        rc = fm_recv_pool_region_done(ctx, e->ctx);
         break;
     }
     return rc;
@@ -92,6 +106,11 @@ int fm_progress_once(fm_context *ctx)
     if ((ctx->run_held || ctx->run_groups) && !ctx->in_handler)
         fm_recv_run_late(ctx);
     int rc = ctx->repost ? fm_recv_repost(ctx) : FM_OK;
+    if (!ctx->rpool.nposted && ctx->rpool.regions) { /* every region pinned: one more */
+        int e = fm_recv_pool_tend(ctx);
+        if (e && !rc)
+            rc = e;
+    }
     fm_pool_idle(ctx);
     int n = ctx->tp->ops->poll(ctx->tp, ev, FM_POLL_BATCH);
     if (n < 0)

@@ -26,6 +26,7 @@
 #include "multi.h"
 #include "pool.h"
 #include "recv.h"
+#include "recv_pool.h"
 #include "zcopy.h"
 
 /* A fresh inbound stream for the message h starts, on no list yet. */
@@ -128,7 +129,7 @@ FM_COLD int drop_seq(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
     ctx->stats.dropped++;
     fm_log(1, "dropped a packet from rank %u: message %u has no room for packet %u", h->src,
            h->msg_id, h->seq);
-    return fm_pool_repost(ctx, p);
+    return fm_recv_pool_put(ctx, p);
 }
 
 static void stream_free(fm_context *ctx, fm_stream *s)
@@ -166,7 +167,7 @@ int fm_recv_repost(fm_context *ctx)
         fm_pkt *p = ctx->repost;
         ctx->repost = p->next;
         int peer = p->peer;
-        int e = fm_pool_repost(ctx, p);
+        int e = fm_recv_pool_put(ctx, p);
         if (e && !rc)
             rc = e;
         fm_credits_owe(ctx, peer);
@@ -643,17 +644,21 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
         ctx->drops[st]++;
         ctx->stats.dropped++;
         fm_log(1, "dropped a packet: %s", fm_wire_status_str(st));
-        return fm_pool_repost(ctx, p);
+        return fm_recv_pool_put(ctx, p);
     }
     fm_peer *pr = &ctx->peers[h.src];
     pr->rx++; /* heard from (fm_wait's watch) */
     fm_credits_gained(ctx, (int)h.src, h.credits);
     if (h.type == FM_PKT_SHORT) { /* its payload moves to where every packet's is */
-        /* A constant length copies inline (a call costs more than the bytes); the buffer
-         * holds a packet of at least 64 bytes, and source and destination do not overlap. */
-        _Static_assert(FM_WIRE_SHORT_LEN + FM_WIRE_SHORT_MAX <= FM_WIRE_HDR_LEN,
-                       "the compact payload's move must not overlap");
-        memcpy(p->buf + FM_WIRE_HDR_LEN, p->buf + FM_WIRE_SHORT_LEN, FM_WIRE_SHORT_MAX);
+        if (p->region) {          /* the next message may follow at once: view it in place */
+            p->buf -= FM_WIRE_HDR_LEN - FM_WIRE_SHORT_LEN;
+        } else {
+            /* A constant length copies inline (a call costs more than the bytes); the buffer
+             * holds a packet of at least 64 bytes, and source and destination do not overlap. */
+            _Static_assert(FM_WIRE_SHORT_LEN + FM_WIRE_SHORT_MAX <= FM_WIRE_HDR_LEN,
+                           "the compact payload's move must not overlap");
+            memcpy(p->buf + FM_WIRE_HDR_LEN, p->buf + FM_WIRE_SHORT_LEN, FM_WIRE_SHORT_MAX);
+        }
         h.type = FM_PKT_DATA;
         /* Its id's low 16 bits, widened: within FM_CREDITS of the id expected next (wire.h). */
         h.msg_id = pr->first_next + (uint32_t)(int16_t)(uint16_t)(h.msg_id - pr->first_next);
@@ -662,7 +667,7 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
         ctx->stats.credit_packets_received++;
         if (h.flags & FM_PKT_CTS)
             fm_zcopy_cleared(ctx, (int)h.src, h.msg_len, (uint64_t)h.seq << 32 | h.msg_id);
-        return fm_pool_repost(ctx, p); /* credit packets hold no credit */
+        return fm_recv_pool_put(ctx, p); /* credit packets hold no credit */
     }
     p->peer = (int)h.src;
     p->seq = h.seq;

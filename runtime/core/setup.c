@@ -17,6 +17,7 @@
 #include "pool.h"
 #include "progress.h"
 #include "recv.h"
+#include "recv_pool.h"
 #include "setup.h"
 #include "topo.h"
 #include "zcopy.h"
@@ -188,7 +189,8 @@ static int open_transport(fm_context *ctx)
                        .all_local = all_local,
                        .host_ranks = fm_topo_nlocal(ctx->topo, ctx->rank),
                        .verbose = (int)ctx->cfg.verbose,
-                       .rx_depth = fm_pool_recv_count(ctx) + (size_t)ctx->size};
+                       .rx_depth = fm_recv_pool_depth(ctx) + (size_t)ctx->size,
+                       .multi_recv_min = fm_recv_pool_multi_min(ctx)};
     if ((rc = choose_provider(ctx, &tc, chosen)))
         return rc;
     /* Watching peers starts after the last decision every rank makes alike: ranks that all
@@ -242,7 +244,8 @@ int fm_core_open(fm_context *ctx)
     small_packets(ctx);
     fm_credits_init(ctx);
     fm_zcopy_init(ctx);
-    return fm_pool_init(ctx);
+    rc = fm_pool_init(ctx);
+    return rc ? rc : fm_recv_pool_init(ctx);
 }
 
 static int sends_drained(fm_context *ctx, void *arg)
@@ -270,9 +273,11 @@ void fm_core_close(fm_context *ctx)
     }
     if (ctx->tp) {
         /* Registrations go before the endpoint closes; the memory after it. */
+        fm_recv_pool_fini(ctx);
         fm_pool_fini(ctx);
         ctx->tp->ops->close(ctx->tp);
         ctx->tp = NULL;
+        fm_recv_pool_free(ctx);
         fm_pool_free(ctx);
     }
     fm_topo_free(ctx->topo);

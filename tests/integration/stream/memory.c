@@ -2,12 +2,22 @@
 /* memory: fm_stats' memory fields (mem_*) are the packet buffers the context really holds.
  *
  *   fastmsg-run -n N memory init    after fm_init, every rank: receive buffers are exactly
- *                                   N x (FM_CREDITS + 1) packet buffers of the header (40
- *                                   bytes) and FM_PACKET_SIZE payload bytes rounded up to 64,
- *                                   as fastmsg.h documents them; no copy headers; send buffers
- *                                   whole packet buffers; registered 0 or all; peak at least
- *                                   their sum. Prints "send at fm_init B" (memory_sizes.sh
- *                                   checks that it is the same at 2 and 8 ranks).
+ *                                   what fastmsg.h documents: receive regions of FM_RECV_POOL
+ *                                   (whatever N), or with FM_RECV_POOL=0 N x (FM_CREDITS + 1)
+ *                                   packet buffers of the header (40 bytes) and FM_PACKET_SIZE
+ *                                   payload bytes rounded up to 64; no copy headers; send
+ *                                   buffers whole packet buffers; registered 0 or all; peak at
+ *                                   least their sum. Prints "send at fm_init B" and "recv at
+ *                                   fm_init B" (memory_sizes.sh checks that both are the same
+ *                                   at 2 and 8 ranks).
+ *   fastmsg-run -n N memory pin     ranks 1.. each send rank 0 their whole credit window of
+ *                                   packets, for a handler rank 0 registers only once all of
+ *                                   them are in: more than its receive regions hold. Every
+ *                                   packet lands all the same (regions made while all are
+ *                                   pinned: receive bytes grow), the messages run and are
+ *                                   checked once the handler is there, and after rank 1 has
+ *                                   sent twice the most receive bytes seen through the
+ *                                   regions, they are back to their fm_init bytes.
  *   fastmsg-run -n 2 memory grow    rank 0's handler answers rank 1's request with a reply of
  *                                   more packets than its send buffers at fm_init and its
  *                                   credits: its send buffers grow, by whole buffers, to hold
@@ -22,8 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { H_REQUEST, H_REPLY };
+enum { H_REQUEST, H_REPLY, H_PIN, H_GO, H_END };
 #define M_REPLY 7
+#define M_PIN   8
 #define HDR_LEN 40 /* the packet header (wire.h), in front of each payload */
 /* fm_extract calls rank 0 makes for its send buffers to come back: the pool gives them back
  * after 4096 rounds with all of them free; the reply's own rounds come first. */
@@ -37,6 +48,26 @@ static size_t reply_len;
 static uint64_t send_grown; /* rank 0: send bytes right after the reply opened */
 static int replied, got_reply;
 
+/* Receive bytes after fm_init, from fastmsg.h's description of FM_RECV_POOL: regions of
+ * four packets and at least 256 KiB (rounded up to 64 bytes, and 64 bytes more each), as
+ * many as FM_RECV_POOL needs and at least two; 0: a buffer per credit, and one more, per
+ * rank, as over tcp with packets larger than about 16 KiB. */
+static uint64_t recv_at_init(void)
+{
+    size_t pool = st_env_size("FM_RECV_POOL", 1024 * 1024);
+    const char *prov = getenv("FM_PROVIDER");
+    /* tcp (rxm) takes regions only for packets within its 16 KiB eager size, less 256. */
+    int rxm = prov && strstr(prov, "tcp") && HDR_LEN + st_packet_size() + 256 > 16384;
+    if (pool == 0 || rxm)
+        return (uint64_t)nranks * (uint64_t)(credits + 1) * pkt;
+    size_t region = 4 * (HDR_LEN + st_packet_size());
+    if (region < 256 * 1024)
+        region = 256 * 1024;
+    region = (region + 63) / 64 * 64;
+    size_t n = (pool + region - 1) / region;
+    return (uint64_t)(n < 2 ? 2 : n) * (region + 64);
+}
+
 static fm_stats stats(void)
 {
     fm_stats s;
@@ -47,16 +78,15 @@ static fm_stats stats(void)
     return s;
 }
 
-/* What holds at any time: whole buffers, receive buffers as at fm_init, registered none or
- * all, the peak at least what is held now. */
+/* What holds whenever no packet is held here: whole buffers, receive buffers as at fm_init,
+ * registered none or all, the peak at least what is held now. */
 static void check_always(const fm_stats *s, const char *when)
 {
-    uint64_t want_recv = (uint64_t)nranks * (uint64_t)(credits + 1) * pkt;
+    uint64_t want_recv = recv_at_init();
     uint64_t total = s->mem_recv_bytes + s->mem_send_bytes + s->mem_copy_bytes;
     if (s->mem_recv_bytes != want_recv)
-        st_fail("%s: receive buffers %llu B, want %d ranks x %d x %zu = %llu B", when,
-                (unsigned long long)s->mem_recv_bytes, nranks, credits + 1, pkt,
-                (unsigned long long)want_recv);
+        st_fail("%s: receive buffers %llu B, want %llu B", when,
+                (unsigned long long)s->mem_recv_bytes, (unsigned long long)want_recv);
     if (s->mem_send_bytes == 0 || s->mem_send_bytes % pkt)
         st_fail("%s: send buffers %llu B, not a positive multiple of %zu", when,
                 (unsigned long long)s->mem_send_bytes, pkt);
@@ -176,10 +206,131 @@ static void grow(void)
     check_always(&now, "after the reply");
 }
 
+/* ---- pin */
+
+static int pinned_in, go, ended;
+static size_t cycle_bytes;
+
+static void pin_in(void *buf, size_t len, int status, int sender, void *arg)
+{
+    (void)arg;
+    size_t bad;
+    if (status)
+        st_fail("a message from rank %d: %s", sender, fm_strerror(status));
+    else if ((bad = st_mismatch(buf, len, sender, me, M_PIN, 0)) != (size_t)-1)
+        st_fail("a message from rank %d: wrong byte at offset %zu", sender, bad);
+    pinned_in++;
+    free(buf);
+}
+
+static int on_pin(fm_stream *s, int sender, void *arg)
+{
+    (void)sender;
+    size_t cap = fm_stream_length(s);
+    fm_stream_deliver(s, malloc(cap + 1), cap, pin_in, arg);
+    return FM_CONTINUE;
+}
+
+/* Rank 1 is told how many bytes to send through the regions (rank 0's most seen). */
+static int on_go(fm_stream *s, int sender, void *arg)
+{
+    (void)sender, (void)arg;
+    uint64_t n = 0;
+    if (fm_receive(s, &n, sizeof n) != sizeof n)
+        st_fail("the go message is short");
+    cycle_bytes = (size_t)n;
+    go = 1;
+    return FM_DONE;
+}
+
+static int on_end(fm_stream *s, int sender, void *arg)
+{
+    (void)s, (void)sender, (void)arg;
+    ended = 1;
+    return FM_DONE;
+}
+
+static void send_to(int dest, int handler, size_t len, const void *word)
+{
+    fm_stream *s;
+    int rc = fm_begin_message(ctx, dest, len, handler, &s);
+    if (rc == FM_OK && len)
+        rc = word ? fm_send_piece(s, word, len) : st_send_body(s, me, dest, M_PIN, len, 1);
+    if (rc == FM_OK)
+        rc = fm_end_message(s);
+    if (rc)
+        st_fail("sending %zu bytes to rank %d: %s", len, dest, fm_strerror(rc));
+}
+
+static void wait_for(const int *flag, const char *what)
+{
+    while (!*flag && !st_failures) {
+        int rc = fm_wait(ctx, -1);
+        if (rc < 0)
+            st_fail("waiting for %s: %s", what, fm_strerror(rc));
+    }
+}
+
+static void pin(void)
+{
+    size_t payload = st_packet_size(), window = (size_t)credits * payload;
+    if (fm_register_handler(ctx, H_GO, on_go, NULL) ||
+        fm_register_handler(ctx, H_END, on_end, NULL) || fm_barrier(ctx))
+        fm_abort(ctx, 1, "FAIL: setup");
+    if (me > 0) {
+        if (fm_register_handler(ctx, H_PIN, on_pin, NULL))
+            fm_abort(ctx, 1, "FAIL: setup");
+        send_to(0, H_PIN, window, NULL); /* the whole window: needs no credit back */
+        if (me == 1) {
+            wait_for(&go, "rank 0's go");
+            for (size_t sent = 0; sent < cycle_bytes && !st_failures; sent += payload)
+                send_to(0, H_PIN, payload, NULL);
+            send_to(0, H_END, 0, NULL);
+        }
+        return;
+    }
+    /* Every sender's window lands while no handler is registered for it. Its bytes, less
+     * the few of fm_init's and the barrier's messages (under one packet), are in when the
+     * count reaches them: far more than the regions of fm_init hold either way. */
+    uint64_t want = (uint64_t)(nranks - 1) * (uint64_t)window;
+    fm_stats now = stats();
+    while (now.bytes_received < want && !st_failures) {
+        if (fm_extract(ctx, 0) < 0)
+            st_fail("fm_extract while the messages are held");
+        now = stats();
+    }
+    uint64_t base = recv_at_init(), held = now.mem_recv_bytes;
+    printf("rank 0: %llu bytes held, receive bytes %llu at fm_init, %llu now\n",
+           (unsigned long long)now.bytes_received, (unsigned long long)base,
+           (unsigned long long)held);
+    if (held <= base)
+        st_fail("%llu bytes held in %llu B of receive regions: they did not grow",
+                (unsigned long long)now.bytes_received, (unsigned long long)held);
+    if (fm_register_handler(ctx, H_PIN, on_pin, NULL))
+        fm_abort(ctx, 1, "FAIL: setup");
+    int all = 0;
+    while (!all && !st_failures) {
+        if (fm_wait(ctx, -1) < 0)
+            st_fail("waiting for the held messages");
+        all = pinned_in == nranks - 1;
+    }
+    uint64_t n = 2 * stats().mem_peak_bytes;
+    send_to(1, H_GO, sizeof n, &n);
+    wait_for(&ended, "rank 1's end");
+    for (int i = 0; i < 16; i++) /* what the last messages hold goes back */
+        fm_extract(ctx, 0);
+    now = stats();
+    printf("rank 0: %d messages checked; receive bytes %llu after %llu more bytes went "
+           "through\n",
+           pinned_in, (unsigned long long)now.mem_recv_bytes, (unsigned long long)n);
+    check_always(&now, "after the regions were filled again");
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2 || (strcmp(argv[1], "init") && strcmp(argv[1], "grow"))) {
-        fprintf(stderr, "usage: memory init|grow\n");
+    if (argc != 2 ||
+        (strcmp(argv[1], "init") && strcmp(argv[1], "grow") && strcmp(argv[1], "pin"))) {
+        fprintf(stderr, "usage: memory init|grow|pin\n");
         return 2;
     }
     ctx = st_init();
@@ -194,7 +345,10 @@ int main(int argc, char **argv)
         st_fail("after fm_init: %llu B of copy headers, want none",
                 (unsigned long long)at_init.mem_copy_bytes);
     printf("rank %d: send at fm_init %llu B\n", me, (unsigned long long)at_init.mem_send_bytes);
+    printf("rank %d: recv at fm_init %llu B\n", me, (unsigned long long)at_init.mem_recv_bytes);
     if (!strcmp(argv[1], "grow"))
         grow();
+    if (!strcmp(argv[1], "pin"))
+        pin();
     return st_finish(ctx, argv[1]);
 }
