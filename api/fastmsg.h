@@ -497,13 +497,14 @@ typedef struct fm_stats {
     /* Packet buffers this context holds now, in bytes (each buffer is a packet's header and
      * FM_PACKET_SIZE payload bytes, rounded up to 64; a copy header is 64 bytes); their
      * bookkeeping, and zero-copy bounce buffers (FM_ZCOPY_BOUNCE), are not counted. Receive:
-     * receive regions, whatever the job's size: each holds four packet buffers and at least
-     * 256 KiB (rounded up to 64 bytes), plus 64 bytes, and fm_init makes as many as
-     * FM_RECV_POOL needs, at least two; more exist only while every one holds packets this
-     * rank has not released (each goes again once it comes back empty). Where the provider
-     * has no multi-receive regions for packets of this size (tcp with FM_PACKET_SIZE above
-     * about 16 KiB), or with FM_RECV_POOL=0: FM_CREDITS + 1 buffers per rank, all posted from
-     * fm_init to fm_finalize (they grow with the job). Send: 2 x FM_CREDITS buffers from fm_init whatever the job's size (fewer when
+     * receive regions, whatever the job's size: each of four packets (header and
+     * FM_PACKET_SIZE) or 256 KiB, whichever is more, rounded up to 64 bytes, plus 64 bytes;
+     * fm_init makes as many as FM_RECV_POOL needs, at least two; more exist only while every
+     * one holds packets this rank has not released (each goes again once it comes back
+     * empty). Where the provider has no multi-receive regions for packets of this size (tcp
+     * with FM_PACKET_SIZE above about 16 KiB), or with FM_RECV_POOL=0: FM_CREDITS + 1
+     * buffers per rank, all posted from fm_init to fm_finalize (they grow with the job).
+     * Send: 2 x FM_CREDITS buffers from fm_init whatever the job's size (fewer when
      * the budget of fm_begin_message is smaller), more while writers need them, within that
      * budget and FM_MCAST_BUFFER, given back after every send buffer has stayed free for 4096
      * progress rounds. Copy: per-destination headers of multi-destination and forwarded
