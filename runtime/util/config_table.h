@@ -28,9 +28,9 @@
     X(FM_CREDITS, credits, INT, "8", 1, 4096,                                                      \
       "packets a sender may have in flight to one receiver (receive buffers reserved per peer)")   \
     X(FM_RECV_POOL, recv_pool, SIZE, "1M", 0, 1L << 40,                                            \
-      "bytes of receive regions that every sender's packets land in, packed, whatever the "       \
-      "job's size (where the provider has FI_MULTI_RECV; at least two regions of four packets); " \
-      "more only while packets held here pin them all; 0 = FM_CREDITS + 1 packet buffers per "    \
+      "bytes of receive regions that every sender's packets land in, packed, whatever the "        \
+      "job's size (where the provider has FI_MULTI_RECV; at least two regions of four packets); "  \
+      "more only while packets held here pin them all; 0 = FM_CREDITS + 1 packet buffers per "     \
       "rank instead, as many as the job has ranks")                                                \
     X(FM_ZCOPY, zcopy, SIZE, "32K", 0, 1L << 40,                                                   \
       "pieces of at least this many bytes travel zero-copy, as one tagged message from the "       \
