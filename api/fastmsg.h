@@ -66,12 +66,13 @@
  *
  * Flow control
  *   One credit is room for one packet that a receiver keeps for one sender; FM_CREDITS per
- *   peer. The room is in a few receive regions that every sender's packets land in, packed
- *   (FM_RECV_POOL bytes, whatever the job's size); packets a receiver holds (a message
- *   waiting for its handler, its group, or a deferred one) keep their region from being
- *   reused, and while every region is held, one more is made so packets still land: the
- *   credits bound how much can be held (tcp with packets above about 16 KiB, and
- *   FM_RECV_POOL=0: a buffer per credit per peer instead). A sender never sends a packet
+ *   peer. In a small job it is a packet buffer per credit per peer; once those would take
+ *   more than FM_RECV_POOL, the room is in a few receive regions that every sender's packets
+ *   land in, packed (FM_RECV_POOL bytes, whatever the job's size); packets a receiver holds
+ *   (a message waiting for its handler, its group, or a deferred one) keep their region from
+ *   being reused, and while every region is held, one more is made so packets still land:
+ *   the credits bound how much can be held (tcp with packets above about 16 KiB: buffers per
+ *   peer at any size). A sender never sends a packet
  *   without a credit; credits come back piggybacked on any packet going the other way, or in
  *   a credit packet once half the window is owed.
  *   Outside handlers, sending waits for credits while driving progress (so handlers keep
@@ -497,13 +498,14 @@ typedef struct fm_stats {
     /* Packet buffers this context holds now, in bytes (each buffer is a packet's header and
      * FM_PACKET_SIZE payload bytes, rounded up to 64; a copy header is 64 bytes); their
      * bookkeeping, and zero-copy bounce buffers (FM_ZCOPY_BOUNCE), are not counted. Receive:
+     * FM_CREDITS + 1 buffers per rank, all posted from fm_init to fm_finalize, while they take
+     * no more than FM_RECV_POOL (or FM_RECV_POOL is 0, or the provider has no multi-receive
+     * regions for packets of this size: tcp with FM_PACKET_SIZE above about 16 KiB); beyond,
      * receive regions, whatever the job's size: each of four packets (header and
      * FM_PACKET_SIZE) or 256 KiB, whichever is more, rounded up to 64 bytes, plus 64 bytes;
      * fm_init makes as many as FM_RECV_POOL needs, at least two; more exist only while every
      * one holds packets this rank has not released (each goes again once it comes back
-     * empty). Where the provider has no multi-receive regions for packets of this size (tcp
-     * with FM_PACKET_SIZE above about 16 KiB), or with FM_RECV_POOL=0: FM_CREDITS + 1
-     * buffers per rank, all posted from fm_init to fm_finalize (they grow with the job).
+     * empty).
      * Send: 2 x FM_CREDITS buffers from fm_init whatever the job's size (fewer when
      * the budget of fm_begin_message is smaller), more while writers need them, within that
      * budget and FM_MCAST_BUFFER, given back after every send buffer has stayed free for 4096

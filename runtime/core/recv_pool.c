@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive buffers, in one of two layouts.
  *
- * Regions (the default, where the provider has FI_MULTI_RECV): FM_RECV_POOL bytes in a few
+ * Regions (where a buffer per credit per peer would take more than FM_RECV_POOL, and the
+ * provider has FI_MULTI_RECV): FM_RECV_POOL bytes in a few
  * large regions that every sender's packets land in, packed, each taking its own length (a
  * 32-byte message takes 32 bytes, not a packet buffer). Their number does not depend on the
  * job's size. The provider lets go of a region once less than a whole packet is left in it;
@@ -11,7 +12,8 @@
  * more is made so that packets still land, and one goes again as soon as a region comes back
  * empty. How much can be pinned is bounded by the credits, as before.
  *
- * Per peer (FM_RECV_POOL=0, or a provider without FI_MULTI_RECV): FM_CREDITS + 1 buffers of a
+ * Per peer (while that fits in FM_RECV_POOL, with FM_RECV_POOL=0, or where the provider
+ * cannot take regions for packets this large): FM_CREDITS + 1 buffers of a
  * whole packet per peer, all posted at fm_init (the one spare per peer is for its credit
  * packets, which need no credit): memory grows with the job.
  *
@@ -57,21 +59,30 @@ static size_t base_regions(const fm_context *ctx)
     return n < 2 ? 2 : n;
 }
 
-size_t fm_recv_pool_multi_min(const fm_context *ctx)
-{
-    return ctx->cfg.recv_pool ? fm_recv_pool_landing(ctx) : 0;
-}
-
 static size_t per_peer_buffers(const fm_context *ctx)
 {
     return (size_t)ctx->size * (size_t)(ctx->credits + 1);
+}
+
+/* Regions where a buffer per credit per peer would take more than FM_RECV_POOL: below that
+ * the per-peer layout costs no more memory and is faster (libfabric 1.17's shm takes about
+ * 50 ns more per small message into a region, bench/README.md). */
+static int want_regions(const fm_context *ctx)
+{
+    return ctx->cfg.recv_pool &&
+           per_peer_buffers(ctx) * fm_pool_pkt_bytes(ctx) > (size_t)ctx->cfg.recv_pool;
+}
+
+size_t fm_recv_pool_multi_min(const fm_context *ctx)
+{
+    return want_regions(ctx) ? fm_recv_pool_landing(ctx) : 0;
 }
 
 size_t fm_recv_pool_depth(const fm_context *ctx)
 {
     /* Whether the transport will take regions is known only once it is open: room for either
      * layout (regions: those of fm_init and as many more made while they are pinned). */
-    size_t regions = ctx->cfg.recv_pool ? 2 * base_regions(ctx) : 0;
+    size_t regions = want_regions(ctx) ? 2 * base_regions(ctx) : 0;
     size_t buffers = per_peer_buffers(ctx);
     return regions > buffers ? regions : buffers;
 }
@@ -261,9 +272,9 @@ error:
 
 int fm_recv_pool_init(fm_context *ctx)
 {
-    if (ctx->cfg.recv_pool && ctx->tp->info.multi_recv)
+    if (want_regions(ctx) && ctx->tp->info.multi_recv)
         return init_regions(ctx);
-    if (ctx->cfg.recv_pool)
+    if (want_regions(ctx))
         fm_log(1,
                "provider %s has no multi-receive regions: FM_CREDITS + 1 receive buffers per "
                "rank instead of FM_RECV_POOL",

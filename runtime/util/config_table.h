@@ -27,11 +27,12 @@
       "payload bytes per packet (64K measured fastest on shm and tcp, bench/README.md)")           \
     X(FM_CREDITS, credits, INT, "8", 1, 4096,                                                      \
       "packets a sender may have in flight to one receiver (receive buffers reserved per peer)")   \
-    X(FM_RECV_POOL, recv_pool, SIZE, "1M", 0, 1L << 40,                                            \
-      "bytes of receive regions that every sender's packets land in, packed, whatever the "        \
-      "job's size (where the provider has FI_MULTI_RECV; at least two regions of four packets); "  \
-      "more only while packets held here pin them all; 0 = FM_CREDITS + 1 packet buffers per "     \
-      "rank instead, as many as the job has ranks")                                                \
+    X(FM_RECV_POOL, recv_pool, SIZE, "8M", 0, 1L << 40,                                            \
+      "receive memory: while FM_CREDITS + 1 packet buffers per rank fit in it, those; beyond, "    \
+      "this many bytes of receive regions that every sender's packets land in, packed, whatever "  \
+      "the job's size (where the provider has FI_MULTI_RECV for packets this large; at least two " \
+      "regions of four packets), more only while packets held here pin them all; 0 = always a "    \
+      "buffer per credit per rank")                                                                \
     X(FM_ZCOPY, zcopy, SIZE, "32K", 0, 1L << 40,                                                   \
       "pieces of at least this many bytes travel zero-copy, as one tagged message from the "       \
       "sender's buffer into the receiver's, where the provider has tagged messages; 0 = never")    \

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # fastmsg-info --memory under fastmsg-run: rank 0 alone prints the packet buffers its context
-# holds after fm_init, receive buffers exactly as fastmsg.h describes them: four regions of
-# 256 KiB and 64 bytes for the default FM_RECV_POOL (1M) with 4000-byte packets, and with
+# holds after fm_init, receive buffers exactly as fastmsg.h describes them: two regions of
+# 256 KiB and 64 bytes for FM_RECV_POOL=64K with 4000-byte packets, and with
 # FM_RECV_POOL=0 4 ranks x (FM_CREDITS + 1) buffers of the 40-byte header and FM_PACKET_SIZE
 # rounded up to 64.
 # usage: info_memory.sh FASTMSG_RUN FASTMSG_INFO
@@ -11,12 +11,13 @@ fmrun=$1 info=$2
 export FM_PROVIDER=shm FM_TIMEOUT=30 FM_CREDITS=5 FM_PACKET_SIZE=4000
 fail() { echo "FAIL: $*"; echo "$out" | sed 's/^/    /'; exit 1; }
 
-for pool in default 0; do
+for pool in 64K 0; do
   if [ "$pool" = 0 ]; then
     export FM_RECV_POOL=0
     want=$((4 * (5 + 1) * ((40 + 4000 + 63) / 64 * 64)))
   else
-    want=$((4 * (256 * 1024 + 64)))
+    export FM_RECV_POOL=64K # below the per-peer buffers (98,304 B): two regions
+    want=$((2 * (256 * 1024 + 64)))
   fi
   out=$(timeout -k 5 60 "$fmrun" -n 4 "$info" --memory 2>&1) || fail "fastmsg-info --memory exited $?"
   echo "$out"

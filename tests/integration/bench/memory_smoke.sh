@@ -14,6 +14,8 @@ capture 10 bash "$script" --providers nosuch --build "$build"
 [ "$rc" -eq 2 ] || fail "an unknown provider does not exit 2 (exit $rc)"
 [[ $err == *"unknown provider 'nosuch'"* ]] || fail "an unknown provider is not named: $err"
 
+# Below the per-peer buffers of 2 ranks (2 x 9 x 65,600 B): shm takes regions at both sizes.
+export FM_RECV_POOL=1M
 quiet 100 bash "$script" --ranks "2 4" --providers "shm tcp" --build "$build" --timeout 60
 num='[0-9]+\.[0-9]+'
 for p in shm tcp; do

@@ -48,18 +48,20 @@ static size_t reply_len;
 static uint64_t send_grown; /* rank 0: send bytes right after the reply opened */
 static int replied, got_reply;
 
-/* Receive bytes after fm_init, from fastmsg.h's description of FM_RECV_POOL: regions of
+/* Receive bytes after fm_init, from fastmsg.h's description of FM_RECV_POOL: while a buffer
+ * per credit, and one more, per rank take no more than it, those; beyond, regions of
  * four packets and at least 256 KiB (rounded up to 64 bytes, and 64 bytes more each), as
  * many as FM_RECV_POOL needs and at least two; 0: a buffer per credit, and one more, per
  * rank, as over tcp with packets larger than about 16 KiB. */
 static uint64_t recv_at_init(void)
 {
-    size_t pool = st_env_size("FM_RECV_POOL", 1024 * 1024);
+    size_t pool = st_env_size("FM_RECV_POOL", 8 * 1024 * 1024);
     const char *prov = getenv("FM_PROVIDER");
     /* tcp (rxm) takes regions only for packets within its 16 KiB eager size, less 256. */
     int rxm = prov && strstr(prov, "tcp") && HDR_LEN + st_packet_size() + 256 > 16384;
-    if (pool == 0 || rxm)
-        return (uint64_t)nranks * (uint64_t)(credits + 1) * pkt;
+    uint64_t per_peer = (uint64_t)nranks * (uint64_t)(credits + 1) * pkt;
+    if (pool == 0 || rxm || per_peer <= pool)
+        return per_peer;
     size_t region = 4 * (HDR_LEN + st_packet_size());
     if (region < 256 * 1024)
         region = 256 * 1024;

@@ -8,6 +8,8 @@
 set -u
 provider=$1 secs=$2 fmrun=$3 prog=$4
 run=$(dirname "$0")/run.sh
+# Below the per-peer buffers of 2 ranks (2 x 9 x 65,600 B): regions at both sizes.
+export FM_RECV_POOL=1M
 declare -A seen recv
 for n in 2 8; do
   out=$(bash "$run" "$provider" "$n" "$secs" "$fmrun" "$prog" init)
