@@ -38,11 +38,9 @@ void fm_pool_count(fm_context *ctx, fm_pkt_kind kind, size_t bytes, int register
         ps->bytes_peak = total;
 }
 
-void fm_pool_uncount(fm_context *ctx, fm_pkt_kind kind, size_t bytes, int registered)
+void fm_pool_uncount(fm_context *ctx, fm_pkt_kind kind, size_t bytes)
 {
     *kind_bytes(ctx, kind) -= bytes;
-    if (registered)
-        ctx->pool.bytes_registered -= bytes;
 }
 
 fm_pkt_slab *fm_pool_slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind)
@@ -86,7 +84,7 @@ static void slabs_free_until(fm_context *ctx, fm_pkt_slab *s, fm_pkt_slab *end)
     while (s != end) {
         fm_pkt_slab *next = s->next;
         slab_dereg(ctx, s);
-        *kind_bytes(ctx, s->kind) -= s->bytes;
+        fm_pool_uncount(ctx, s->kind, s->bytes);
         fm_mem_free(s->mem);
         fm_mem_free(s->pkts);
         fm_mem_free(s);

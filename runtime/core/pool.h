@@ -14,9 +14,10 @@ void fm_pool_free(fm_context *ctx);
 fm_pkt_slab *fm_pool_slab_new(fm_context *ctx, size_t n, fm_pkt_kind kind);
 void fm_pool_slabs_dereg(fm_context *ctx, fm_pkt_slab *s);
 void fm_pool_slabs_free(fm_context *ctx, fm_pkt_slab *s); /* s and the slabs after it */
-/* Count bytes of kind that came into existence (registered: with a registration), or went. */
+/* Count bytes of kind that came into existence (registered: with a registration), or went
+ * (their registration, if any, uncounted before). */
 void fm_pool_count(fm_context *ctx, fm_pkt_kind kind, size_t bytes, int registered);
-void fm_pool_uncount(fm_context *ctx, fm_pkt_kind kind, size_t bytes, int registered);
+void fm_pool_uncount(fm_context *ctx, fm_pkt_kind kind, size_t bytes);
 /* Bytes of one packet buffer: header and payload, cache-line aligned. */
 size_t fm_pool_pkt_bytes(const fm_context *ctx);
 fm_pkt *fm_pool_get_send(fm_context *ctx, int reserved);

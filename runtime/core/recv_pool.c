@@ -129,7 +129,7 @@ static void region_free(fm_context *ctx, fm_recv_region *r)
     *pp = r->next;
     rp->nregions--;
     region_dereg(ctx, r);
-    fm_pool_uncount(ctx, FM_PKT_RECV_BUF, FM_RECV_PAD + rp->region_bytes, 0);
+    fm_pool_uncount(ctx, FM_PKT_RECV_BUF, FM_RECV_PAD + rp->region_bytes);
     fm_mem_free(r->mem);
     free(r);
 }

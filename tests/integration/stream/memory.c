@@ -144,12 +144,19 @@ static void reply_in(void *buf, size_t len, int status, int sender, void *arg)
     free(buf);
 }
 
+/* The whole message into a buffer of its own, for done (which frees it). */
+static int deliver_whole(fm_stream *s, fm_deliver_fn done, void *arg)
+{
+    size_t cap = fm_stream_length(s);
+    if (fm_stream_deliver(s, malloc(cap + 1), cap, done, arg))
+        st_fail("fm_stream_deliver refused a message of %zu bytes", cap);
+    return FM_CONTINUE;
+}
+
 static int on_reply(fm_stream *s, int sender, void *arg)
 {
     (void)sender;
-    size_t cap = fm_stream_length(s);
-    fm_stream_deliver(s, malloc(cap + 1), cap, reply_in, arg);
-    return FM_CONTINUE;
+    return deliver_whole(s, reply_in, arg);
 }
 
 static void grow(void)
@@ -228,9 +235,7 @@ static void pin_in(void *buf, size_t len, int status, int sender, void *arg)
 static int on_pin(fm_stream *s, int sender, void *arg)
 {
     (void)sender;
-    size_t cap = fm_stream_length(s);
-    fm_stream_deliver(s, malloc(cap + 1), cap, pin_in, arg);
-    return FM_CONTINUE;
+    return deliver_whole(s, pin_in, arg);
 }
 
 /* Rank 1 is told how many bytes to send through the regions (rank 0's most seen). */
