@@ -111,8 +111,13 @@ struct fm_context {
     /* Messages of at most small_max bytes travel in packets of small_payload bytes, which the
      * provider injects (shm: 4 KiB): a few injects beat one larger send's slower protocol. */
     size_t small_max, small_payload;
-    int credits; /* window per peer */
-    int credit_threshold;
+    int credits; /* the largest window per peer */
+    /* Per-peer windows (window.c), where receive buffers are shared regions: on, the floor
+     * every window starts at, the credits left to grant, the senders waiting for a grant. */
+    struct {
+        int on, floor, free;
+        int *wants, nwants;
+    } win;
 
     fm_peer *peers;
     int *dirty; /* peers owing credits, to settle after a progress round */

@@ -17,20 +17,20 @@
 #include "log.h"
 #include "recv.h"
 #include "send.h"
+#include "window.h"
 
 void fm_credits_init(fm_context *ctx)
 {
-    ctx->credit_threshold = (ctx->credits + 1) / 2;
     for (int r = 0; r < ctx->size; r++) {
         fm_peer *p = &ctx->peers[r];
-        p->send_credits = ctx->credits;
+        p->send_credits = p->swin = p->rwin = ctx->credits; /* window.c may lower them */
         p->credit_pkt.kind = FM_PKT_CREDIT_BUF;
         p->credit_pkt.buf = p->credit_buf;
         p->credit_pkt.peer = r;
     }
 }
 
-static void mark_dirty(fm_context *ctx, int peer)
+void fm_credits_mark(fm_context *ctx, int peer)
 {
     fm_peer *p = &ctx->peers[peer];
     if (!p->credit_dirty) {
@@ -42,10 +42,10 @@ static void mark_dirty(fm_context *ctx, int peer)
 void fm_credits_check_starved(fm_context *ctx, int peer)
 {
     fm_peer *p = &ctx->peers[peer];
-    if (p->owed > 0 && p->owed < ctx->credit_threshold && !p->starved &&
-        fm_recv_held_packets(ctx, peer) + p->owed >= ctx->credits) {
+    if (p->owed > 0 && p->owed < fm_credits_threshold(p) && !p->starved &&
+        fm_recv_held_packets(ctx, peer) + p->owed >= p->rwin) {
         p->starved = 1;
-        mark_dirty(ctx, peer);
+        fm_credits_mark(ctx, peer);
     }
 }
 
@@ -53,8 +53,8 @@ void fm_credits_owe(fm_context *ctx, int peer)
 {
     fm_peer *p = &ctx->peers[peer];
     p->owed++;
-    if (p->owed >= ctx->credit_threshold)
-        mark_dirty(ctx, peer);
+    if (p->owed >= fm_credits_threshold(p))
+        fm_credits_mark(ctx, peer);
     else if (p->inbound) /* (packets are held only in messages in progress) */
         fm_credits_check_starved(ctx, peer);
 }
@@ -71,7 +71,7 @@ int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t piece, uint64_t rta
         p->cts_cap = cap;
     }
     p->cts[p->cts_n++] = (struct fm_cts){piece, rtag};
-    mark_dirty(ctx, peer); /* sent when this progress round settles */
+    fm_credits_mark(ctx, peer); /* sent when this progress round settles */
     return FM_OK;
 }
 
@@ -80,7 +80,7 @@ void fm_credits_packet_done(fm_context *ctx, int peer)
     fm_peer *p = &ctx->peers[peer];
     p->credit_busy = 0;
     if (p->cts_n)
-        mark_dirty(ctx, peer);
+        fm_credits_mark(ctx, peer);
 }
 
 /* Out of line: no peer of this job ever gets here. Returns the whole window. */
@@ -89,7 +89,7 @@ int fm_credits_refused(fm_context *ctx, int peer, int excess)
     ctx->drops[FM_WIRE_CREDITS_BAD]++;
     ctx->stats.dropped++;
     fm_log(1, "ignored %d credits from rank %d: more than it holds", excess, peer);
-    return ctx->credits;
+    return ctx->peers[peer].swin;
 }
 
 static int send_credit_packet(fm_context *ctx, int peer)
@@ -100,11 +100,24 @@ static int send_credit_packet(fm_context *ctx, int peer)
                      .src = (uint32_t)ctx->rank,
                      .job_key = ctx->job_key,
                      .credits = (uint16_t)fm_credits_take_owed(p)};
+    int grant = p->grant_out > 0xffff ? 0xffff : p->grant_out;
+    h.handler = (uint16_t)grant; /* window.c: requests and grants ride on any credit packet */
+    if (p->ask_out)
+        h.flags = FM_PKT_ASK;
     if (p->cts_n) { /* the piece in msg_len, the receive's tag in msg_id and seq */
-        h.flags = FM_PKT_CTS;
+        h.flags |= FM_PKT_CTS;
         h.msg_len = p->cts[0].piece;
         h.msg_id = (uint32_t)p->cts[0].rtag;
         h.seq = (uint32_t)(p->cts[0].rtag >> 32);
+    } else { /* a shrink request in seq, what is given back in msg_len */
+        if (p->revoke_out) {
+            h.flags |= FM_PKT_REVOKE;
+            h.seq = (uint32_t)p->revoke_out;
+        }
+        if (p->giveback_out) {
+            h.flags |= FM_PKT_GIVEBACK;
+            h.msg_len = (uint64_t)p->giveback_out;
+        }
     }
     fm_wire_encode(&h, p->credit_buf);
     p->credit_busy = 1;
@@ -115,6 +128,13 @@ static int send_credit_packet(fm_context *ctx, int peer)
         p->owed += h.credits;
         return rc;
     }
+    p->grant_out -= grant;
+    if (h.flags & FM_PKT_ASK)
+        p->ask_out = 0;
+    if (h.flags & FM_PKT_REVOKE)
+        p->revoke_out = 0;
+    if (h.flags & FM_PKT_GIVEBACK)
+        p->giveback_out = 0;
     if (h.flags & FM_PKT_CTS) {
         p->cts_n--;
         memmove(p->cts, p->cts + 1, (size_t)p->cts_n * sizeof *p->cts);
@@ -134,7 +154,8 @@ int fm_credits_settle(fm_context *ctx)
         int r = ctx->dirty[i];
         fm_peer *p = &ctx->peers[r];
         fm_send_flush_peer(ctx, r);
-        int owe = p->owed >= ctx->credit_threshold || (p->starved && p->owed > 0);
+        int owe = p->owed >= fm_credits_threshold(p) || (p->starved && p->owed > 0) ||
+                  fm_window_pending(p);
         if (!p->cts_n && (!owe || ctx->finalizing)) {
             p->credit_dirty = p->starved = 0;
             continue;
@@ -151,7 +172,7 @@ int fm_credits_settle(fm_context *ctx)
             continue;
         }
         p->starved = 0;
-        if (p->cts_n) /* more clear-to-sends: the next credit packet takes one */
+        if (p->cts_n || fm_window_pending(p)) /* the next credit packet takes the rest */
             ctx->dirty[keep++] = r;
         else
             p->credit_dirty = 0;

@@ -9,6 +9,14 @@
 
 void fm_credits_init(fm_context *ctx);
 void fm_credits_owe(fm_context *ctx, int peer);
+/* Peer has something to be settled after this progress round (owed credits, a clear-to-send,
+ * a window change). */
+void fm_credits_mark(fm_context *ctx, int peer);
+/* Owed credits go back in a credit packet once half of the peer's window here is owed. */
+static inline int fm_credits_threshold(const fm_peer *p)
+{
+    return (p->rwin + 1) >> 1;
+}
 /* Packets of peer's arrived and stay held: if they and what is owed fill its window, owe now. */
 void fm_credits_check_starved(fm_context *ctx, int peer);
 int fm_credits_settle(fm_context *ctx);
@@ -25,18 +33,23 @@ int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t piece, uint64_t rta
 void fm_credits_packet_done(fm_context *ctx, int peer);
 int fm_credits_refused(fm_context *ctx, int peer, int excess);
 
-/* Inline: once per packet. A peer can return only the credits it holds of ours (the window
- * less what we may still send); more comes from a malformed or forged packet: the excess is
- * ignored, and counted. */
+void fm_window_shrink(fm_context *ctx, int peer); /* window.h */
+
+/* Inline: once per packet. A peer can return only the credits it holds of ours (our window
+ * there less what we may still send); more comes from a malformed or forged packet: the
+ * excess is ignored, and counted. While the peer asks us to shrink our window there, what
+ * comes back goes back (window.c). */
 static inline void fm_credits_gained(fm_context *ctx, int peer, int n)
 {
     if (n <= 0)
         return;
     fm_peer *p = &ctx->peers[peer];
     int now = p->send_credits + n;
-    if (now > ctx->credits)
-        now = fm_credits_refused(ctx, peer, now - ctx->credits);
+    if (now > p->swin)
+        now = fm_credits_refused(ctx, peer, now - p->swin);
     p->send_credits = now;
+    if (p->shrink_to)
+        fm_window_shrink(ctx, peer);
     if (p->pending.head)
         fm_send_flush_peer(ctx, peer);
 }

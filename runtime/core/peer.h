@@ -13,6 +13,14 @@
 typedef struct fm_peer {
     int send_credits; /* packets we may still send to this peer */
     int owed;         /* credits we owe it: its packets we have freed */
+    /* Windows (window.c). As a sender: our window at this peer (send_credits, packets in
+     * flight to it, held or freed there and not yet returned), whether we asked it for more
+     * (and the request is still to send), the window it asked us to shrink to (0: none), and
+     * credits to give back to it. As a receiver: its window here (what we granted, less what
+     * it gave back), grants and a shrink request to send it, the shrink request outstanding
+     * (0: none), and whether it waits for a grant. */
+    int swin, asked, ask_out, shrink_to, giveback_out;
+    int rwin, grant_out, revoke_out, revoking, wanting;
     int credit_dirty; /* on the context's list of peers owing credits */
     int starved;      /* its whole window is held here or owed: return what is owed now */
     uint32_t next_msg_id;

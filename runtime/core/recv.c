@@ -27,6 +27,7 @@
 #include "pool.h"
 #include "recv.h"
 #include "recv_pool.h"
+#include "window.h"
 #include "zcopy.h"
 
 /* A fresh inbound stream for the message h starts, on no list yet. */
@@ -323,13 +324,15 @@ static int ready_packets(const fm_stream *s)
 }
 
 /* Whether s may wait for a later progress call: the messages of one sender that wait so
- * hold at most half its window (FM_CREDITS / 2 packets). Credits owed to it stay here until
+ * hold at most half its window (FM_CREDITS / 2 packets, or half its window here where
+ * windows are granted, window.c). Credits owed to it stay here until
  * half the window is owed (credits.c), so with at most half held the sender always has a
  * credit, or one on its way back, for what it sends next (maybe the message the deferring
  * handler waits for). */
 static int defer_fits(const fm_context *ctx, const fm_stream *s)
 {
-    return ctx->peers[s->peer].deferred_pkts + ready_packets(s) <= ctx->credits / 2;
+    const fm_peer *pr = &ctx->peers[s->peer];
+    return pr->deferred_pkts + ready_packets(s) <= pr->rwin / 2;
 }
 
 static void defer(fm_context *ctx, fm_stream *s)
@@ -381,10 +384,10 @@ FM_HOT void stream_call(fm_context *ctx, fm_stream *s, fm_handler_slot *h)
         fm_log(0,
                "handler %d left a complete %llu-byte message from rank %d unread and asked for "
                "more, but deferred messages already hold %d of the %d packets of rank %d that "
-               "may wait (FM_CREDITS / 2): the message is dropped (fm_stream_defer says so "
+               "may wait (half its window): the message is dropped (fm_stream_defer says so "
                "before the handler returns)",
                s->handler, (unsigned long long)s->avail, s->origin,
-               ctx->peers[s->peer].deferred_pkts, ctx->credits / 2, s->peer);
+               ctx->peers[s->peer].deferred_pkts, ctx->peers[s->peer].rwin / 2, s->peer);
         s->finished = 1;
     }
 }
@@ -463,7 +466,7 @@ static void release_gated(fm_context *ctx, int r)
 static void gate_valve(fm_context *ctx, int r)
 {
     fm_peer *pr = &ctx->peers[r];
-    if (!pr->gated || fm_recv_held_packets(ctx, r) + pr->owed < ctx->credits)
+    if (!pr->gated || fm_recv_held_packets(ctx, r) + pr->owed < pr->rwin)
         return;
     const fm_stream *s = pr->inbound;
     while (s && !s->gated)
@@ -472,6 +475,12 @@ static void gate_valve(fm_context *ctx, int r)
            pr->first_next);
     pr->first_next = s->msg_id;
     release_gated(ctx, r);
+}
+
+void fm_recv_window_shrunk(fm_context *ctx, int r)
+{
+    gate_valve(ctx, r);
+    fm_credits_check_starved(ctx, r);
 }
 
 /* The first packet of s has come: its turn, or it waits for an earlier one's. */
@@ -636,6 +645,26 @@ order:
     return FM_OK;
 }
 
+/* A credit packet holds no credit. What it says of windows comes around the credits it
+ * returns: a grant first (the credits may be returned from it), a shrink request after. */
+static int credit_packet(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
+{
+    int src = (int)h->src;
+    ctx->stats.credit_packets_received++;
+    if (h->handler)
+        fm_window_granted(ctx, src, h->handler);
+    fm_credits_gained(ctx, src, h->credits);
+    if (h->flags & FM_PKT_CTS)
+        fm_zcopy_cleared(ctx, src, h->msg_len, (uint64_t)h->seq << 32 | h->msg_id);
+    if (h->flags & FM_PKT_REVOKE)
+        fm_window_revoked(ctx, src, h->seq);
+    if (h->flags & FM_PKT_GIVEBACK)
+        fm_window_given_back(ctx, src, h->msg_len);
+    if (h->flags & FM_PKT_ASK)
+        fm_window_asked(ctx, src);
+    return fm_recv_pool_put(ctx, p);
+}
+
 int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
 {
     fm_wire_hdr h;
@@ -648,6 +677,8 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
     }
     fm_peer *pr = &ctx->peers[h.src];
     pr->rx++; /* heard from (fm_wait's watch) */
+    if (h.type == FM_PKT_CREDIT)
+        return credit_packet(ctx, p, &h);
     fm_credits_gained(ctx, (int)h.src, h.credits);
     if (h.type == FM_PKT_SHORT) { /* its payload moves to where every packet's is */
         if (p->region) {          /* the next message may follow at once: view it in place */
@@ -662,12 +693,6 @@ int fm_recv_packet(fm_context *ctx, fm_pkt *p, size_t len)
         h.type = FM_PKT_DATA;
         /* Its id's low 16 bits, widened: within FM_CREDITS of the id expected next (wire.h). */
         h.msg_id = pr->first_next + (uint32_t)(int16_t)(uint16_t)(h.msg_id - pr->first_next);
-    }
-    if (h.type == FM_PKT_CREDIT) {
-        ctx->stats.credit_packets_received++;
-        if (h.flags & FM_PKT_CTS)
-            fm_zcopy_cleared(ctx, (int)h.src, h.msg_len, (uint64_t)h.seq << 32 | h.msg_id);
-        return fm_recv_pool_put(ctx, p); /* credit packets hold no credit */
     }
     p->peer = (int)h.src;
     p->seq = h.seq;
@@ -824,7 +849,7 @@ int fm_recv_awaited(const fm_context *ctx, int r)
     for (const fm_stream *s = pr->inbound; s && !waiting; s = s->next)
         waiting = !s->complete;
     /* With its whole window held here it cannot send: it owes nothing then. */
-    return waiting && fm_recv_held_packets(ctx, r) + pr->owed < ctx->credits;
+    return waiting && fm_recv_held_packets(ctx, r) + pr->owed < pr->rwin;
 }
 
 static void pkts_release(fm_context *ctx, fm_pkt *p)

@@ -20,6 +20,7 @@
 #include "pool.h"
 #include "progress.h"
 #include "send.h"
+#include "window.h"
 #include "zcopy.h"
 
 /* Hand one packet with a credit to the transport, its owed credits written into its header
@@ -82,6 +83,8 @@ FM_HOT void queue(fm_context *ctx, fm_pkt *p)
     if (!peer->pending.head && peer->send_credits > 0 && packet_now(ctx, peer, p) == FM_OK)
         return;
     ctx->stats.credit_stalls++;
+    if (peer->swin < ctx->credits) /* the window limits us: ask for a larger one */
+        fm_window_ask(ctx, p->peer);
     fm_pkt_queue_push(&peer->pending, p);
 }
 

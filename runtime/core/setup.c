@@ -19,6 +19,7 @@
 #include "recv.h"
 #include "recv_pool.h"
 #include "setup.h"
+#include "window.h"
 #include "topo.h"
 #include "zcopy.h"
 
@@ -245,7 +246,9 @@ int fm_core_open(fm_context *ctx)
     fm_credits_init(ctx);
     fm_zcopy_init(ctx);
     rc = fm_pool_init(ctx);
-    return rc ? rc : fm_recv_pool_init(ctx);
+    if (!rc)
+        rc = fm_recv_pool_init(ctx);
+    return rc ? rc : fm_window_init(ctx);
 }
 
 static int sends_drained(fm_context *ctx, void *arg)
@@ -284,6 +287,7 @@ void fm_core_close(fm_context *ctx)
     ctx->topo = NULL;
     for (int r = 0; ctx->peers && r < ctx->size; r++)
         free(ctx->peers[r].cts);
+    fm_window_fini(ctx);
     free(ctx->peers);
     free(ctx->dirty);
     free(ctx->seen);

@@ -13,13 +13,18 @@
  *   20   4  seq           packet index within the message, from 0 (never wraps: a message
  *                          has at most FM_WIRE_MAX_PACKETS packets, send.c and zcopy.c)
  *   24   4  payload_len   bytes after the header
- *   28   2  handler       receiver's handler id
+ *   28   2  handler       receiver's handler id; in a credit packet, credits granted to its
+ *                          receiver (its window at the sender grows by them, window.c)
  *   30   2  credits       credits returned to the receiver of this packet (piggybacked)
  *   32   8  msg_len       the message's declared length (an upper bound until FM_PKT_LAST,
  *                          then the exact length); in a credit packet flagged FM_PKT_CTS,
  *                          the id of the zero-copy piece answered, and msg_id (low) and
  *                          seq (high) hold the tag of the receive posted for it (0: declined,
  *                          send it through packets)
+ * A credit packet flagged FM_PKT_ASK asks its receiver for a larger window there. One without
+ * FM_PKT_CTS may carry, flagged FM_PKT_REVOKE, the window its receiver should shrink to at
+ * the sender (in seq), and, flagged FM_PKT_GIVEBACK, credits of its receiver's that its
+ * sender gives back (in msg_len) (window.c).
  *
  * An FM_PKT_MCAST packet is a packet of a multicast down a tree: as FM_PKT_DATA, but the
  * payload of packet 0 starts with the multicast's descriptor (mcast_desc.h), which every
@@ -56,7 +61,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define FM_WIRE_VERSION    3
+#define FM_WIRE_VERSION    4
 #define FM_WIRE_HDR_LEN    40
 #define FM_WIRE_CREDITS_AT 30 /* where the credits sit: written last, as a packet leaves */
 
@@ -67,7 +72,16 @@ enum { FM_PKT_DATA = 1, FM_PKT_CREDIT = 2, FM_PKT_RNDV = 3, FM_PKT_MCAST = 4, FM
 #define FM_WIRE_SHORT_CREDITS_AT 16
 #define FM_WIRE_SHORT_MAX        12 /* its largest payload: 32 bytes in all */
 #define FM_WIRE_RNDV_LEN         16
-enum { FM_PKT_LAST = 1, FM_PKT_CTS = 2, FM_PKT_ABORT = 4 }; /* CTS: credit packets only */
+/* CTS, REVOKE, GIVEBACK, ASK: credit packets only; CTS without REVOKE or GIVEBACK. */
+enum {
+    FM_PKT_LAST = 1,
+    FM_PKT_CTS = 2,
+    FM_PKT_ABORT = 4,
+    FM_PKT_REVOKE = 8,
+    FM_PKT_GIVEBACK = 16,
+    FM_PKT_ASK = 32
+};
+#define FM_PKT_CREDIT_FLAGS (FM_PKT_CTS | FM_PKT_REVOKE | FM_PKT_GIVEBACK | FM_PKT_ASK)
 
 typedef struct fm_wire_hdr {
     uint8_t version, type;
@@ -241,7 +255,9 @@ static inline fm_wire_status fm_wire_decode(const void *buf, size_t len, uint64_
     if (h->job_key != job_key)
         return FM_WIRE_KEY_BAD;
     if (h->type < FM_PKT_DATA || h->type > FM_PKT_MCAST ||
-        (h->flags & ~(h->type == FM_PKT_CREDIT ? FM_PKT_CTS : FM_PKT_LAST | FM_PKT_ABORT)))
+        (h->flags & ~(h->type == FM_PKT_CREDIT ? FM_PKT_CREDIT_FLAGS : FM_PKT_LAST | FM_PKT_ABORT)))
+        return FM_WIRE_TYPE_BAD;
+    if ((h->flags & FM_PKT_CTS) && (h->flags & (FM_PKT_REVOKE | FM_PKT_GIVEBACK)))
         return FM_WIRE_TYPE_BAD;
     if ((h->flags & FM_PKT_ABORT) &&
         (h->type == FM_PKT_CREDIT || h->flags != (FM_PKT_LAST | FM_PKT_ABORT) || h->seq == 0))

@@ -97,6 +97,14 @@ static void wire_corpus(void)
     packet("credit", (fm_wire_hdr){.type = FM_PKT_CREDIT, .src = 2, .credits = 4}, NULL);
     packet("credit-cts",
            (fm_wire_hdr){.type = FM_PKT_CREDIT, .flags = FM_PKT_CTS, .msg_len = 0x10002}, NULL);
+    packet("credit-window",
+           (fm_wire_hdr){.type = FM_PKT_CREDIT,
+                         .flags = FM_PKT_REVOKE | FM_PKT_GIVEBACK,
+                         .src = 1,
+                         .handler = 30,
+                         .seq = 9,
+                         .msg_len = 7},
+           NULL);
     unsigned char rndv[FM_WIRE_RNDV_LEN];
     fm_wire_rndv_encode(1 << 20, 0x10002, rndv);
     packet("rndv",

@@ -136,7 +136,7 @@ static void window_and_threshold(void **state)
     int credits[] = {1, 2, 3, 8, 9, 4096};
     for (size_t i = 0; i < sizeof credits / sizeof credits[0]; i++) {
         fixture *f = make(credits[i]);
-        int t = f->ctx.credit_threshold;
+        int t = fm_credits_threshold(&f->ctx.peers[0]);
         assert_int_equal(t, (credits[i] + 1) / 2);
         assert_true(t >= 1 && t <= credits[i]);
         for (int r = 0; r < NPEERS; r++) {

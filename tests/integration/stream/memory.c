@@ -10,14 +10,17 @@
  *                                   least their sum. Prints "send at fm_init B" and "recv at
  *                                   fm_init B" (memory_sizes.sh checks that both are the same
  *                                   at 2 and 8 ranks).
- *   fastmsg-run -n N memory pin     ranks 1.. each send rank 0 their whole credit window of
- *                                   packets, for a handler rank 0 registers only once all of
- *                                   them are in: more than its receive regions hold. Every
- *                                   packet lands all the same (regions made while all are
- *                                   pinned: receive bytes grow), the messages run and are
- *                                   checked once the handler is there, and after rank 1 has
- *                                   sent twice the most receive bytes seen through the
- *                                   regions, they are back to their fm_init bytes.
+ *   fastmsg-run -n N memory pin     ranks 1.. each send rank 0 a message of FM_CREDITS
+ *                                   packets for a handler rank 0 registers late: what rank 0
+ *                                   holds meanwhile stays within the windows fastmsg.h
+ *                                   promises (with receive regions: 2 packets per sender and
+ *                                   the FM_RECV_POOL budget; without: FM_CREDITS per sender);
+ *                                   when that is more packets than the regions of fm_init
+ *                                   hold, regions are made while every one is pinned (receive
+ *                                   bytes grow). The messages run and are checked once the
+ *                                   handler is there, and after rank 1 has sent twice the
+ *                                   most receive bytes seen through the regions, they are
+ *                                   back to their fm_init bytes.
  *   fastmsg-run -n 2 memory grow    rank 0's handler answers rank 1's request with a reply of
  *                                   more packets than its send buffers at fm_init and its
  *                                   credits: its send buffers grow, by whole buffers, to hold
@@ -32,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { H_REQUEST, H_REPLY, H_PIN, H_GO, H_END };
+enum { H_REQUEST, H_REPLY, H_PIN, H_GO, H_END, H_FIRST, H_SECOND };
 #define M_REPLY 7
 #define M_PIN   8
 #define HDR_LEN 40 /* the packet header (wire.h), in front of each payload */
@@ -53,19 +56,29 @@ static int replied, got_reply;
  * four packets and at least 256 KiB (rounded up to 64 bytes, and 64 bytes more each), as
  * many as FM_RECV_POOL needs and at least two; 0: a buffer per credit, and one more, per
  * rank, as over tcp with packets larger than about 16 KiB. */
-static uint64_t recv_at_init(void)
+static int uses_regions(void)
 {
     size_t pool = st_env_size("FM_RECV_POOL", 8 * 1024 * 1024);
     const char *prov = getenv("FM_PROVIDER");
     /* tcp (rxm) takes regions only for packets within its 16 KiB eager size, less 256. */
     int rxm = prov && strstr(prov, "tcp") && HDR_LEN + st_packet_size() + 256 > 16384;
     uint64_t per_peer = (uint64_t)nranks * (uint64_t)(credits + 1) * pkt;
-    if (pool == 0 || rxm || per_peer <= pool)
-        return per_peer;
+    return pool != 0 && !rxm && per_peer > pool;
+}
+
+static size_t region_size(void)
+{
     size_t region = 4 * (HDR_LEN + st_packet_size());
     if (region < 256 * 1024)
         region = 256 * 1024;
-    region = (region + 63) / 64 * 64;
+    return (region + 63) / 64 * 64;
+}
+
+static uint64_t recv_at_init(void)
+{
+    if (!uses_regions())
+        return (uint64_t)nranks * (uint64_t)(credits + 1) * pkt;
+    size_t region = region_size(), pool = st_env_size("FM_RECV_POOL", 8 * 1024 * 1024);
     size_t n = (pool + region - 1) / region;
     return (uint64_t)(n < 2 ? 2 : n) * (region + 64);
 }
@@ -278,16 +291,41 @@ static void wait_for(const int *flag, const char *what)
     }
 }
 
+/* Packets the rank 0 of pin can be made to hold, from fastmsg.h: with receive regions each
+ * sender's window there starts at 2 packets and grows only out of a budget of
+ * FM_RECV_POOL / (40 + FM_PACKET_SIZE) packets shared by all; with buffers per peer every
+ * sender has its FM_CREDITS from the start. */
+static uint64_t window_bound(void)
+{
+    uint64_t senders = (uint64_t)(nranks - 1), floor = credits < 2 ? (uint64_t)credits : 2;
+    if (!uses_regions())
+        return senders * (uint64_t)credits;
+    uint64_t budget = st_env_size("FM_RECV_POOL", 8 * 1024 * 1024) / (HDR_LEN + st_packet_size());
+    uint64_t most = senders * (uint64_t)credits;
+    return senders * floor + budget < most ? senders * floor + budget : most;
+}
+
+/* Whole packets the regions of fm_init hold: each region is cut where less than a packet is
+ * left, so a region holds region / (40 + FM_PACKET_SIZE) of them. */
+static uint64_t region_packets(void)
+{
+    uint64_t landing = HDR_LEN + st_packet_size(), region = region_size();
+    return recv_at_init() / (region + 64) * (region / landing);
+}
+
 static void pin(void)
 {
     size_t payload = st_packet_size(), window = (size_t)credits * payload;
+    /* From before the barrier: senders leave it, and send, before rank 0 does. The barrier's
+     * own bytes count too (less than a packet). */
+    uint64_t start = stats().bytes_received;
     if (fm_register_handler(ctx, H_GO, on_go, NULL) ||
         fm_register_handler(ctx, H_END, on_end, NULL) || fm_barrier(ctx))
         fm_abort(ctx, 1, "FAIL: setup");
     if (me > 0) {
         if (fm_register_handler(ctx, H_PIN, on_pin, NULL))
             fm_abort(ctx, 1, "FAIL: setup");
-        send_to(0, H_PIN, window, NULL); /* the whole window: needs no credit back */
+        send_to(0, H_PIN, window, NULL); /* its largest window: more than it may have there */
         if (me == 1) {
             wait_for(&go, "rank 0's go");
             for (size_t sent = 0; sent < cycle_bytes && !st_failures; sent += payload)
@@ -296,23 +334,46 @@ static void pin(void)
         }
         return;
     }
-    /* Every sender's window lands while no handler is registered for it. Its bytes, less
-     * the few of fm_init's and the barrier's messages (under one packet), are in when the
-     * count reaches them: far more than the regions of fm_init hold either way. */
-    uint64_t want = (uint64_t)(nranks - 1) * (uint64_t)window;
+    /* Every sender sends for a handler not registered here: what lands is held. At least each
+     * sender's first two packets land (its window can never be smaller); then rank 0 goes on
+     * taking packets for TRIM_CALLS more calls (or until the bound is reached), and what is
+     * held must never exceed the bound. */
+    uint64_t floor = credits < 2 ? (uint64_t)credits : 2;
+    uint64_t least = (uint64_t)(nranks - 1) * floor * payload;
+    uint64_t bound = window_bound() * payload + payload - 1; /* (the barrier's bytes) */
     fm_stats now = stats();
-    while (now.bytes_received < want && !st_failures) {
+    long calls = 0;
+    while (now.bytes_received - start < least && !st_failures && calls++ < TRIM_CALLS) {
         if (fm_extract(ctx, 0) < 0)
             st_fail("fm_extract while the messages are held");
         now = stats();
     }
-    uint64_t base = recv_at_init(), held = now.mem_recv_bytes;
-    printf("rank 0: %llu bytes held, receive bytes %llu at fm_init, %llu now\n",
-           (unsigned long long)now.bytes_received, (unsigned long long)base,
-           (unsigned long long)held);
-    if (held <= base)
-        st_fail("%llu bytes held in %llu B of receive regions: they did not grow",
-                (unsigned long long)now.bytes_received, (unsigned long long)held);
+    for (long i = 0; i < TRIM_CALLS / 4 && now.bytes_received - start < bound && !st_failures;
+         i++) {
+        if (fm_extract(ctx, 0) < 0)
+            st_fail("fm_extract while the messages are held");
+        now = stats();
+    }
+    for (int i = 0; i < 1000; i++) /* anything beyond the bound would land now */
+        fm_extract(ctx, 0);
+    now = stats();
+    uint64_t held = now.bytes_received - start, base = recv_at_init();
+    printf("rank 0: %llu bytes held (at least %llu, at most %llu), receive bytes %llu at "
+           "fm_init, %llu now\n",
+           (unsigned long long)held, (unsigned long long)least, (unsigned long long)bound,
+           (unsigned long long)base, (unsigned long long)now.mem_recv_bytes);
+    if (held < least)
+        st_fail("only %llu bytes held after %ld calls: every sender may send 2 packets",
+                (unsigned long long)held, calls);
+    if (held > bound)
+        st_fail("%llu bytes held for a handler not registered: more than the %llu the windows "
+                "allow",
+                (unsigned long long)held, (unsigned long long)bound);
+    if (uses_regions() && held / payload > region_packets() && now.mem_recv_bytes <= base)
+        st_fail("%llu packets held, more than the %llu the regions of fm_init hold, in %llu B "
+                "of receive regions: they did not grow",
+                (unsigned long long)(held / payload), (unsigned long long)region_packets(),
+                (unsigned long long)now.mem_recv_bytes);
     if (fm_register_handler(ctx, H_PIN, on_pin, NULL))
         fm_abort(ctx, 1, "FAIL: setup");
     int all = 0;
@@ -333,11 +394,94 @@ static void pin(void)
     check_always(&now, "after the regions were filled again");
 }
 
+/* ---- take-back */
+
+static int on_held(fm_stream *s, int sender, void *arg)
+{
+    (void)sender;
+    return deliver_whole(s, pin_in, arg);
+}
+
+/* Rank 0 waits until at least `want` more bytes than `from` are in (at most TRIM_CALLS
+ * fm_extract calls), and says how many came. */
+static uint64_t take_in(uint64_t from, uint64_t want, const char *what)
+{
+    uint64_t got = 0;
+    for (long calls = 0; got < want && calls < TRIM_CALLS && !st_failures; calls++) {
+        if (fm_extract(ctx, 0) < 0)
+            st_fail("fm_extract while %s", what);
+        got = stats().bytes_received - from;
+    }
+    for (int i = 0; i < 1000; i++) /* more would land now */
+        fm_extract(ctx, 0);
+    return stats().bytes_received - from;
+}
+
+static void takeback(void)
+{
+    if (nranks != 3 || !uses_regions())
+        fm_abort(ctx, 2, "memory takeback: run with -n 3 and receive regions");
+    size_t payload = st_packet_size(), window = (size_t)credits * payload;
+    uint64_t budget = st_env_size("FM_RECV_POOL", 0) / (HDR_LEN + payload);
+    if (budget + 2 != (uint64_t)credits)
+        fm_abort(ctx, 2, "memory takeback: set FM_RECV_POOL to (FM_CREDITS - 2) packets");
+    uint64_t start = stats().bytes_received; /* (see pin) */
+    if (fm_register_handler(ctx, H_GO, on_go, NULL) ||
+        fm_register_handler(ctx, H_END, on_end, NULL) || fm_barrier(ctx))
+        fm_abort(ctx, 1, "FAIL: setup");
+    if (me > 0) { /* rank 1 streams first: its window grows to FM_CREDITS, the whole budget;
+                   * then rank 2 streams while rank 1 sits idle holding that window */
+        if (me == 1)
+            send_to(0, H_FIRST, window, NULL);
+        wait_for(&go, "rank 0's go");
+        if (me == 2)
+            send_to(0, H_SECOND, window, NULL);
+        wait_for(&ended, "rank 0's end");
+        return;
+    }
+    uint64_t first = take_in(start, window, "rank 1's message is held");
+    printf("rank 0: %llu bytes of rank 1's %zu (and the barrier's) held\n",
+           (unsigned long long)first, window);
+    if (first < window)
+        st_fail("rank 1's message: %llu bytes held, want all %zu (its window grown to "
+                "FM_CREDITS out of the budget)",
+                (unsigned long long)first, window);
+    if (fm_register_handler(ctx, H_FIRST, on_held, NULL))
+        fm_abort(ctx, 1, "FAIL: setup");
+    while (pinned_in < 1 && !st_failures)
+        if (fm_wait(ctx, -1) < 0)
+            st_fail("waiting for rank 1's message");
+    uint64_t n = 0;
+    send_to(1, H_GO, sizeof n, &n);
+    send_to(2, H_GO, sizeof n, &n);
+    /* The budget is rank 1's: rank 2 gets past its first 2 packets only with credits taken
+     * back from rank 1, which is idle. */
+    uint64_t from = stats().bytes_received;
+    uint64_t second = take_in(from, 3 * payload, "rank 2's message is held");
+    printf("rank 0: %llu bytes of rank 2's %zu held with rank 1 idle\n", (unsigned long long)second,
+           window);
+    if (second < 3 * payload)
+        st_fail("rank 2's message: %llu bytes held, no more than its first 2 packets: nothing "
+                "was taken back from idle rank 1",
+                (unsigned long long)second);
+    if (second > window)
+        st_fail("rank 2's message: %llu bytes held, more than its largest window (%zu)",
+                (unsigned long long)second, window);
+    if (fm_register_handler(ctx, H_SECOND, on_held, NULL))
+        fm_abort(ctx, 1, "FAIL: setup");
+    while (pinned_in < 2 && !st_failures)
+        if (fm_wait(ctx, -1) < 0)
+            st_fail("waiting for rank 2's message");
+    send_to(1, H_END, 0, NULL);
+    send_to(2, H_END, 0, NULL);
+    printf("rank 0: %d messages checked\n", pinned_in);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2 ||
-        (strcmp(argv[1], "init") && strcmp(argv[1], "grow") && strcmp(argv[1], "pin"))) {
-        fprintf(stderr, "usage: memory init|grow|pin\n");
+    if (argc != 2 || (strcmp(argv[1], "init") && strcmp(argv[1], "grow") &&
+                      strcmp(argv[1], "pin") && strcmp(argv[1], "takeback"))) {
+        fprintf(stderr, "usage: memory init|grow|pin|takeback\n");
         return 2;
     }
     ctx = st_init();
@@ -357,5 +501,7 @@ int main(int argc, char **argv)
         grow();
     if (!strcmp(argv[1], "pin"))
         pin();
+    if (!strcmp(argv[1], "takeback"))
+        takeback();
     return st_finish(ctx, argv[1]);
 }
