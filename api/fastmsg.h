@@ -40,7 +40,8 @@
  *   not run deferred messages), and again from each later one while it keeps returning
  *   FM_CONTINUE without finishing. A deferred message keeps its packets, and with them its
  *   sender's credits, so the budget is half the window: the deferred messages of one sender
- *   hold at most FM_CREDITS / 2 of its packets (a one-packet message is one packet), and the
+ *   hold at most half its window here (FM_CREDITS / 2, or 1 packet while its window is at
+ *   its floor: see "Flow control") (a one-packet message is one packet), and the
  *   sender always keeps credits for what it sends next. fm_stream_defer refuses beyond that
  *   (FM_EAGAIN: read or copy the message now); a handler that returns FM_CONTINUE without
  *   reading a complete message beyond the budget, without asking fm_stream_defer, loses it
@@ -65,14 +66,23 @@
  *   ordered with respect to each other.
  *
  * Flow control
- *   One credit is room for one packet that a receiver keeps for one sender; FM_CREDITS per
- *   peer. In a small job it is a packet buffer per credit per peer; once those would take
- *   more than FM_RECV_POOL, the room is in a few receive regions that every sender's packets
- *   land in, packed (FM_RECV_POOL bytes, whatever the job's size); packets a receiver holds
- *   (a message waiting for its handler, its group, or a deferred one) keep their region from
- *   being reused, and while every region is held, one more is made so packets still land:
- *   the credits bound how much can be held (tcp with packets above about 16 KiB: buffers per
- *   peer at any size). A sender never sends a packet
+ *   One credit is room for one packet that a receiver keeps for one sender. In a small job
+ *   it is a packet buffer per credit, and every sender has FM_CREDITS of every receiver from
+ *   fm_init. Once FM_CREDITS + 1 buffers per rank would take more than FM_RECV_POOL, the room
+ *   is in a few receive regions that every sender's packets land in, packed (FM_RECV_POOL
+ *   bytes, whatever the job's size), and windows are per peer: a sender starts with 2
+ *   credits of each receiver; when one of its packets has to wait for a credit it asks for
+ *   more, and the receiver grants up to FM_CREDITS out of a budget of FM_RECV_POOL /
+ *   (40 + FM_PACKET_SIZE) credits that all its senders share. When that budget is spent, the
+ *   peer holding the largest window is asked to shrink to halfway between its window and the
+ *   asker's (only if it is more than one larger), and gives back its credits as it has them
+ *   (an idle peer at once). So a receiver holds at most 2 packets per sender plus the budget,
+ *   however slow it is; the first message of more than two packets to a receiver waits one
+ *   round trip for its grant. Packets a receiver holds (a message waiting for its handler, its
+ *   group, or a deferred one) keep their region from being reused, and while every region is
+ *   held one more is made so packets still land. FM_RECV_POOL, FM_CREDITS and FM_PACKET_SIZE
+ *   must be the same on every rank. (tcp with packets above about 16 KiB: buffers per peer
+ *   and full windows at any size.) A sender never sends a packet
  *   without a credit; credits come back piggybacked on any packet going the other way, or in
  *   a credit packet once half the window is owed.
  *   Outside handlers, sending waits for credits while driving progress (so handlers keep
@@ -223,7 +233,8 @@ int fm_barrier(fm_context *ctx);
  * receive messages for id should register it before such a message arrives (before
  * fm_barrier, or before any message is sent, to be safe): a message for an id with no handler
  * waits at the receiver, holding its sender's credits, until one is registered (the sender
- * is not told; at most its window, FM_CREDITS packets, can wait so). Messages that waited
+ * is not told; at most its window there, FM_CREDITS packets or less, can wait so: see "Flow
+ * control"). Messages that waited
  * start inside this call, in the order each sender sent them; called inside a handler, the
  * registration takes effect at the next progress round, which starts them first (messages
  * for id that come meanwhile wait behind them). An id is registered once, for the
@@ -309,8 +320,8 @@ typedef struct fm_group fm_group;
 /* Create a group of the n ranks in members (in that order; this rank need not be one).
  * Local: no communication. A multicast on the group that reaches a member before it has
  * created the group waits there, neither forwarded nor handled, holding its sender's credits
- * like a message for an unregistered handler (so at most FM_CREDITS packets of one sender
- * wait so), until the member creates the group: then it starts, forwarding included, inside
+ * like a message for an unregistered handler (so at most one sender's window, FM_CREDITS
+ * packets or less, waits so), until the member creates the group: then it starts, forwarding included, inside
  * this call (or, called inside a handler, at the next progress round). members is copied.
  * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_EMPTY, FM_ERR_RANK, FM_ERR_DUPLICATE,
  * FM_ERR_NOMEM. */
@@ -433,8 +444,8 @@ int fm_stream_deliver(fm_stream *stream, void *buf, size_t cap, fm_deliver_fn do
  * (its packets hold its sender's credits). See "Handlers: a complete message, deferred".
  * Errors: FM_ERR_INVALID (stream NULL or a sending stream), FM_ERR_STATE (the message is not
  * complete: FM_CONTINUE alone waits for the rest; or it is being delivered), FM_EAGAIN (the
- * deferred messages of its sender already hold FM_CREDITS / 2 packets, or would with this
- * one: read or copy the message now). */
+ * deferred messages of its sender already hold half its window (FM_CREDITS / 2 packets, or
+ * fewer: see "Flow control"), or would with this one: read or copy the message now). */
 int fm_stream_defer(fm_stream *stream);
 
 /* Run progress without blocking: call the handlers of deferred messages again, complete

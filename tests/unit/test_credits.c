@@ -13,7 +13,10 @@
 #include <string.h>
 
 #include "credits.h"
+#include "recv.h"
+#include "recv_pool.h"
 #include "send.h"
+#include "window.h"
 #include "zcopy.h"
 
 #define KEY      0x5eed5eed5eed5eedULL
@@ -52,7 +55,14 @@ static int fake_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr 
     return FM_OK;
 }
 
-static const struct fm_tp_ops fake_ops = {.name = "fake", .send = fake_send};
+static int fake_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+{
+    (void)tp, (void)buf, (void)len, (void)mr, (void)ctx;
+    return FM_OK;
+}
+
+static const struct fm_tp_ops fake_ops = {
+    .name = "fake", .send = fake_send, .post_recv = fake_post_recv};
 
 typedef struct fixture {
     fake_tp tp;
@@ -421,6 +431,173 @@ static void sequence_numbers_never_wrap(void **state)
     free(s);
 }
 
+/* ---- per-peer windows (window.c): three ranks, each a fixture of its own, whose credit
+ * packets are carried between them by pump() through the receiving side's fm_recv_packet. */
+
+#define BUDGET 6 /* credits rank 0 may grant beyond the floors: FM_CREDITS (8) - 2 */
+
+static fixture *make_windowed(int rank)
+{
+    fixture *f = make(8);
+    static fm_recv_region some_region;
+    f->ctx.rank = rank;
+    f->ctx.rpool.regions = &some_region; /* receive buffers are regions: windows are on */
+    f->ctx.cfg.recv_pool = (BUDGET + 0.5) * (FM_WIRE_HDR_LEN + PAYLOAD);
+    assert_int_equal(fm_window_init(&f->ctx), FM_OK);
+    return f;
+}
+
+static void free_windowed(fixture *f)
+{
+    fm_window_fini(&f->ctx);
+    void *s = f;
+    teardown(&s);
+}
+
+/* Settle every rank and carry every credit packet to its destination, until none is left. */
+static void pump(fixture **w)
+{
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (int r = 0; r < NPEERS; r++)
+            assert_int_equal(fm_credits_settle(&w[r]->ctx), FM_OK);
+        for (int r = 0; r < NPEERS; r++) {
+            fake_tp *tp = &w[r]->tp;
+            for (int i = 0; i < tp->nsent; i++) {
+                sent_pkt *sp = &tp->sent[i];
+                assert_int_equal(sp->h.type, FM_PKT_CREDIT);
+                unsigned char buf[FM_WIRE_HDR_LEN];
+                fm_wire_encode(&sp->h, buf);
+                fm_pkt p = {.buf = buf, .kind = FM_PKT_RECV_BUF};
+                assert_int_equal(fm_recv_packet(&w[sp->dest]->ctx, &p, sizeof buf), FM_OK);
+                fm_credits_packet_done(&w[r]->ctx, sp->dest); /* its send completed */
+                moved = 1;
+            }
+            tp->nsent = 0;
+        }
+    }
+}
+
+/* Rank 0's view of each window is the sender's own once nothing is in flight, and together
+ * they stay within the floors and the budget. */
+static void windows_agree(fixture **w)
+{
+    int sum = 0;
+    for (int r = 1; r < NPEERS; r++) {
+        const fm_peer *mine = &w[0]->ctx.peers[r], *theirs = &w[r]->ctx.peers[0];
+        assert_int_equal(mine->rwin, theirs->swin);
+        assert_true(mine->rwin >= 2 && mine->rwin <= 8);
+        assert_true(theirs->send_credits <= theirs->swin);
+        sum += mine->rwin;
+    }
+    assert_true(sum <= 2 * (NPEERS - 1) + BUDGET);
+    assert_int_equal(sum + w[0]->ctx.win.free, 2 * (NPEERS - 1) + BUDGET);
+}
+
+static void windows(fixture **w)
+{
+    for (int r = 0; r < NPEERS; r++)
+        w[r] = make_windowed(r);
+    for (int r = 1; r < NPEERS; r++) {
+        assert_int_equal(w[r]->ctx.peers[0].swin, 2);
+        assert_int_equal(w[r]->ctx.peers[0].send_credits, 2);
+    }
+    assert_int_equal(w[0]->ctx.win.free, BUDGET);
+}
+
+static void window_grows_when_asked(void **state)
+{
+    (void)state;
+    fixture *w[NPEERS];
+    windows(w);
+    fm_window_ask(&w[1]->ctx, 0); /* rank 1's packet to rank 0 waits for a credit */
+    fm_window_ask(&w[1]->ctx, 0); /* asked once per grant */
+    pump(w);
+    assert_int_equal(w[0]->ctx.peers[1].rwin, 8);
+    assert_int_equal(w[1]->ctx.peers[0].swin, 8);
+    assert_int_equal(w[1]->ctx.peers[0].send_credits, 8);
+    assert_int_equal(w[0]->ctx.win.free, 0);
+    assert_int_equal(w[0]->ctx.stats.credit_packets_received, 1);
+    windows_agree(w);
+    for (int r = 0; r < NPEERS; r++)
+        free_windowed(w[r]);
+}
+
+static void window_taken_back_from_idle_peer(void **state)
+{
+    (void)state;
+    fixture *w[NPEERS];
+    windows(w);
+    fm_window_ask(&w[1]->ctx, 0);
+    pump(w);
+    fm_window_ask(&w[2]->ctx, 0); /* the budget is rank 1's, which is idle: all 8 at hand */
+    pump(w);
+    assert_true(w[0]->ctx.peers[2].rwin > 2);
+    assert_true(w[0]->ctx.peers[1].rwin < 8);
+    assert_int_equal(w[0]->ctx.peers[1].revoking, 0); /* the shrink is over */
+    assert_int_equal(w[0]->ctx.peers[2].rwin + w[0]->ctx.peers[1].rwin, 2 + 2 + BUDGET);
+    windows_agree(w);
+    for (int r = 0; r < NPEERS; r++)
+        free_windowed(w[r]);
+}
+
+static void window_busy_peer_gives_back_as_credits_return(void **state)
+{
+    (void)state;
+    fixture *w[NPEERS];
+    windows(w);
+    fm_window_ask(&w[1]->ctx, 0);
+    pump(w);
+    fm_peer *p1 = &w[1]->ctx.peers[0];
+    p1->send_credits = 0; /* its 8 packets are in flight to rank 0 */
+    fm_window_ask(&w[2]->ctx, 0);
+    pump(w);
+    assert_int_equal(w[0]->ctx.peers[2].rwin, 2); /* nothing to give back yet */
+    int t = p1->shrink_to;
+    assert_true(t > 2 && t < 8);
+    fm_credits_gained(&w[1]->ctx, 0, 8); /* rank 0 freed them: all beyond t go back */
+    assert_int_equal(p1->send_credits, t);
+    assert_int_equal(p1->swin, t);
+    assert_int_equal(p1->giveback_out, 8 - t);
+    pump(w);
+    assert_int_equal(p1->shrink_to, 0);
+    assert_true(w[0]->ctx.peers[2].rwin > 2);
+    windows_agree(w);
+    for (int r = 0; r < NPEERS; r++)
+        free_windowed(w[r]);
+}
+
+static void window_forged_changes_are_refused(void **state)
+{
+    (void)state;
+    fixture *w[NPEERS];
+    windows(w);
+    /* Rank 1 says it gives back more than it holds beyond its floor, and grants rank 0
+     * more than FM_CREDITS. */
+    fm_wire_hdr h = {.version = FM_WIRE_VERSION,
+                     .type = FM_PKT_CREDIT,
+                     .flags = FM_PKT_GIVEBACK,
+                     .src = 1,
+                     .job_key = KEY,
+                     .handler = 60000,
+                     .msg_len = 100};
+    unsigned char buf[FM_WIRE_HDR_LEN];
+    fm_wire_encode(&h, buf);
+    fm_pkt p = {.buf = buf, .kind = FM_PKT_RECV_BUF};
+    assert_int_equal(fm_recv_packet(&w[0]->ctx, &p, sizeof buf), FM_OK);
+    assert_int_equal(w[0]->ctx.peers[1].rwin, 2);
+    assert_int_equal(w[0]->ctx.win.free, BUDGET);
+    assert_int_equal(w[0]->ctx.peers[1].swin, 8);
+    assert_int_equal(w[0]->ctx.drops[FM_WIRE_CREDITS_BAD], 2);
+    /* A shrink request and a clear-to-send in one packet is malformed. */
+    h.flags = FM_PKT_CTS | FM_PKT_REVOKE;
+    fm_wire_encode(&h, buf);
+    fm_wire_hdr d;
+    assert_int_equal(fm_wire_decode(buf, sizeof buf, KEY, NPEERS, PAYLOAD, &d), FM_WIRE_TYPE_BAD);
+    for (int r = 0; r < NPEERS; r++)
+        free_windowed(w[r]);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup8, teardown)
 
 int main(void)
@@ -442,6 +619,10 @@ int main(void)
         T(refused_pending_packet_stays_queued),
         T(gained_never_exceeds_what_was_given),
         T(sequence_numbers_never_wrap),
+        cmocka_unit_test(window_grows_when_asked),
+        cmocka_unit_test(window_taken_back_from_idle_peer),
+        cmocka_unit_test(window_busy_peer_gives_back_as_credits_return),
+        cmocka_unit_test(window_forged_changes_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
