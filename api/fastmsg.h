@@ -321,8 +321,9 @@ typedef struct fm_group fm_group;
  * Local: no communication. A multicast on the group that reaches a member before it has
  * created the group waits there, neither forwarded nor handled, holding its sender's credits
  * like a message for an unregistered handler (so at most one sender's window, FM_CREDITS
- * packets or less, waits so), until the member creates the group: then it starts, forwarding included, inside
- * this call (or, called inside a handler, at the next progress round). members is copied.
+ * packets or less, waits so), until the member creates the group: then it starts,
+ * forwarding included, inside this call (or, called inside a handler, at the next progress
+ * round). members is copied.
  * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_EMPTY, FM_ERR_RANK, FM_ERR_DUPLICATE,
  * FM_ERR_NOMEM. */
 int fm_group_create(fm_context *ctx, const int *members, int n, fm_group **group);
