@@ -79,8 +79,10 @@
  *   (an idle peer at once). So a receiver holds at most 2 packets per sender plus the budget,
  *   however slow it is; the first message of more than two packets to a receiver waits one
  *   round trip for its grant. Packets a receiver holds (a message waiting for its handler, its
- *   group, or a deferred one) keep their region from being reused, and while every region is
- *   held one more is made so packets still land. FM_RECV_POOL, FM_CREDITS and FM_PACKET_SIZE
+ *   group, or a deferred one) keep their region from being reused; when every region is held
+ *   so, the held packets are copied out into memory of their own (each its own length) and
+ *   the regions reused, and only packets still being forwarded to a multicast child make one
+ *   more region. FM_RECV_POOL, FM_CREDITS and FM_PACKET_SIZE
  *   must be the same on every rank. (tcp with packets above about 16 KiB: buffers per peer
  *   and full windows at any size.) A sender never sends a packet
  *   without a credit; credits come back piggybacked on any packet going the other way, or in
@@ -515,9 +517,10 @@ typedef struct fm_stats {
      * regions for packets of this size: tcp with FM_PACKET_SIZE above about 16 KiB); beyond,
      * receive regions, whatever the job's size: each of four packets (header and
      * FM_PACKET_SIZE) or 256 KiB, whichever is more, rounded up to 64 bytes, plus 64 bytes;
-     * fm_init makes as many as FM_RECV_POOL needs, at least two; more exist only while every
-     * one holds packets this rank has not released (each goes again once it comes back
-     * empty).
+     * fm_init makes as many as FM_RECV_POOL needs, at least two; when every one holds packets
+     * this rank has not released, those packets are copied out (a 40-byte header's room and
+     * their payload each, counted here until released), and only if none can be (packets
+     * being forwarded) one more region is made (it goes again once it comes back empty).
      * Send: 2 x FM_CREDITS buffers from fm_init whatever the job's size (fewer when
      * the budget of fm_begin_message is smaller), more while writers need them, within that
      * budget and FM_MCAST_BUFFER, given back after every send buffer has stayed free for 4096

@@ -77,7 +77,8 @@ typedef struct fm_recv_pool_state {
     fm_pkt *free_desc;   /* idle packet descriptors for messages that land in regions */
     struct fm_recv_desc_chunk *chunks;
     fm_pkt_slab *slabs; /* the other layout: a buffer per credit per peer */
-    size_t grown;       /* regions made because every one was pinned (fm_stats) */
+    size_t grown;       /* regions made because every one was pinned (FM_STATS line) */
+    size_t moved;       /* held packets moved out of pinned regions (FM_STATS line) */
 } fm_recv_pool_state;
 
 /* Zero-copy (zcopy.c): the one zero-copy send in progress; its sender waits outside any

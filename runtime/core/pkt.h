@@ -43,6 +43,7 @@ typedef struct fm_pkt {
     uint8_t compact; /* send: a whole message behind FM_PKT_SHORT's header, which sits just
                       * before the payload (wire.h) */
     uint8_t held;    /* send: counted in the pool's held (FM_MCAST_BUFFER) */
+    uint8_t moved;   /* receive: moved out of its region into memory of its own (recv_pool.c) */
     /* An FM_PKT_RNDV packet (receive): len is the piece's length, its bytes arrive apart. */
     uint8_t zc;          /* fm_zc_state */
     uint64_t tag;        /* the piece's id (the announcement's) */

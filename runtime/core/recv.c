@@ -854,9 +854,13 @@ int fm_recv_awaited(const fm_context *ctx, int r)
 
 static void pkts_release(fm_context *ctx, fm_pkt *p)
 {
-    for (; p; p = p->next)
+    for (fm_pkt *next; p; p = next) {
+        next = p->next;
         if (p->zc)
             fm_zcopy_release(ctx, p);
+        if (p->moved) /* (its region goes with the others) */
+            fm_recv_pool_put_moved(ctx, p);
+    }
 }
 
 /* Messages still in progress at finalize: free them and their zero-copy buffers. */

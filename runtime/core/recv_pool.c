@@ -8,9 +8,12 @@
  * job's size. The provider lets go of a region once less than a whole packet is left in it;
  * the region is posted again when, besides, every packet that landed in it has been
  * released here. Packets held long (a message waiting for its handler, its group, a deferred
- * one, one a slow multicast child keeps) pin their region: when every region is pinned, one
- * more is made so that packets still land, and one goes again as soon as a region comes back
- * empty. How much can be pinned is bounded by the credits, as before.
+ * one, one a slow multicast child keeps) pin their region: when every region is pinned, the
+ * held packets of regions the provider has let go are copied out into memory of their own
+ * (each its own length), and those regions posted again; only if that frees none (every
+ * pinning packet still being forwarded from) is one more region made, which goes again as
+ * soon as a region comes back empty. How much can be held is bounded by the windows
+ * (window.c).
  *
  * Per peer (while that fits in FM_RECV_POOL, with FM_RECV_POOL=0, or where the provider
  * cannot take regions for packets this large): FM_CREDITS + 1 buffers of a
@@ -23,6 +26,7 @@
  * reads or writes a received packet's header through buf after it was decoded, so those
  * bytes, the previous message's or the pad in front of a region, are never touched. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
 #include "memory.h"
@@ -176,6 +180,68 @@ int fm_recv_pool_put_region(fm_context *ctx, fm_pkt *p)
     return FM_OK;
 }
 
+/* ---- packets moved out of pinned regions */
+
+/* Held packet p's payload into memory of its own (header room in front, as everywhere): its
+ * region loses a live packet. 0 when there is no memory (it stays). */
+static int move_out(fm_context *ctx, fm_pkt *p)
+{
+    size_t bytes = FM_WIRE_HDR_LEN + (size_t)p->len;
+    unsigned char *mem = malloc(bytes);
+    if (!mem)
+        return 0;
+    memcpy(mem + FM_WIRE_HDR_LEN, p->buf + FM_WIRE_HDR_LEN, p->len);
+    p->region->live--;
+    p->region = NULL;
+    p->buf = mem;
+    p->mr = NULL;
+    p->moved = 1;
+    fm_pool_count(ctx, FM_PKT_RECV_BUF, bytes, 0);
+    ctx->rpool.moved++;
+    return 1;
+}
+
+void fm_recv_pool_put_moved(fm_context *ctx, fm_pkt *p)
+{
+    fm_pool_uncount(ctx, FM_PKT_RECV_BUF, FM_WIRE_HDR_LEN + (size_t)p->len);
+    free(p->buf);
+    p->buf = NULL;
+    p->moved = 0;
+    p->next = ctx->rpool.free_desc;
+    ctx->rpool.free_desc = p;
+}
+
+/* Whether p pins a region the provider has let go, and may move: nothing else reads its
+ * buffer (no copy to a multicast child sends from it; not a zero-copy announcement), and
+ * the provider needs no registration of it (it may yet be forwarded from its new place). */
+static int movable(const fm_pkt *p)
+{
+    return p->region && !p->region->posted && p->refs == 1 && !p->zc && !p->mr;
+}
+
+/* Every region is pinned: move the held packets of those the provider let go (the packets
+ * of every message in progress here, whatever it waits for), then post, or free if extra,
+ * the regions that leaves empty. How many were. */
+static int unpin(fm_context *ctx)
+{
+    for (int r = 0; r < ctx->size; r++)
+        for (fm_stream *s = ctx->peers[r].inbound; s; s = s->next) {
+            for (fm_pkt *p = s->ready.head; p; p = p->next)
+                if (movable(p))
+                    move_out(ctx, p);
+            for (fm_pkt *p = s->early; p; p = p->next)
+                if (movable(p))
+                    move_out(ctx, p);
+        }
+    int freed = 0;
+    for (fm_recv_region *r = ctx->rpool.regions, *next; r; r = next) {
+        next = r->next; /* region_back may free r */
+        if (!r->posted && !r->live && region_back(ctx, r) == FM_OK)
+            freed++;
+    }
+    return freed;
+}
+
 int fm_recv_pool_tend(fm_context *ctx)
 {
     fm_recv_pool_state *rp = &ctx->rpool;
@@ -185,6 +251,8 @@ int fm_recv_pool_tend(fm_context *ctx)
     for (fm_recv_region *r = rp->regions; r; r = r->next)
         if (!r->posted && !r->live)
             return region_post(ctx, r);
+    if (unpin(ctx) && rp->nposted)
+        return FM_OK;
     fm_recv_region *r = region_new(ctx);
     if (!r) {
         fm_log(0,

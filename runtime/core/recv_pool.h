@@ -36,10 +36,12 @@ void fm_recv_pool_free(fm_context *ctx); /* memory: after */
 fm_pkt *fm_recv_pool_landed(fm_context *ctx, fm_recv_region *r, unsigned char *buf);
 /* The provider let go of region r. */
 int fm_recv_pool_region_done(fm_context *ctx, fm_recv_region *r);
-/* Each progress round, after packets were released: a region posted, or one more made when
- * every region is pinned by packets held here (so that packets still land). */
+/* Each progress round, after packets were released: a region posted, or, when every region
+ * is pinned by packets held here, those packets moved out of their regions, or one more
+ * region made (so that packets still land). */
 int fm_recv_pool_tend(fm_context *ctx);
 int fm_recv_pool_put_region(fm_context *ctx, fm_pkt *p);
+void fm_recv_pool_put_moved(fm_context *ctx, fm_pkt *p);
 
 /* A received packet's buffer goes back: into the network again (its own buffer), or out of
  * its region (which is posted again once its last packet is out and the provider let go). */
@@ -47,6 +49,10 @@ static inline int fm_recv_pool_put(fm_context *ctx, fm_pkt *p)
 {
     if (p->region)
         return fm_recv_pool_put_region(ctx, p);
+    if (p->moved) {
+        fm_recv_pool_put_moved(ctx, p);
+        return FM_OK;
+    }
     p->off = 0;
     p->next = NULL;
     /* Every failure is logged by the transport, naming its call and reason. */

@@ -16,8 +16,9 @@
  *                                   promises (with receive regions: 2 packets per sender and
  *                                   the FM_RECV_POOL budget; without: FM_CREDITS per sender);
  *                                   when that is more packets than the regions of fm_init
- *                                   hold, regions are made while every one is pinned (receive
- *                                   bytes grow). The messages run and are checked once the
+ *                                   hold, packets still land (held ones moved out of their
+ *                                   regions: receive bytes grow, by at most the held packets'
+ *                                   own bytes). The messages run and are checked once the
  *                                   handler is there, and after rank 1 has sent twice the
  *                                   most receive bytes seen through the regions, they are
  *                                   back to their fm_init bytes.
@@ -35,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { H_REQUEST, H_REPLY, H_PIN, H_GO, H_END, H_FIRST, H_SECOND };
+enum { H_REQUEST, H_REPLY, H_PIN, H_GO, H_END, H_FIRST, H_SECOND, H_BULK };
 #define M_REPLY 7
 #define M_PIN   8
 #define HDR_LEN 40 /* the packet header (wire.h), in front of each payload */
@@ -371,9 +372,15 @@ static void pin(void)
                 (unsigned long long)held, (unsigned long long)bound);
     if (uses_regions() && held / payload > region_packets() && now.mem_recv_bytes <= base)
         st_fail("%llu packets held, more than the %llu the regions of fm_init hold, in %llu B "
-                "of receive regions: they did not grow",
+                "of receive buffers: they did not grow",
                 (unsigned long long)(held / payload), (unsigned long long)region_packets(),
                 (unsigned long long)now.mem_recv_bytes);
+    uint64_t own = (held / payload + 1) * (HDR_LEN + payload); /* (+1: the barrier's) */
+    if (uses_regions() && now.mem_recv_bytes > base + own)
+        st_fail("receive bytes %llu with %llu B held: more than the regions of fm_init and the "
+                "held packets' own bytes (%llu)",
+                (unsigned long long)now.mem_recv_bytes, (unsigned long long)held,
+                (unsigned long long)(base + own));
     if (fm_register_handler(ctx, H_PIN, on_pin, NULL))
         fm_abort(ctx, 1, "FAIL: setup");
     int all = 0;
@@ -395,12 +402,6 @@ static void pin(void)
 }
 
 /* ---- take-back */
-
-static int on_held(fm_stream *s, int sender, void *arg)
-{
-    (void)sender;
-    return deliver_whole(s, pin_in, arg);
-}
 
 /* Rank 0 waits until at least `want` more bytes than `from` are in (at most TRIM_CALLS
  * fm_extract calls), and says how many came. */
@@ -446,7 +447,7 @@ static void takeback(void)
         st_fail("rank 1's message: %llu bytes held, want all %zu (its window grown to "
                 "FM_CREDITS out of the budget)",
                 (unsigned long long)first, window);
-    if (fm_register_handler(ctx, H_FIRST, on_held, NULL))
+    if (fm_register_handler(ctx, H_FIRST, on_pin, NULL))
         fm_abort(ctx, 1, "FAIL: setup");
     while (pinned_in < 1 && !st_failures)
         if (fm_wait(ctx, -1) < 0)
@@ -467,7 +468,7 @@ static void takeback(void)
     if (second > window)
         st_fail("rank 2's message: %llu bytes held, more than its largest window (%zu)",
                 (unsigned long long)second, window);
-    if (fm_register_handler(ctx, H_SECOND, on_held, NULL))
+    if (fm_register_handler(ctx, H_SECOND, on_pin, NULL))
         fm_abort(ctx, 1, "FAIL: setup");
     while (pinned_in < 2 && !st_failures)
         if (fm_wait(ctx, -1) < 0)
@@ -477,11 +478,103 @@ static void takeback(void)
     printf("rank 0: %d messages checked\n", pinned_in);
 }
 
+/* ---- scatter */
+
+static int bulk_in;
+
+static int on_bulk(fm_stream *s, int sender, void *arg)
+{
+    (void)s, (void)sender, (void)arg;
+    bulk_in++;
+    return FM_DONE; /* read nothing: the packet goes back at once */
+}
+
+static void wait_bulk(int want)
+{
+    while (bulk_in < want && !st_failures)
+        if (fm_wait(ctx, -1) < 0)
+            st_fail("waiting for rank 2's messages");
+}
+
+static void scatter(void)
+{
+    if (nranks != 4 || !uses_regions())
+        fm_abort(ctx, 2, "memory scatter: run with -n 4 and receive regions");
+    size_t payload = st_packet_size(), held_msg = 2 * payload;
+    uint64_t landing = HDR_LEN + payload, region_pkts = region_size() / landing;
+    if (recv_at_init() != 2 * (region_size() + 64))
+        fm_abort(ctx, 2, "memory scatter: set FM_RECV_POOL for the two regions of fm_init");
+    uint64_t start = stats().bytes_received; /* (see pin) */
+    if (fm_register_handler(ctx, H_GO, on_go, NULL) ||
+        fm_register_handler(ctx, H_END, on_end, NULL) ||
+        fm_register_handler(ctx, H_BULK, on_bulk, NULL) || fm_barrier(ctx))
+        fm_abort(ctx, 1, "FAIL: setup");
+    if (me > 0) { /* 1: a held message; 2: two rounds of one-packet messages rank 0 frees at
+                   * once; 3: a held message once rank 0 says so */
+        if (me == 1)
+            send_to(0, H_PIN, held_msg, NULL);
+        for (int round = 0; round < (me == 1 ? 0 : me == 2 ? 2 : 1); round++) {
+            wait_for(&go, "rank 0's go");
+            go = 0;
+            for (size_t i = 0; me == 2 && i < cycle_bytes && !st_failures; i++)
+                send_to(0, H_BULK, payload, NULL);
+            if (me == 3)
+                send_to(0, H_PIN, held_msg, NULL);
+        }
+        wait_for(&ended, "rank 0's end");
+        return;
+    }
+    /* Rank 1's packets are held in the region messages land in now; more than a region of
+     * rank 2's moves the landing on to the other region (the first, pinned, is not posted
+     * again); rank 3's packets are held in that one; two regions more of rank 2's fill it:
+     * then both regions are pinned by held packets, 2 each. */
+    uint64_t base = recv_at_init();
+    if (take_in(start, held_msg, "rank 1's message is held") < held_msg)
+        st_fail("rank 1's message did not arrive");
+    uint64_t n = region_pkts + 8;
+    send_to(2, H_GO, sizeof n, &n);
+    wait_bulk((int)n);
+    uint64_t from = stats().bytes_received;
+    send_to(3, H_GO, sizeof n, &n);
+    if (take_in(from, held_msg, "rank 3's message is held") < held_msg)
+        st_fail("rank 3's message did not arrive");
+    n = 2 * region_pkts + 8;
+    send_to(2, H_GO, sizeof n, &n);
+    wait_bulk(bulk_in + (int)n);
+    fm_stats now = stats();
+    uint64_t most = base + 4 * landing; /* the held packets' bytes on their own */
+    printf("rank 0: %d messages of rank 2 through, 4 packets held in the two regions: receive "
+           "bytes %llu at fm_init, %llu now\n",
+           bulk_in, (unsigned long long)base, (unsigned long long)now.mem_recv_bytes);
+    if (now.mem_recv_bytes > most)
+        st_fail("receive bytes %llu with 4 packets held: more than the regions of fm_init and "
+                "those packets' own bytes (%llu): the held packets were not moved out",
+                (unsigned long long)now.mem_recv_bytes, (unsigned long long)most);
+    if (now.mem_recv_bytes <= base)
+        st_fail("receive bytes %llu, as at fm_init, with both regions pinned and %d messages "
+                "through",
+                (unsigned long long)now.mem_recv_bytes, bulk_in);
+    if (fm_register_handler(ctx, H_PIN, on_pin, NULL))
+        fm_abort(ctx, 1, "FAIL: setup");
+    while (pinned_in < 2 && !st_failures)
+        if (fm_wait(ctx, -1) < 0)
+            st_fail("waiting for the held messages");
+    for (int r = 1; r < nranks; r++)
+        send_to(r, H_END, 0, NULL);
+    for (int i = 0; i < 16; i++) /* what the last messages hold goes back */
+        fm_extract(ctx, 0);
+    now = stats();
+    printf("rank 0: %d held messages checked; receive bytes %llu\n", pinned_in,
+           (unsigned long long)now.mem_recv_bytes);
+    check_always(&now, "after the held messages ran");
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2 || (strcmp(argv[1], "init") && strcmp(argv[1], "grow") &&
-                      strcmp(argv[1], "pin") && strcmp(argv[1], "takeback"))) {
-        fprintf(stderr, "usage: memory init|grow|pin|takeback\n");
+    if (argc != 2 ||
+        (strcmp(argv[1], "init") && strcmp(argv[1], "grow") && strcmp(argv[1], "pin") &&
+         strcmp(argv[1], "takeback") && strcmp(argv[1], "scatter"))) {
+        fprintf(stderr, "usage: memory init|grow|pin|takeback|scatter\n");
         return 2;
     }
     ctx = st_init();
@@ -503,5 +596,7 @@ int main(int argc, char **argv)
         pin();
     if (!strcmp(argv[1], "takeback"))
         takeback();
+    if (!strcmp(argv[1], "scatter"))
+        scatter();
     return st_finish(ctx, argv[1]);
 }
