@@ -494,8 +494,9 @@ static void windows_agree(fixture **w)
     assert_int_equal(sum + w[0]->ctx.win.free, 2 * (NPEERS - 1) + BUDGET);
 }
 
-static void windows(fixture **w)
+static int setup_windows(void **state)
 {
+    fixture **w = calloc(NPEERS, sizeof *w);
     for (int r = 0; r < NPEERS; r++)
         w[r] = make_windowed(r);
     for (int r = 1; r < NPEERS; r++) {
@@ -503,13 +504,22 @@ static void windows(fixture **w)
         assert_int_equal(w[r]->ctx.peers[0].send_credits, 2);
     }
     assert_int_equal(w[0]->ctx.win.free, BUDGET);
+    *state = w;
+    return 0;
+}
+
+static int teardown_windows(void **state)
+{
+    fixture **w = *state;
+    for (int r = 0; r < NPEERS; r++)
+        free_windowed(w[r]);
+    free(w);
+    return 0;
 }
 
 static void window_grows_when_asked(void **state)
 {
-    (void)state;
-    fixture *w[NPEERS];
-    windows(w);
+    fixture **w = *state;
     fm_window_ask(&w[1]->ctx, 0); /* rank 1's packet to rank 0 waits for a credit */
     fm_window_ask(&w[1]->ctx, 0); /* asked once per grant */
     pump(w);
@@ -519,15 +529,11 @@ static void window_grows_when_asked(void **state)
     assert_int_equal(w[0]->ctx.win.free, 0);
     assert_int_equal(w[0]->ctx.stats.credit_packets_received, 1);
     windows_agree(w);
-    for (int r = 0; r < NPEERS; r++)
-        free_windowed(w[r]);
 }
 
 static void window_taken_back_from_idle_peer(void **state)
 {
-    (void)state;
-    fixture *w[NPEERS];
-    windows(w);
+    fixture **w = *state;
     fm_window_ask(&w[1]->ctx, 0);
     pump(w);
     fm_window_ask(&w[2]->ctx, 0); /* the budget is rank 1's, which is idle: all 8 at hand */
@@ -537,15 +543,11 @@ static void window_taken_back_from_idle_peer(void **state)
     assert_int_equal(w[0]->ctx.peers[1].revoking, 0); /* the shrink is over */
     assert_int_equal(w[0]->ctx.peers[2].rwin + w[0]->ctx.peers[1].rwin, 2 + 2 + BUDGET);
     windows_agree(w);
-    for (int r = 0; r < NPEERS; r++)
-        free_windowed(w[r]);
 }
 
 static void window_busy_peer_gives_back_as_credits_return(void **state)
 {
-    (void)state;
-    fixture *w[NPEERS];
-    windows(w);
+    fixture **w = *state;
     fm_window_ask(&w[1]->ctx, 0);
     pump(w);
     fm_peer *p1 = &w[1]->ctx.peers[0];
@@ -563,15 +565,11 @@ static void window_busy_peer_gives_back_as_credits_return(void **state)
     assert_int_equal(p1->shrink_to, 0);
     assert_true(w[0]->ctx.peers[2].rwin > 2);
     windows_agree(w);
-    for (int r = 0; r < NPEERS; r++)
-        free_windowed(w[r]);
 }
 
 static void window_forged_changes_are_refused(void **state)
 {
-    (void)state;
-    fixture *w[NPEERS];
-    windows(w);
+    fixture **w = *state;
     /* Rank 1 says it gives back more than it holds beyond its floor, and grants rank 0
      * more than FM_CREDITS. */
     fm_wire_hdr h = {.version = FM_WIRE_VERSION,
@@ -594,11 +592,10 @@ static void window_forged_changes_are_refused(void **state)
     fm_wire_encode(&h, buf);
     fm_wire_hdr d;
     assert_int_equal(fm_wire_decode(buf, sizeof buf, KEY, NPEERS, PAYLOAD, &d), FM_WIRE_TYPE_BAD);
-    for (int r = 0; r < NPEERS; r++)
-        free_windowed(w[r]);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup8, teardown)
+#define W(fn) cmocka_unit_test_setup_teardown(fn, setup_windows, teardown_windows)
 
 int main(void)
 {
@@ -619,10 +616,10 @@ int main(void)
         T(refused_pending_packet_stays_queued),
         T(gained_never_exceeds_what_was_given),
         T(sequence_numbers_never_wrap),
-        cmocka_unit_test(window_grows_when_asked),
-        cmocka_unit_test(window_taken_back_from_idle_peer),
-        cmocka_unit_test(window_busy_peer_gives_back_as_credits_return),
-        cmocka_unit_test(window_forged_changes_are_refused),
+        W(window_grows_when_asked),
+        W(window_taken_back_from_idle_peer),
+        W(window_busy_peer_gives_back_as_credits_return),
+        W(window_forged_changes_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

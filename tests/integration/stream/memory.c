@@ -252,6 +252,17 @@ static int on_pin(fm_stream *s, int sender, void *arg)
     return deliver_whole(s, pin_in, arg);
 }
 
+/* Rank 0 registers the handler its held messages wait for, and waits until `total` have
+ * run and been checked. */
+static void run_held(int handler, int total, const char *what)
+{
+    if (fm_register_handler(ctx, handler, on_pin, NULL))
+        fm_abort(ctx, 1, "FAIL: setup");
+    while (pinned_in < total && !st_failures)
+        if (fm_wait(ctx, -1) < 0)
+            st_fail("waiting for %s", what);
+}
+
 /* Rank 1 is told how many bytes to send through the regions (rank 0's most seen). */
 static int on_go(fm_stream *s, int sender, void *arg)
 {
@@ -381,14 +392,7 @@ static void pin(void)
                 "held packets' own bytes (%llu)",
                 (unsigned long long)now.mem_recv_bytes, (unsigned long long)held,
                 (unsigned long long)(base + own));
-    if (fm_register_handler(ctx, H_PIN, on_pin, NULL))
-        fm_abort(ctx, 1, "FAIL: setup");
-    int all = 0;
-    while (!all && !st_failures) {
-        if (fm_wait(ctx, -1) < 0)
-            st_fail("waiting for the held messages");
-        all = pinned_in == nranks - 1;
-    }
+    run_held(H_PIN, nranks - 1, "the held messages");
     uint64_t n = 2 * stats().mem_peak_bytes;
     send_to(1, H_GO, sizeof n, &n);
     wait_for(&ended, "rank 1's end");
@@ -447,11 +451,7 @@ static void takeback(void)
         st_fail("rank 1's message: %llu bytes held, want all %zu (its window grown to "
                 "FM_CREDITS out of the budget)",
                 (unsigned long long)first, window);
-    if (fm_register_handler(ctx, H_FIRST, on_pin, NULL))
-        fm_abort(ctx, 1, "FAIL: setup");
-    while (pinned_in < 1 && !st_failures)
-        if (fm_wait(ctx, -1) < 0)
-            st_fail("waiting for rank 1's message");
+    run_held(H_FIRST, 1, "rank 1's message");
     uint64_t n = 0;
     send_to(1, H_GO, sizeof n, &n);
     send_to(2, H_GO, sizeof n, &n);
@@ -468,11 +468,7 @@ static void takeback(void)
     if (second > window)
         st_fail("rank 2's message: %llu bytes held, more than its largest window (%zu)",
                 (unsigned long long)second, window);
-    if (fm_register_handler(ctx, H_SECOND, on_pin, NULL))
-        fm_abort(ctx, 1, "FAIL: setup");
-    while (pinned_in < 2 && !st_failures)
-        if (fm_wait(ctx, -1) < 0)
-            st_fail("waiting for rank 2's message");
+    run_held(H_SECOND, 2, "rank 2's message");
     send_to(1, H_END, 0, NULL);
     send_to(2, H_END, 0, NULL);
     printf("rank 0: %d messages checked\n", pinned_in);
@@ -554,11 +550,7 @@ static void scatter(void)
         st_fail("receive bytes %llu, as at fm_init, with both regions pinned and %d messages "
                 "through",
                 (unsigned long long)now.mem_recv_bytes, bulk_in);
-    if (fm_register_handler(ctx, H_PIN, on_pin, NULL))
-        fm_abort(ctx, 1, "FAIL: setup");
-    while (pinned_in < 2 && !st_failures)
-        if (fm_wait(ctx, -1) < 0)
-            st_fail("waiting for the held messages");
+    run_held(H_PIN, 2, "the held messages");
     for (int r = 1; r < nranks; r++)
         send_to(r, H_END, 0, NULL);
     for (int i = 0; i < 16; i++) /* what the last messages hold goes back */
