@@ -81,16 +81,16 @@
  *   round trip for its grant. Packets a receiver holds (a message waiting for its handler, its
  *   group, or a deferred one) keep their region from being reused; when every region is held
  *   so, the held packets are copied out into memory of their own (each its own length) and
- *   the regions reused, and only packets still being forwarded to a multicast child make one
- *   more region. FM_RECV_POOL, FM_CREDITS and FM_PACKET_SIZE
- *   must be the same on every rank. (tcp with packets above about 16 KiB: buffers per peer
- *   and full windows at any size.) A sender never sends a packet
- *   without a credit; credits come back piggybacked on any packet going the other way, or in
- *   a credit packet once half the window is owed.
- *   Outside handlers, sending waits for credits while driving progress (so handlers keep
- *   running). Inside a handler nothing may wait (the peer may be waiting for us): packets
- *   without credit are queued in memory (at most FM_OVERFLOW bytes) and leave as credits
- *   come back; fm_begin_message returns FM_EAGAIN when that budget is used up.
+ *   the regions reused; a region with a packet that cannot move (one still being forwarded
+ *   to a multicast child, a zero-copy announcement, or any where the provider needs
+ *   registered buffers) stays, and if no region comes free one more is made. FM_RECV_POOL,
+ * FM_CREDITS and FM_PACKET_SIZE must be the same on every rank. (tcp with packets above about 16
+ * KiB: buffers per peer and full windows at any size.) A sender never sends a packet without a
+ * credit; credits come back piggybacked on any packet going the other way, or in a credit packet
+ * once half the window is owed. Outside handlers, sending waits for credits while driving progress
+ * (so handlers keep running). Inside a handler nothing may wait (the peer may be waiting for us):
+ * packets without credit are queued in memory (at most FM_OVERFLOW bytes) and leave as credits come
+ * back; fm_begin_message returns FM_EAGAIN when that budget is used up.
  *
  * Large pieces
  *   A piece of at least FM_ZCOPY bytes (default 32 KiB) given to fm_send_piece outside a
@@ -519,8 +519,9 @@ typedef struct fm_stats {
      * FM_PACKET_SIZE) or 256 KiB, whichever is more, rounded up to 64 bytes, plus 64 bytes;
      * fm_init makes as many as FM_RECV_POOL needs, at least two; when every one holds packets
      * this rank has not released, those packets are copied out (a 40-byte header's room and
-     * their payload each, counted here until released), and only if none can be (packets
-     * being forwarded) one more region is made (it goes again once it comes back empty).
+     * their payload each, counted here until released), from every region all of whose
+     * packets can move; if none can (packets being forwarded, or registration needed), one
+     * more region is made (it goes again once it comes back empty).
      * Send: 2 x FM_CREDITS buffers from fm_init whatever the job's size (fewer when
      * the budget of fm_begin_message is smaller), more while writers need them, within that
      * budget and FM_MCAST_BUFFER, given back after every send buffer has stayed free for 4096

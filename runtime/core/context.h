@@ -76,9 +76,10 @@ typedef struct fm_recv_pool_state {
     size_t region_bytes; /* where messages land in one region */
     fm_pkt *free_desc;   /* idle packet descriptors for messages that land in regions */
     struct fm_recv_desc_chunk *chunks;
-    fm_pkt_slab *slabs; /* the other layout: a buffer per credit per peer */
-    size_t grown;       /* regions made because every one was pinned (FM_STATS line) */
-    size_t moved;       /* held packets moved out of pinned regions (FM_STATS line) */
+    fm_pkt_slab *slabs;              /* the other layout: a buffer per credit per peer */
+    size_t grown;                    /* regions made because every one was pinned (FM_STATS line) */
+    size_t moved;                    /* held packets moved out of pinned regions (FM_STATS line) */
+    struct fm_recv_moved *moved_mem; /* their memory while they are held */
 } fm_recv_pool_state;
 
 /* Zero-copy (zcopy.c): the one zero-copy send in progress; its sender waits outside any

@@ -100,10 +100,14 @@ static int send_credit_packet(fm_context *ctx, int peer)
                      .src = (uint32_t)ctx->rank,
                      .job_key = ctx->job_key,
                      .credits = (uint16_t)fm_credits_take_owed(p)};
+    /* window.c: requests and grants ride on any credit packet */
     int grant = p->grant_out > 0xffff ? 0xffff : p->grant_out;
-    h.handler = (uint16_t)grant; /* window.c: requests and grants ride on any credit packet */
+    if (p->grant_ack) {
+        h.flags |= FM_PKT_GRANT;
+        h.handler = (uint16_t)grant;
+    }
     if (p->ask_out)
-        h.flags = FM_PKT_ASK;
+        h.flags |= FM_PKT_ASK;
     if (p->cts_n) { /* the piece in msg_len, the receive's tag in msg_id and seq */
         h.flags |= FM_PKT_CTS;
         h.msg_len = p->cts[0].piece;
@@ -128,7 +132,10 @@ static int send_credit_packet(fm_context *ctx, int peer)
         p->owed += h.credits;
         return rc;
     }
-    p->grant_out -= grant;
+    if (h.flags & FM_PKT_GRANT) {
+        p->grant_out -= grant;
+        p->grant_ack = p->grant_out > 0; /* (more than one packet carries) */
+    }
     if (h.flags & FM_PKT_ASK)
         p->ask_out = 0;
     if (h.flags & FM_PKT_REVOKE)

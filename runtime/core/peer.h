@@ -13,14 +13,10 @@
 typedef struct fm_peer {
     int send_credits; /* packets we may still send to this peer */
     int owed;         /* credits we owe it: its packets we have freed */
-    /* Windows (window.c). As a sender: our window at this peer (send_credits, packets in
-     * flight to it, held or freed there and not yet returned), whether we asked it for more
-     * (and the request is still to send), the window it asked us to shrink to (0: none), and
-     * credits to give back to it. As a receiver: its window here (what we granted, less what
-     * it gave back), grants and a shrink request to send it, the shrink request outstanding
-     * (0: none), and whether it waits for a grant. */
-    int swin, asked, ask_out, shrink_to, giveback_out;
-    int rwin, grant_out, revoke_out, revoking, wanting;
+    /* Windows (window.c; the rest at the end). Our window at this peer (send_credits, packets
+     * in flight to it, held or freed there and not yet returned) and the window it asked us
+     * to shrink to (0: none); its window here (what we granted, less what it gave back). */
+    int swin, shrink_to, rwin;
     int credit_dirty; /* on the context's list of peers owing credits */
     int starved;      /* its whole window is held here or owed: return what is owed now */
     uint32_t next_msg_id;
@@ -34,7 +30,8 @@ typedef struct fm_peer {
      * of its messages wait (gated) because their first packet came before that one. */
     uint32_t first_next;
     int gated;
-    int deferred_pkts; /* packets its deferred messages hold (at most FM_CREDITS / 2) */
+    int deferred_pkts; /* packets its deferred messages hold (at most half its window when
+                        * deferred: a window taken back since may leave it more) */
     /* What fm_wait watches (progress.c): packets received from it, and, while it owes this
      * rank something, the count and waiting clock when it was last seen to change. */
     uint32_t rx, watch_rx;
@@ -48,6 +45,12 @@ typedef struct fm_peer {
     } * cts;
     int cts_n, cts_cap;
     size_t bounce; /* bytes of bounce buffers its pieces hold here (FM_ZCOPY_BOUNCE) */
+    /* Windows, the less used half. As a sender: whether we asked this peer for more (and the
+     * request is still to send), credits to give back to it. As a receiver: grants and a
+     * shrink request to send it, the shrink request outstanding (0: none) and the peer it is
+     * for, and whether it waits for a grant (and is to be told it waits). */
+    int asked, ask_out, giveback_out;
+    int grant_out, grant_ack, revoke_out, revoking, revoke_for, wanting;
 } fm_peer;
 
 #endif

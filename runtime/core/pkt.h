@@ -43,7 +43,6 @@ typedef struct fm_pkt {
     uint8_t compact; /* send: a whole message behind FM_PKT_SHORT's header, which sits just
                       * before the payload (wire.h) */
     uint8_t held;    /* send: counted in the pool's held (FM_MCAST_BUFFER) */
-    uint8_t moved;   /* receive: moved out of its region into memory of its own (recv_pool.c) */
     /* An FM_PKT_RNDV packet (receive): len is the piece's length, its bytes arrive apart. */
     uint8_t zc;          /* fm_zc_state */
     uint64_t tag;        /* the piece's id (the announcement's) */
@@ -59,8 +58,8 @@ typedef struct fm_pkt {
     int refs;
     struct fm_pkt *payload; /* FM_PKT_COPY_BUF: the packet whose payload it sends */
     /* A received packet that landed in a multi-receive region (recv_pool.c): that region,
-     * which it keeps from being posted again until it is released; NULL for a buffer of its
-     * own. */
+     * which it keeps from being posted again until it is released (or, once moved out of it,
+     * a marker for memory of its own); NULL for a buffer of its own. */
     struct fm_recv_region *region;
 } fm_pkt;
 

@@ -479,8 +479,12 @@ static void gate_valve(fm_context *ctx, int r)
 
 void fm_recv_window_shrunk(fm_context *ctx, int r)
 {
+    fm_peer *pr = &ctx->peers[r];
+    if (pr->owed >= fm_credits_threshold(pr)) /* the threshold came down past what is owed */
+        fm_credits_mark(ctx, r);
+    else
+        fm_credits_check_starved(ctx, r);
     gate_valve(ctx, r);
-    fm_credits_check_starved(ctx, r);
 }
 
 /* The first packet of s has come: its turn, or it waits for an earlier one's. */
@@ -651,7 +655,7 @@ static int credit_packet(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
 {
     int src = (int)h->src;
     ctx->stats.credit_packets_received++;
-    if (h->handler)
+    if (h->flags & FM_PKT_GRANT)
         fm_window_granted(ctx, src, h->handler);
     fm_credits_gained(ctx, src, h->credits);
     if (h->flags & FM_PKT_CTS)
@@ -854,13 +858,9 @@ int fm_recv_awaited(const fm_context *ctx, int r)
 
 static void pkts_release(fm_context *ctx, fm_pkt *p)
 {
-    for (fm_pkt *next; p; p = next) {
-        next = p->next;
+    for (; p; p = p->next)
         if (p->zc)
             fm_zcopy_release(ctx, p);
-        if (p->moved) /* (its region goes with the others) */
-            fm_recv_pool_put_moved(ctx, p);
-    }
 }
 
 /* Messages still in progress at finalize: free them and their zero-copy buffers. */

@@ -10,8 +10,9 @@
  * released here. Packets held long (a message waiting for its handler, its group, a deferred
  * one, one a slow multicast child keeps) pin their region: when every region is pinned, the
  * held packets of regions the provider has let go are copied out into memory of their own
- * (each its own length), and those regions posted again; only if that frees none (every
- * pinning packet still being forwarded from) is one more region made, which goes again as
+ * (each its own length), from every region all of whose packets can move, and those regions
+ * posted again; only if that frees none (a packet still being forwarded from in each, a
+ * zero-copy announcement, registered memory) is one more region made, which goes again as
  * soon as a region comes back empty. How much can be held is bounded by the windows
  * (window.c).
  *
@@ -25,6 +26,7 @@
  * before where it landed (its own buffer: the payload is moved instead, recv.c). Nothing
  * reads or writes a received packet's header through buf after it was decoded, so those
  * bytes, the previous message's or the pad in front of a region, are never touched. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +164,11 @@ static int region_back(fm_context *ctx, fm_recv_region *r)
     return region_post(ctx, r);
 }
 
+struct fm_recv_moved;
+static fm_recv_region moved_out; /* the region of every moved packet (below) */
+static struct fm_recv_moved *moved_of(const fm_pkt *p);
+static void moved_free(fm_context *ctx, struct fm_recv_moved *m);
+
 int fm_recv_pool_region_done(fm_context *ctx, fm_recv_region *r)
 {
     r->posted = 0;
@@ -175,6 +182,10 @@ int fm_recv_pool_put_region(fm_context *ctx, fm_pkt *p)
     p->region = NULL;
     p->next = ctx->rpool.free_desc;
     ctx->rpool.free_desc = p;
+    if (r == &moved_out) {
+        moved_free(ctx, moved_of(p));
+        return FM_OK;
+    }
     if (--r->live == 0 && !r->posted)
         return region_back(ctx, r);
     return FM_OK;
@@ -182,33 +193,52 @@ int fm_recv_pool_put_region(fm_context *ctx, fm_pkt *p)
 
 /* ---- packets moved out of pinned regions */
 
+/* A moved packet's memory: linked with the others (fm_finalize frees what is left, whatever
+ * still held it), then room for a header and the payload. */
+struct fm_recv_moved {
+    struct fm_recv_moved *next, **prev;
+    size_t bytes;
+    _Alignas(16) unsigned char mem[];
+};
+
 /* Held packet p's payload into memory of its own (header room in front, as everywhere): its
  * region loses a live packet. 0 when there is no memory (it stays). */
 static int move_out(fm_context *ctx, fm_pkt *p)
 {
+    fm_recv_pool_state *rp = &ctx->rpool;
     size_t bytes = FM_WIRE_HDR_LEN + (size_t)p->len;
-    unsigned char *mem = malloc(bytes);
-    if (!mem)
+    struct fm_recv_moved *m = malloc(sizeof *m + bytes);
+    if (!m)
         return 0;
-    memcpy(mem + FM_WIRE_HDR_LEN, p->buf + FM_WIRE_HDR_LEN, p->len);
+    memcpy(m->mem + FM_WIRE_HDR_LEN, p->buf + FM_WIRE_HDR_LEN, p->len);
+    m->bytes = bytes;
+    m->next = rp->moved_mem;
+    m->prev = &rp->moved_mem;
+    if (m->next)
+        m->next->prev = &m->next;
+    rp->moved_mem = m;
     p->region->live--;
-    p->region = NULL;
-    p->buf = mem;
+    p->region->movable--; /* (still all of what is left, for move_if_all) */
+    p->region = &moved_out;
+    p->buf = m->mem;
     p->mr = NULL;
-    p->moved = 1;
     fm_pool_count(ctx, FM_PKT_RECV_BUF, bytes, 0);
-    ctx->rpool.moved++;
+    rp->moved++;
     return 1;
 }
 
-void fm_recv_pool_put_moved(fm_context *ctx, fm_pkt *p)
+static struct fm_recv_moved *moved_of(const fm_pkt *p)
 {
-    fm_pool_uncount(ctx, FM_PKT_RECV_BUF, FM_WIRE_HDR_LEN + (size_t)p->len);
-    free(p->buf);
-    p->buf = NULL;
-    p->moved = 0;
-    p->next = ctx->rpool.free_desc;
-    ctx->rpool.free_desc = p;
+    return (struct fm_recv_moved *)(p->buf - offsetof(struct fm_recv_moved, mem));
+}
+
+static void moved_free(fm_context *ctx, struct fm_recv_moved *m)
+{
+    *m->prev = m->next;
+    if (m->next)
+        m->next->prev = m->prev;
+    fm_pool_uncount(ctx, FM_PKT_RECV_BUF, m->bytes);
+    free(m);
 }
 
 /* Whether p pins a region the provider has let go, and may move: nothing else reads its
@@ -216,30 +246,50 @@ void fm_recv_pool_put_moved(fm_context *ctx, fm_pkt *p)
  * the provider needs no registration of it (it may yet be forwarded from its new place). */
 static int movable(const fm_pkt *p)
 {
-    return p->region && !p->region->posted && p->refs == 1 && !p->zc && !p->mr;
+    return p->region && p->region != &moved_out && !p->region->posted && p->refs == 1 && !p->zc &&
+           !p->mr;
 }
 
-/* Every region is pinned: move the held packets of those the provider let go (the packets
- * of every message in progress here, whatever it waits for), then post, or free if extra,
- * the regions that leaves empty. How many were. */
-static int unpin(fm_context *ctx)
+/* Calls fn on every packet of every message in progress here (whatever it waits for). */
+static void each_held(fm_context *ctx, void (*fn)(fm_context *, fm_pkt *))
 {
     for (int r = 0; r < ctx->size; r++)
         for (fm_stream *s = ctx->peers[r].inbound; s; s = s->next) {
             for (fm_pkt *p = s->ready.head; p; p = p->next)
-                if (movable(p))
-                    move_out(ctx, p);
+                fn(ctx, p);
             for (fm_pkt *p = s->early; p; p = p->next)
-                if (movable(p))
-                    move_out(ctx, p);
+                fn(ctx, p);
         }
-    int freed = 0;
-    for (fm_recv_region *r = ctx->rpool.regions, *next; r; r = next) {
-        next = r->next; /* region_back may free r */
-        if (!r->posted && !r->live && region_back(ctx, r) == FM_OK)
-            freed++;
-    }
-    return freed;
+}
+
+static void count_movable(fm_context *ctx, fm_pkt *p)
+{
+    (void)ctx;
+    if (movable(p))
+        p->region->movable++;
+}
+
+/* Only out of regions that every live packet can leave: from others it would cost memory and
+ * free nothing. */
+static void move_if_all(fm_context *ctx, fm_pkt *p)
+{
+    if (movable(p) && p->region->movable == p->region->live)
+        move_out(ctx, p);
+}
+
+/* Every region is pinned: move the held packets of those the provider let go, where all can
+ * move, and post those regions again. How many were posted. */
+static int unpin(fm_context *ctx)
+{
+    for (fm_recv_region *r = ctx->rpool.regions; r; r = r->next)
+        r->movable = 0;
+    each_held(ctx, count_movable);
+    each_held(ctx, move_if_all);
+    int posted = 0;
+    for (fm_recv_region *r = ctx->rpool.regions; r; r = r->next)
+        if (!r->posted && !r->live && region_post(ctx, r) == FM_OK)
+            posted++;
+    return posted;
 }
 
 int fm_recv_pool_tend(fm_context *ctx)
@@ -368,6 +418,8 @@ void fm_recv_pool_free(fm_context *ctx)
         free(c);
     }
     rp->free_desc = NULL;
+    while (rp->moved_mem) /* held to the end (a message never handled) */
+        moved_free(ctx, rp->moved_mem);
     fm_pool_slabs_free(ctx, rp->slabs);
     rp->slabs = NULL;
 }

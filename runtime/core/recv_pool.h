@@ -12,8 +12,9 @@ typedef struct fm_recv_region {
     unsigned char *mem;  /* the allocation: a pad, then where messages land */
     unsigned char *land; /* where messages land (region_bytes of them) */
     fm_tp_mr *mr;
-    size_t live; /* packets landed in it and not yet released */
-    int posted;  /* with the provider: no REGION_DONE yet */
+    size_t live;    /* packets landed in it and not yet released */
+    size_t movable; /* of those, how many could move out of it now (recv_pool.c's unpin) */
+    int posted;     /* with the provider: no REGION_DONE yet */
 } fm_recv_region;
 
 /* The largest message a peer sends: a packet's header and FM_PACKET_SIZE payload bytes. */
@@ -40,8 +41,7 @@ int fm_recv_pool_region_done(fm_context *ctx, fm_recv_region *r);
  * is pinned by packets held here, those packets moved out of their regions, or one more
  * region made (so that packets still land). */
 int fm_recv_pool_tend(fm_context *ctx);
-int fm_recv_pool_put_region(fm_context *ctx, fm_pkt *p);
-void fm_recv_pool_put_moved(fm_context *ctx, fm_pkt *p);
+int fm_recv_pool_put_region(fm_context *ctx, fm_pkt *p); /* (and moved-out packets) */
 
 /* A received packet's buffer goes back: into the network again (its own buffer), or out of
  * its region (which is posted again once its last packet is out and the provider let go). */
@@ -49,10 +49,6 @@ static inline int fm_recv_pool_put(fm_context *ctx, fm_pkt *p)
 {
     if (p->region)
         return fm_recv_pool_put_region(ctx, p);
-    if (p->moved) {
-        fm_recv_pool_put_moved(ctx, p);
-        return FM_OK;
-    }
     p->off = 0;
     p->next = NULL;
     /* Every failure is logged by the transport, naming its call and reason. */

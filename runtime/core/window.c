@@ -14,7 +14,10 @@
  * - when the budget is spent, the peer holding the largest window, if it is more than one
  *   above the asker's, is asked to shrink to halfway between the two: it gives back at once
  *   the credits it holds unused (an idle peer holds all of them) and the rest as they come
- *   back to it, and what comes back goes to the senders that asked, in order.
+ *   back to it; what comes back goes to the sender it was taken back for first, then to the
+ *   others waiting, in the order they asked. A request that can be neither granted nor
+ *   served by taking back (every window is within one of the asker's) is answered with an
+ *   empty grant, so that the sender may ask again when it next stalls.
  *
  * So a receiver holds at most ranks x floor + budget packets, however slow it is, and a
  * sender that streams gets a full window while the budget lasts or others are idle. Both
@@ -68,18 +71,28 @@ void fm_window_fini(fm_context *ctx)
 
 /* ---- as a receiver */
 
+/* Grant n credits (maybe none: the request is answered all the same). */
 static void grant(fm_context *ctx, int peer, int n)
 {
     fm_peer *p = &ctx->peers[peer];
     p->rwin += n;
     p->grant_out += n;
+    p->grant_ack = 1;
     ctx->win.free -= n;
     fm_credits_mark(ctx, peer);
 }
 
+/* All the budget allows, up to FM_CREDITS, to a sender that waits for it. */
+static void grant_most(fm_context *ctx, int peer)
+{
+    fm_peer *p = &ctx->peers[peer];
+    if (ctx->win.free > 0 && !p->revoking && p->rwin < ctx->credits)
+        grant(ctx, peer, min_int(ctx->credits - p->rwin, ctx->win.free));
+}
+
 /* Ask the peer holding the largest window, more than one above the wanter's, to shrink to
- * halfway between the two; one request per peer at a time. */
-static void take_back(fm_context *ctx, int wanter)
+ * halfway between the two, for the wanter; one request per peer at a time. 0: none to ask. */
+static int take_back(fm_context *ctx, int wanter)
 {
     int mine = ctx->peers[wanter].rwin, best = -1, most = mine + 1;
     for (int r = 0; r < ctx->size; r++) {
@@ -90,26 +103,34 @@ static void take_back(fm_context *ctx, int wanter)
         }
     }
     if (best < 0)
-        return;
+        return 0;
     fm_peer *q = &ctx->peers[best];
     q->revoking = q->revoke_out = (most + mine) / 2; /* above mine, so above the floor */
+    q->revoke_for = wanter + 1;
+    q->wanting = 0; /* it waits for nothing now (and leaves the list) */
     fm_credits_mark(ctx, best);
+    return 1;
 }
 
 void fm_window_asked(fm_context *ctx, int peer)
 {
     fm_peer *p = &ctx->peers[peer];
-    if (!ctx->win.on || ctx->finalizing || p->revoking || p->rwin >= ctx->credits)
+    if (!ctx->win.on || ctx->finalizing)
         return;
+    if (p->revoking || p->rwin >= ctx->credits) {
+        grant(ctx, peer, 0); /* nothing for it now */
+        return;
+    }
     if (ctx->win.free > 0) {
-        grant(ctx, peer, min_int(ctx->credits - p->rwin, ctx->win.free));
+        grant_most(ctx, peer);
         return;
     }
     if (!p->wanting) {
         p->wanting = 1;
         ctx->win.wants[ctx->win.nwants++] = peer;
     }
-    take_back(ctx, peer);
+    if (!take_back(ctx, peer))
+        grant(ctx, peer, 0); /* every window is within one of its: it may ask again later */
 }
 
 /* What was given back goes to the senders waiting for it, in the order they asked. */
@@ -119,9 +140,9 @@ static void serve_wanters(fm_context *ctx)
     for (int i = 0; i < ctx->win.nwants; i++) {
         int r = ctx->win.wants[i];
         fm_peer *q = &ctx->peers[r];
-        if (ctx->win.free > 0 && !q->revoking && q->rwin < ctx->credits)
-            grant(ctx, r, min_int(ctx->credits - q->rwin, ctx->win.free));
-        if (q->rwin < ctx->credits)
+        if (q->wanting)
+            grant_most(ctx, r);
+        if (q->wanting && q->rwin < ctx->credits)
             ctx->win.wants[keep++] = r;
         else
             q->wanting = 0;
@@ -144,8 +165,10 @@ void fm_window_given_back(fm_context *ctx, int peer, uint64_t n)
         return;
     p->rwin -= (int)n;
     ctx->win.free += (int)n;
+    if (p->revoke_for) /* the sender it was taken back for comes first */
+        grant_most(ctx, p->revoke_for - 1);
     if (p->revoking && p->rwin <= p->revoking)
-        p->revoking = 0;
+        p->revoking = p->revoke_for = 0;
     serve_wanters(ctx);
     fm_recv_window_shrunk(ctx, peer);
 }
@@ -170,7 +193,7 @@ void fm_window_granted(fm_context *ctx, int peer, int n)
     }
     p->swin += n;
     p->send_credits += n;
-    p->asked = 0; /* it may ask again when it runs short again */
+    p->asked = 0; /* answered: it may ask again when it runs short again */
     if (p->shrink_to)
         fm_window_shrink(ctx, peer);
     if (p->pending.head)

@@ -34,7 +34,7 @@ void fm_window_shrink(fm_context *ctx, int peer);
 /* Window changes to send peer in the next credit packet. */
 static inline int fm_window_pending(const fm_peer *p)
 {
-    return p->ask_out || p->grant_out || p->revoke_out || p->giveback_out;
+    return p->ask_out || p->grant_ack || p->revoke_out || p->giveback_out;
 }
 
 #endif

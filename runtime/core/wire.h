@@ -13,8 +13,9 @@
  *   20   4  seq           packet index within the message, from 0 (never wraps: a message
  *                          has at most FM_WIRE_MAX_PACKETS packets, send.c and zcopy.c)
  *   24   4  payload_len   bytes after the header
- *   28   2  handler       receiver's handler id; in a credit packet, credits granted to its
- *                          receiver (its window at the sender grows by them, window.c)
+ *   28   2  handler       receiver's handler id; in a credit packet flagged FM_PKT_GRANT,
+ *                          credits granted to its receiver (its window at the sender grows
+ *                          by them, window.c; 0: its request is answered, nothing granted)
  *   30   2  credits       credits returned to the receiver of this packet (piggybacked)
  *   32   8  msg_len       the message's declared length (an upper bound until FM_PKT_LAST,
  *                          then the exact length); in a credit packet flagged FM_PKT_CTS,
@@ -72,16 +73,18 @@ enum { FM_PKT_DATA = 1, FM_PKT_CREDIT = 2, FM_PKT_RNDV = 3, FM_PKT_MCAST = 4, FM
 #define FM_WIRE_SHORT_CREDITS_AT 16
 #define FM_WIRE_SHORT_MAX        12 /* its largest payload: 32 bytes in all */
 #define FM_WIRE_RNDV_LEN         16
-/* CTS, REVOKE, GIVEBACK, ASK: credit packets only; CTS without REVOKE or GIVEBACK. */
+/* CTS, REVOKE, GIVEBACK, ASK, GRANT: credit packets only; CTS without REVOKE or GIVEBACK. */
 enum {
     FM_PKT_LAST = 1,
     FM_PKT_CTS = 2,
     FM_PKT_ABORT = 4,
     FM_PKT_REVOKE = 8,
     FM_PKT_GIVEBACK = 16,
-    FM_PKT_ASK = 32
+    FM_PKT_ASK = 32,
+    FM_PKT_GRANT = 64
 };
-#define FM_PKT_CREDIT_FLAGS (FM_PKT_CTS | FM_PKT_REVOKE | FM_PKT_GIVEBACK | FM_PKT_ASK)
+#define FM_PKT_CREDIT_FLAGS                                                                        \
+    (FM_PKT_CTS | FM_PKT_REVOKE | FM_PKT_GIVEBACK | FM_PKT_ASK | FM_PKT_GRANT)
 
 typedef struct fm_wire_hdr {
     uint8_t version, type;

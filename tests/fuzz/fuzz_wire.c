@@ -37,10 +37,10 @@ static void check_valid(const uint8_t *data, size_t size, uint64_t key, int nran
     FUZZ_CHECK((size_t)h->payload_len == size - FM_WIRE_HDR_LEN);
     FUZZ_CHECK(h->payload_len <= max_payload);
     if (h->type == FM_PKT_CREDIT) {
-        /* A clear-to-send, a window request, a shrink request, a give-back; the last two
-         * never beside a clear-to-send (they use its fields). */
-        FUZZ_CHECK(h->payload_len == 0 &&
-                   !(h->flags & ~(FM_PKT_CTS | FM_PKT_ASK | FM_PKT_REVOKE | FM_PKT_GIVEBACK)));
+        /* A clear-to-send, a window request, a grant, a shrink request, a give-back; the
+         * last two never beside a clear-to-send (they use its fields). */
+        FUZZ_CHECK(h->payload_len == 0 && !(h->flags & ~(FM_PKT_CTS | FM_PKT_ASK | FM_PKT_GRANT |
+                                                         FM_PKT_REVOKE | FM_PKT_GIVEBACK)));
         FUZZ_CHECK(!(h->flags & FM_PKT_CTS) || !(h->flags & (FM_PKT_REVOKE | FM_PKT_GIVEBACK)));
     } else {
         FUZZ_CHECK(!(h->flags & ~(FM_PKT_LAST | FM_PKT_ABORT)));

@@ -99,7 +99,7 @@ static void wire_corpus(void)
            (fm_wire_hdr){.type = FM_PKT_CREDIT, .flags = FM_PKT_CTS, .msg_len = 0x10002}, NULL);
     packet("credit-window",
            (fm_wire_hdr){.type = FM_PKT_CREDIT,
-                         .flags = FM_PKT_REVOKE | FM_PKT_GIVEBACK,
+                         .flags = FM_PKT_REVOKE | FM_PKT_GIVEBACK | FM_PKT_GRANT | FM_PKT_ASK,
                          .src = 1,
                          .handler = 30,
                          .seq = 9,

@@ -20,7 +20,7 @@
 #include "zcopy.h"
 
 #define KEY      0x5eed5eed5eed5eedULL
-#define NPEERS   3
+#define NPEERS   4
 #define MAX_SENT 64
 #define PAYLOAD  16
 
@@ -454,27 +454,32 @@ static void free_windowed(fixture *f)
     teardown(&s);
 }
 
-/* Settle every rank and carry every credit packet to its destination, until none is left. */
+/* Settle rank r and carry the credit packets it sends to their destinations. 1: some. */
+static int pump_from(fixture **w, int r)
+{
+    assert_int_equal(fm_credits_settle(&w[r]->ctx), FM_OK);
+    fake_tp *tp = &w[r]->tp;
+    int n = tp->nsent;
+    for (int i = 0; i < n; i++) {
+        sent_pkt *sp = &tp->sent[i];
+        assert_int_equal(sp->h.type, FM_PKT_CREDIT);
+        unsigned char buf[FM_WIRE_HDR_LEN];
+        fm_wire_encode(&sp->h, buf);
+        fm_pkt p = {.buf = buf, .kind = FM_PKT_RECV_BUF};
+        assert_int_equal(fm_recv_packet(&w[sp->dest]->ctx, &p, sizeof buf), FM_OK);
+        fm_credits_packet_done(&w[r]->ctx, sp->dest); /* its send completed */
+    }
+    tp->nsent = 0;
+    return n > 0;
+}
+
+/* Every rank, until no credit packet is left. */
 static void pump(fixture **w)
 {
     for (int moved = 1; moved;) {
         moved = 0;
         for (int r = 0; r < NPEERS; r++)
-            assert_int_equal(fm_credits_settle(&w[r]->ctx), FM_OK);
-        for (int r = 0; r < NPEERS; r++) {
-            fake_tp *tp = &w[r]->tp;
-            for (int i = 0; i < tp->nsent; i++) {
-                sent_pkt *sp = &tp->sent[i];
-                assert_int_equal(sp->h.type, FM_PKT_CREDIT);
-                unsigned char buf[FM_WIRE_HDR_LEN];
-                fm_wire_encode(&sp->h, buf);
-                fm_pkt p = {.buf = buf, .kind = FM_PKT_RECV_BUF};
-                assert_int_equal(fm_recv_packet(&w[sp->dest]->ctx, &p, sizeof buf), FM_OK);
-                fm_credits_packet_done(&w[r]->ctx, sp->dest); /* its send completed */
-                moved = 1;
-            }
-            tp->nsent = 0;
-        }
+            moved |= pump_from(w, r);
     }
 }
 
@@ -567,14 +572,16 @@ static void window_busy_peer_gives_back_as_credits_return(void **state)
     windows_agree(w);
 }
 
-static void window_forged_changes_are_refused(void **state)
+static void window_forged_changes_are_bounded(void **state)
 {
     fixture **w = *state;
     /* Rank 1 says it gives back more than it holds beyond its floor, and grants rank 0
-     * more than FM_CREDITS. */
+     * more than FM_CREDITS: rank 0 takes what can be true (nothing given back; its window
+     * at rank 1 at FM_CREDITS, unasked: that costs rank 1 only its own memory) and counts the
+     * rest. */
     fm_wire_hdr h = {.version = FM_WIRE_VERSION,
                      .type = FM_PKT_CREDIT,
-                     .flags = FM_PKT_GIVEBACK,
+                     .flags = FM_PKT_GIVEBACK | FM_PKT_GRANT,
                      .src = 1,
                      .job_key = KEY,
                      .handler = 60000,
@@ -592,6 +599,54 @@ static void window_forged_changes_are_refused(void **state)
     fm_wire_encode(&h, buf);
     fm_wire_hdr d;
     assert_int_equal(fm_wire_decode(buf, sizeof buf, KEY, NPEERS, PAYLOAD, &d), FM_WIRE_TYPE_BAD);
+}
+
+static void window_owed_returned_after_shrink(void **state)
+{
+    fixture **w = *state;
+    fm_peer *r1 = &w[0]->ctx.peers[1], *s1 = &w[1]->ctx.peers[0];
+    fm_window_ask(&w[1]->ctx, 0);
+    pump(w);
+    s1->send_credits = 0; /* its 8 packets are in flight to rank 0 */
+    owe(w[0], 1, 4);      /* rank 0 frees 4: half the window, returned */
+    pump(w);
+    assert_int_equal(s1->send_credits, 4);
+    fm_window_ask(&w[2]->ctx, 0);
+    pump_from(w, 2); /* the request */
+    pump_from(w, 0); /* rank 1 asked to shrink to 5: it gives back 3 of its 4 */
+    assert_int_equal(s1->swin, 5);
+    assert_int_equal(s1->send_credits, 1);
+    owe(w[0], 1, 3); /* 3 more freed: below half of 8, so kept for now */
+    assert_int_equal(r1->owed, 3);
+    pump(w); /* the give-back: half of 5 is 3, so the 3 go back */
+    assert_int_equal(r1->rwin, 5);
+    assert_int_equal(r1->owed, 0);
+    assert_int_equal(s1->send_credits, 4);
+    windows_agree(w);
+}
+
+static void window_taken_back_for_the_asker(void **state)
+{
+    fixture **w = *state;
+    fm_window_ask(&w[1]->ctx, 0); /* 8: the whole budget */
+    pump(w);
+    fm_window_ask(&w[2]->ctx, 0); /* rank 1 down to 5, rank 2 up to 5 */
+    pump(w);
+    assert_int_equal(w[0]->ctx.peers[1].rwin, 5);
+    assert_int_equal(w[0]->ctx.peers[2].rwin, 5);
+    fm_window_ask(&w[3]->ctx, 0); /* from one of them, for rank 3, not for rank 2 again */
+    pump(w);
+    assert_int_equal(w[0]->ctx.peers[3].rwin, 4);
+    assert_int_equal(w[0]->ctx.peers[1].rwin + w[0]->ctx.peers[2].rwin, 8);
+    assert_int_equal(w[3]->ctx.peers[0].asked, 0);
+    /* Every window is within one of rank 3's now: its next request is answered empty, so
+     * that it may ask again. */
+    fm_window_ask(&w[3]->ctx, 0);
+    assert_int_equal(w[3]->ctx.peers[0].asked, 1);
+    pump(w);
+    assert_int_equal(w[0]->ctx.peers[3].rwin, 4);
+    assert_int_equal(w[3]->ctx.peers[0].asked, 0);
+    windows_agree(w);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup8, teardown)
@@ -619,7 +674,9 @@ int main(void)
         W(window_grows_when_asked),
         W(window_taken_back_from_idle_peer),
         W(window_busy_peer_gives_back_as_credits_return),
-        W(window_forged_changes_are_refused),
+        W(window_forged_changes_are_bounded),
+        W(window_owed_returned_after_shrink),
+        W(window_taken_back_for_the_asker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
