@@ -24,6 +24,7 @@ void fm_credits_init(fm_context *ctx)
     for (int r = 0; r < ctx->size; r++) {
         fm_peer *p = &ctx->peers[r];
         p->send_credits = p->swin = p->rwin = ctx->credits; /* window.c may lower them */
+        fm_window_sync(p);
         p->credit_pkt.kind = FM_PKT_CREDIT_BUF;
         p->credit_pkt.buf = p->credit_buf;
         p->credit_pkt.peer = r;
@@ -90,6 +91,15 @@ int fm_credits_refused(fm_context *ctx, int peer, int excess)
     ctx->stats.dropped++;
     fm_log(1, "ignored %d credits from rank %d: more than it holds", excess, peer);
     return ctx->peers[peer].swin;
+}
+
+void fm_credits_gained_rare(fm_context *ctx, int peer)
+{
+    fm_peer *p = &ctx->peers[peer];
+    if (p->send_credits > p->swin)
+        p->send_credits = fm_credits_refused(ctx, peer, p->send_credits - p->swin);
+    if (p->shrink_to)
+        fm_window_shrink(ctx, peer);
 }
 
 static int send_credit_packet(fm_context *ctx, int peer)

@@ -15,7 +15,13 @@ void fm_credits_mark(fm_context *ctx, int peer);
 /* Owed credits go back in a credit packet once half of the peer's window here is owed. */
 static inline int fm_credits_threshold(const fm_peer *p)
 {
-    return (p->rwin + 1) >> 1;
+    return p->threshold;
+}
+/* After the windows with p changed: what the fast paths compare against. */
+static inline void fm_window_sync(fm_peer *p)
+{
+    p->threshold = (p->rwin + 1) >> 1;
+    p->cap = p->shrink_to ? 0 : p->swin;
 }
 /* Packets of peer's arrived and stay held: if they and what is owed fill its window, owe now. */
 void fm_credits_check_starved(fm_context *ctx, int peer);
@@ -32,6 +38,8 @@ static inline int fm_credits_take_owed(fm_peer *p)
 int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t piece, uint64_t rtag);
 void fm_credits_packet_done(fm_context *ctx, int peer);
 int fm_credits_refused(fm_context *ctx, int peer, int excess);
+/* Credits came back beyond the window (refused, counted) or while shrinking (given back). */
+void fm_credits_gained_rare(fm_context *ctx, int peer);
 
 void fm_window_shrink(fm_context *ctx, int peer); /* window.h */
 
@@ -45,11 +53,9 @@ static inline void fm_credits_gained(fm_context *ctx, int peer, int n)
         return;
     fm_peer *p = &ctx->peers[peer];
     int now = p->send_credits + n;
-    if (now > p->swin)
-        now = fm_credits_refused(ctx, peer, now - p->swin);
     p->send_credits = now;
-    if (p->shrink_to)
-        fm_window_shrink(ctx, peer);
+    if (now > p->cap) /* beyond the window, or while shrinking */
+        fm_credits_gained_rare(ctx, peer);
     if (p->pending.head)
         fm_send_flush_peer(ctx, peer);
 }
