@@ -40,8 +40,9 @@
  *   not run deferred messages), and again from each later one while it keeps returning
  *   FM_CONTINUE without finishing. A deferred message keeps its packets, and with them its
  *   sender's credits, so the budget is half the window: the deferred messages of one sender
- *   hold at most half its window here (FM_CREDITS / 2, or 1 packet while its window is at
- *   its floor: see "Flow control") (a one-packet message is one packet), and the
+ *   hold at most half its window here (FM_CREDITS / 2; with per-peer windows, half the
+ *   window it has or is granted then: see "Flow control") (a one-packet message is one
+ *   packet), and the
  *   sender always keeps credits for what it sends next. fm_stream_defer refuses beyond that
  *   (FM_EAGAIN: read or copy the message now); a handler that returns FM_CONTINUE without
  *   reading a complete message beyond the budget, without asking fm_stream_defer, loses it
@@ -73,7 +74,8 @@
  *   bytes, whatever the job's size), and windows are per peer: a sender starts with 2
  *   credits of each receiver; when one of its packets has to wait for a credit it asks for
  *   more, and the receiver grants up to FM_CREDITS out of a budget of FM_RECV_POOL /
- *   (40 + FM_PACKET_SIZE) credits that all its senders share. When that budget is spent, the
+ *   (40 + FM_PACKET_SIZE) credits (at least FM_CREDITS - 2, one sender's whole window) that
+ *   all its senders share. When that budget is spent, the
  *   peer holding the largest window is asked to shrink to halfway between its window and the
  *   asker's (only if it is more than one larger), and gives back its credits as it has them
  *   (an idle peer at once). So a receiver holds at most 2 packets per sender plus the budget,

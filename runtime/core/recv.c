@@ -325,14 +325,17 @@ static int ready_packets(const fm_stream *s)
 
 /* Whether s may wait for a later progress call: the messages of one sender that wait so
  * hold at most half its window (FM_CREDITS / 2 packets, or half its window here where
- * windows are granted, window.c). Credits owed to it stay here until
- * half the window is owed (credits.c), so with at most half held the sender always has a
+ * windows are granted, window.c: first grown if the budget allows). Credits owed to it stay here
+ * until half the window is owed (credits.c), so with at most half held the sender always has a
  * credit, or one on its way back, for what it sends next (maybe the message the deferring
  * handler waits for). */
-static int defer_fits(const fm_context *ctx, const fm_stream *s)
+static int defer_fits(fm_context *ctx, const fm_stream *s)
 {
     const fm_peer *pr = &ctx->peers[s->peer];
-    return pr->deferred_pkts + ready_packets(s) <= pr->rwin / 2;
+    int want = pr->deferred_pkts + ready_packets(s);
+    if (want > pr->rwin / 2 && pr->rwin < ctx->credits)
+        fm_window_asked(ctx, s->peer); /* a larger window for the sender, if there is room */
+    return want <= pr->rwin / 2;
 }
 
 static void defer(fm_context *ctx, fm_stream *s)

@@ -9,8 +9,8 @@
  *   replies and hellos;
  * - a sender whose packet has to wait for a credit (so its window is what limits it) asks
  *   for more, once per grant, in a credit packet; the receiver grants, up to FM_CREDITS, out
- *   of a budget of FM_RECV_POOL / packet credits shared by every sender (lazily: only
- *   senders that stream ever ask);
+ *   of a budget of FM_RECV_POOL / packet credits (at least FM_CREDITS - 2: one sender's
+ *   whole window) shared by every sender (lazily: only senders that stream ever ask);
  * - when the budget is spent, the peer holding the largest window, if it is more than one
  *   above the asker's, is asked to shrink to halfway between the two: it gives back at once
  *   the credits it holds unused (an idle peer holds all of them) and the rest as they come
@@ -43,7 +43,12 @@ int fm_window_init(fm_context *ctx)
     ctx->win.floor = min_int(FM_WINDOW_FLOOR, ctx->credits);
     if (!ctx->rpool.regions)
         return FM_OK;
+    /* At least one sender's full window beyond its floor: whatever FM_RECV_POOL says, one
+     * sender can always stream at FM_CREDITS (others idle), as in a small job. */
     size_t budget = (size_t)ctx->cfg.recv_pool / fm_recv_pool_landing(ctx);
+    size_t one = (size_t)(ctx->credits - ctx->win.floor);
+    if (budget < one)
+        budget = one;
     size_t most = (size_t)ctx->size * (size_t)ctx->credits;
     ctx->win.free = (int)(budget < most ? budget : most);
     ctx->win.wants = calloc((size_t)ctx->size, sizeof *ctx->win.wants);

@@ -33,7 +33,8 @@
       "the job's size (where the provider has FI_MULTI_RECV for packets this large; at least two " \
       "regions of four packets), more only while packets held here pin them all; then a sender's " \
       "window starts at 2 credits and grows, when it asks, out of this many bytes' worth of "      \
-      "credits shared by all senders; 0 = always a buffer per credit per rank")                    \
+      "credits (at least FM_CREDITS - 2) shared by all senders; 0 = always a buffer per credit "   \
+      "per rank")                                                                                  \
     X(FM_ZCOPY, zcopy, SIZE, "32K", 0, 1L << 40,                                                   \
       "pieces of at least this many bytes travel zero-copy, as one tagged message from the "       \
       "sender's buffer into the receiver's, where the provider has tagged messages; 0 = never")    \

@@ -305,14 +305,16 @@ static void wait_for(const int *flag, const char *what)
 
 /* Packets the rank 0 of pin can be made to hold, from fastmsg.h: with receive regions each
  * sender's window there starts at 2 packets and grows only out of a budget of
- * FM_RECV_POOL / (40 + FM_PACKET_SIZE) packets shared by all; with buffers per peer every
- * sender has its FM_CREDITS from the start. */
+ * FM_RECV_POOL / (40 + FM_PACKET_SIZE) packets, at least FM_CREDITS - 2, shared by all; with
+ * buffers per peer every sender has its FM_CREDITS from the start. */
 static uint64_t window_bound(void)
 {
     uint64_t senders = (uint64_t)(nranks - 1), floor = credits < 2 ? (uint64_t)credits : 2;
     if (!uses_regions())
         return senders * (uint64_t)credits;
     uint64_t budget = st_env_size("FM_RECV_POOL", 8 * 1024 * 1024) / (HDR_LEN + st_packet_size());
+    if (budget < (uint64_t)credits - floor) /* at least one sender's whole window */
+        budget = (uint64_t)credits - floor;
     uint64_t most = senders * (uint64_t)credits;
     return senders * floor + budget < most ? senders * floor + budget : most;
 }
