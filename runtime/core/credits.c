@@ -24,7 +24,7 @@ void fm_credits_init(fm_context *ctx)
     for (int r = 0; r < ctx->size; r++) {
         fm_peer *p = &ctx->peers[r];
         p->send_credits = p->swin = p->rwin = ctx->credits; /* window.c may lower them */
-        fm_window_sync(p);
+        fm_credits_sync(p);
         p->credit_pkt.kind = FM_PKT_CREDIT_BUF;
         p->credit_pkt.buf = p->credit_buf;
         p->credit_pkt.peer = r;
@@ -50,14 +50,24 @@ void fm_credits_check_starved(fm_context *ctx, int peer)
     }
 }
 
-void fm_credits_owe(fm_context *ctx, int peer)
+static inline void recheck(fm_context *ctx, int peer)
 {
     fm_peer *p = &ctx->peers[peer];
-    p->owed++;
     if (p->owed >= fm_credits_threshold(p))
         fm_credits_mark(ctx, peer);
     else if (p->inbound) /* (packets are held only in messages in progress) */
         fm_credits_check_starved(ctx, peer);
+}
+
+void fm_credits_recheck(fm_context *ctx, int peer)
+{
+    recheck(ctx, peer);
+}
+
+void fm_credits_owe(fm_context *ctx, int peer)
+{
+    ctx->peers[peer].owed++;
+    recheck(ctx, peer);
 }
 
 int fm_credits_queue_cts(fm_context *ctx, int peer, uint64_t piece, uint64_t rtag)

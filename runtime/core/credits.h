@@ -9,6 +9,9 @@
 
 void fm_credits_init(fm_context *ctx);
 void fm_credits_owe(fm_context *ctx, int peer);
+/* What is owed to peer goes back now if half its window here is owed, or if its held packets
+ * and the credits owed fill that window (after the window shrank, too). */
+void fm_credits_recheck(fm_context *ctx, int peer);
 /* Peer has something to be settled after this progress round (owed credits, a clear-to-send,
  * a window change). */
 void fm_credits_mark(fm_context *ctx, int peer);
@@ -17,8 +20,8 @@ static inline int fm_credits_threshold(const fm_peer *p)
 {
     return p->threshold;
 }
-/* After the windows with p changed: what the fast paths compare against. */
-static inline void fm_window_sync(fm_peer *p)
+/* After the windows with p changed (window.c): what the fast paths compare against. */
+static inline void fm_credits_sync(fm_peer *p)
 {
     p->threshold = (p->rwin + 1) >> 1;
     p->cap = p->shrink_to ? 0 : p->swin;
@@ -40,8 +43,6 @@ void fm_credits_packet_done(fm_context *ctx, int peer);
 int fm_credits_refused(fm_context *ctx, int peer, int excess);
 /* Credits came back beyond the window (refused, counted) or while shrinking (given back). */
 void fm_credits_gained_rare(fm_context *ctx, int peer);
-
-void fm_window_shrink(fm_context *ctx, int peer); /* window.h */
 
 /* Inline: once per packet. A peer can return only the credits it holds of ours (our window
  * there less what we may still send); more comes from a malformed or forged packet: the

@@ -15,7 +15,7 @@ typedef struct fm_peer {
     int owed;         /* credits we owe it: its packets we have freed */
     /* Credits coming back beyond cap take the rare path (fm_credits_gained): our window at
      * it, or 0 while it asks us to shrink. Owed credits go back in a credit packet from
-     * threshold on: half its window here. Both follow the windows (fm_window_sync). */
+     * threshold on: half its window here. Both follow the windows (fm_credits_sync). */
     int cap, threshold;
     /* Windows (window.c; the rest at the end). Our window at this peer (send_credits, packets
      * in flight to it, held or freed there and not yet returned) and the window it asked us

@@ -106,7 +106,9 @@ int fm_progress_once(fm_context *ctx)
     if ((ctx->run_held || ctx->run_groups) && !ctx->in_handler)
         fm_recv_run_late(ctx);
     int rc = ctx->repost ? fm_recv_repost(ctx) : FM_OK;
-    if (!ctx->rpool.nposted && ctx->rpool.regions) { /* every region pinned: one more */
+    /* Every region pinned: held packets move out, or a region more (tested here, so that
+     * the common round makes no call). */
+    if (!ctx->rpool.nposted && ctx->rpool.regions) {
         int e = fm_recv_pool_tend(ctx);
         if (e && !rc)
             rc = e;

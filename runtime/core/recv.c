@@ -482,11 +482,7 @@ static void gate_valve(fm_context *ctx, int r)
 
 void fm_recv_window_shrunk(fm_context *ctx, int r)
 {
-    fm_peer *pr = &ctx->peers[r];
-    if (pr->owed >= fm_credits_threshold(pr)) /* the threshold came down past what is owed */
-        fm_credits_mark(ctx, r);
-    else
-        fm_credits_check_starved(ctx, r);
+    fm_credits_recheck(ctx, r); /* the threshold may have come down past what is owed */
     gate_valve(ctx, r);
 }
 

@@ -164,10 +164,30 @@ static int region_back(fm_context *ctx, fm_recv_region *r)
     return region_post(ctx, r);
 }
 
-struct fm_recv_moved;
-static fm_recv_region moved_out; /* the region of every moved packet (below) */
-static struct fm_recv_moved *moved_of(const fm_pkt *p);
-static void moved_free(fm_context *ctx, struct fm_recv_moved *m);
+/* A moved packet's memory: linked with the others (fm_finalize frees what is left, whatever
+ * still held it), then room for a header and the payload. */
+struct fm_recv_moved {
+    struct fm_recv_moved *next, **prev;
+    size_t bytes;
+    _Alignas(16) unsigned char mem[];
+};
+
+/* The region of every moved packet: fm_recv_pool_put_region tells them by it. */
+static fm_recv_region moved_out;
+
+static struct fm_recv_moved *moved_of(const fm_pkt *p)
+{
+    return (struct fm_recv_moved *)(p->buf - offsetof(struct fm_recv_moved, mem));
+}
+
+static void moved_free(fm_context *ctx, struct fm_recv_moved *m)
+{
+    *m->prev = m->next;
+    if (m->next)
+        m->next->prev = m->prev;
+    fm_pool_uncount(ctx, FM_PKT_RECV_BUF, m->bytes);
+    free(m);
+}
 
 int fm_recv_pool_region_done(fm_context *ctx, fm_recv_region *r)
 {
@@ -193,23 +213,15 @@ int fm_recv_pool_put_region(fm_context *ctx, fm_pkt *p)
 
 /* ---- packets moved out of pinned regions */
 
-/* A moved packet's memory: linked with the others (fm_finalize frees what is left, whatever
- * still held it), then room for a header and the payload. */
-struct fm_recv_moved {
-    struct fm_recv_moved *next, **prev;
-    size_t bytes;
-    _Alignas(16) unsigned char mem[];
-};
-
 /* Held packet p's payload into memory of its own (header room in front, as everywhere): its
- * region loses a live packet. 0 when there is no memory (it stays). */
-static int move_out(fm_context *ctx, fm_pkt *p)
+ * region loses a live packet. Without memory it stays where it is. */
+static void move_out(fm_context *ctx, fm_pkt *p)
 {
     fm_recv_pool_state *rp = &ctx->rpool;
     size_t bytes = FM_WIRE_HDR_LEN + (size_t)p->len;
     struct fm_recv_moved *m = malloc(sizeof *m + bytes);
     if (!m)
-        return 0;
+        return;
     memcpy(m->mem + FM_WIRE_HDR_LEN, p->buf + FM_WIRE_HDR_LEN, p->len);
     m->bytes = bytes;
     m->next = rp->moved_mem;
@@ -224,21 +236,6 @@ static int move_out(fm_context *ctx, fm_pkt *p)
     p->mr = NULL;
     fm_pool_count(ctx, FM_PKT_RECV_BUF, bytes, 0);
     rp->moved++;
-    return 1;
-}
-
-static struct fm_recv_moved *moved_of(const fm_pkt *p)
-{
-    return (struct fm_recv_moved *)(p->buf - offsetof(struct fm_recv_moved, mem));
-}
-
-static void moved_free(fm_context *ctx, struct fm_recv_moved *m)
-{
-    *m->prev = m->next;
-    if (m->next)
-        m->next->prev = m->prev;
-    fm_pool_uncount(ctx, FM_PKT_RECV_BUF, m->bytes);
-    free(m);
 }
 
 /* Whether p pins a region the provider has let go, and may move: nothing else reads its
@@ -301,7 +298,7 @@ int fm_recv_pool_tend(fm_context *ctx)
     for (fm_recv_region *r = rp->regions; r; r = r->next)
         if (!r->posted && !r->live)
             return region_post(ctx, r);
-    if (unpin(ctx) && rp->nposted)
+    if (unpin(ctx))
         return FM_OK;
     fm_recv_region *r = region_new(ctx);
     if (!r) {

@@ -19,8 +19,8 @@
 #include "recv.h"
 #include "recv_pool.h"
 #include "setup.h"
-#include "window.h"
 #include "topo.h"
+#include "window.h"
 #include "zcopy.h"
 
 /* What every rank publishes before the network is up: where it runs and the settings that

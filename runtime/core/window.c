@@ -60,7 +60,7 @@ int fm_window_init(fm_context *ctx)
     for (int r = 0; r < ctx->size; r++) {
         fm_peer *p = &ctx->peers[r];
         p->rwin = p->swin = p->send_credits = ctx->win.floor;
-        fm_window_sync(p);
+        fm_credits_sync(p);
     }
     fm_log(2, "windows: floor %d, %d credits to grant, up to %d per peer", ctx->win.floor,
            ctx->win.free, ctx->credits);
@@ -82,7 +82,7 @@ static void grant(fm_context *ctx, int peer, int n)
 {
     fm_peer *p = &ctx->peers[peer];
     p->rwin += n;
-    fm_window_sync(p);
+    fm_credits_sync(p);
     p->grant_out += n;
     p->grant_ack = 1;
     ctx->win.free -= n;
@@ -171,7 +171,7 @@ void fm_window_given_back(fm_context *ctx, int peer, uint64_t n)
     if (!n)
         return;
     p->rwin -= (int)n;
-    fm_window_sync(p);
+    fm_credits_sync(p);
     ctx->win.free += (int)n;
     if (p->revoke_for) /* the sender it was taken back for comes first */
         grant_most(ctx, p->revoke_for - 1);
@@ -201,7 +201,7 @@ void fm_window_granted(fm_context *ctx, int peer, int n)
     }
     p->swin += n;
     p->send_credits += n;
-    fm_window_sync(p);
+    fm_credits_sync(p);
     p->asked = 0; /* answered: it may ask again when it runs short again */
     if (p->shrink_to)
         fm_window_shrink(ctx, peer);
@@ -218,7 +218,7 @@ void fm_window_revoked(fm_context *ctx, int peer, uint32_t target)
     if (t >= p->swin)
         return;
     p->shrink_to = t;
-    fm_window_sync(p);
+    fm_credits_sync(p);
     p->asked = 0;
     fm_window_shrink(ctx, peer);
 }
@@ -235,5 +235,5 @@ void fm_window_shrink(fm_context *ctx, int peer)
     }
     if (p->swin <= p->shrink_to)
         p->shrink_to = 0;
-    fm_window_sync(p);
+    fm_credits_sync(p);
 }
