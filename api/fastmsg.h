@@ -321,6 +321,14 @@ typedef struct fm_group fm_group;
  * only, then ends its children's messages with FM_ERR_TRUNCATED (fm_stream_status). */
 #define FM_MCAST_STORE_FORWARD 1u
 
+/* First-Child-First-Served (Kesavan & Panda), for comparisons: an inner member sends each
+ * packet on to its first child as it arrives, keeps a copy, and once the last packet is in
+ * sends the whole message to its second child, then its third, and so on. The copies are
+ * promised from FM_MCAST_BUFFER as for FM_MCAST_STORE_FORWARD, with the same limits and
+ * errors. The root sends packet by packet in every mode (it streams the caller's pieces).
+ * Not with FM_MCAST_STORE_FORWARD (FM_ERR_INVALID). */
+#define FM_MCAST_FCFS 2u
+
 /* Create a group of the n ranks in members (in that order; this rank need not be one).
  * Local: no communication. A multicast on the group that reaches a member before it has
  * created the group waits there, neither forwarded nor handled, holding its sender's credits
