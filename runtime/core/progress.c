@@ -152,13 +152,13 @@ static void idle_step(fm_context *ctx, unsigned *idle, double deadline)
         }
         return;
     }
-    if (i < 64)
+    if (i < FM_PROGRESS_SPINS)
         return; /* spin: a reply is usually microseconds away */
-    if (i < 1024) {
+    if (i < FM_PROGRESS_SPINS + FM_PROGRESS_YIELDS) {
         sched_yield();
         return;
     }
-    struct timespec ts = {0, i < 4096 ? 20000 : 200000};
+    struct timespec ts = {0, i < 4096 ? FM_PROGRESS_NAP_NS : 10 * FM_PROGRESS_NAP_NS};
     nanosleep(&ts, NULL);
 }
 

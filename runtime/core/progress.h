@@ -6,6 +6,14 @@
 
 #include "context.h"
 
+/* An idle wait without a wait fd: FM_PROGRESS_SPINS rounds of polling, then
+ * FM_PROGRESS_YIELDS more that also yield the core, then naps of FM_PROGRESS_NAP_NS (ten times
+ * that after 4096 idle rounds). The model charges a member idle past the first two phases a
+ * wake-up (calibrate.c measures both). */
+#define FM_PROGRESS_SPINS  64
+#define FM_PROGRESS_YIELDS 960
+#define FM_PROGRESS_NAP_NS 20000
+
 int fm_progress_once(fm_context *ctx);
 typedef int (*fm_progress_cond)(fm_context *ctx, void *arg);
 /* Progress until done(ctx, arg) holds: FM_OK, or FM_ERR_TIMEOUT after FM_TIMEOUT seconds (the

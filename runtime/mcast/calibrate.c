@@ -1,12 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* fm_mcast_calibrate: measure the model's costs on the live job, between ranks 0 and 1, and
- * give every rank the same figures so that every root choosing "auto" agrees with the model
- * the benchmarks print.
- *   latency     half the round trip of empty messages
- *   step(B)     a sender's time per B-byte packet copy, from a window of back-to-back
- *               one-packet messages (minus the closing acknowledgement's round trip)
- *   overhead, per_byte  from step at 64 bytes and at FM_PACKET_SIZE
- * The messages go through packets (never zero-copy), as multicast packets do. */
+/* fm_mcast_calibrate: measure the model's LogGP costs (costs.h) on the live job and give every
+ * rank rank 0's figures, so that every root choosing "auto" agrees with the model the
+ * benchmarks print.
+ *
+ * Rank 0 measures against one or two partners in turn (rank 1, and a rank on another host
+ * when there is one, else the last rank), each measurement repeated and its median taken, at
+ * three packet sizes; the costs are the medians over the partners:
+ *   fill, copy     a memcpy of B bytes here (the root's fill, a member's copy-out)
+ *   send           posting a burst of one-packet messages (within the window: no waits) ->
+ *                  send_pkt + B x send_byte (+ fill), a line through the sizes; send_msg from
+ *                  the same bytes as one message of many packets
+ *   receive        the partner sleeps while the burst arrives, then times taking it in (its
+ *                  handler copies it out) -> recv_pkt + B x (recv_byte + copy)
+ *   gap            a stream of many packets to the partner, and (two partners) to both at once:
+ *                  when it is slower than sending and receiving allow, the link paces it
+ *   latency        half the round trip of small messages, less send and receive
+ *   wake           the round trip to a partner that has slept in its wait, less a hot one
+ * Messages go through packets (never zero-copy), as multicast packets do. The partner follows
+ * the same schedule, counting messages; nothing else is exchanged but its receive timings. The
+ * receive timing counts only the partner's progress rounds that did work, so a slow link
+ * (which the stream measures) does not pass for receive cost. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,45 +32,64 @@
 #include "multi.h"
 #include "progress.h"
 #include "mcast_state.h"
+#include "topo.h"
 #include "tree_choice.h"
 
-#define PINGS  200
-#define WINDOW 64
-#define SMALL  64
+#define PINGS    21 /* small round trips (odd: a true median) */
+#define REPEATS  5  /* of each burst, receive and wake measurement */
+#define BURST    4  /* messages per burst: within a window, so no credit waits */
+#define STREAM   24 /* messages per stream: several windows */
+#define SIZES    3
+#define SLEEP_MS 3 /* a partner's pause: long enough for its wait to nap */
+#define PARTNERS 2
 
 static int on_count(fm_stream *s, int sender, void *arg)
 {
     (void)sender;
-    struct fm_mcast *mc = arg;
-    unsigned char sink[4096];
-    while (fm_stream_available(s) > 0)
-        fm_receive(s, sink, sizeof sink);
+    fm_context *ctx = arg;
+    struct fm_mcast *mc = ctx->mcast;
+    while (fm_stream_available(s) > 0) /* copied out, as a member's handler does */
+        fm_receive(s, mc->calib_sink, ctx->packet_size);
     if (!fm_stream_complete(s))
         return FM_CONTINUE;
     mc->calib_count++;
     return FM_DONE;
 }
 
-static int on_result(fm_stream *s, int sender, void *arg)
+/* A partner's timing, or rank 0's costs: doubles. */
+static int on_values(fm_stream *s, int sender, void *arg)
 {
     fm_context *ctx = arg;
-    double v[3];
-    if (fm_stream_length(s) != sizeof v || !fm_stream_complete(s) ||
-        fm_receive(s, v, sizeof v) != (ssize_t)sizeof v) {
-        fm_log(0, "malformed calibration result from rank %d", sender);
+    struct fm_mcast *mc = ctx->mcast;
+    double v[FM_COSTS_NFIELDS];
+    size_t len = fm_stream_length(s);
+    if (!fm_stream_complete(s))
+        return FM_CONTINUE;
+    if ((len != sizeof(double) && len != sizeof(struct fm_costs)) ||
+        fm_receive(s, v, len) != (ssize_t)len) {
+        fm_log(0, "malformed calibration message from rank %d", sender);
         return FM_DONE;
     }
-    if (!ctx->cfg.mcast_costs[0])
-        fm_mcast_set_costs(ctx, v[0], v[1], v[2]);
-    ctx->mcast->calib_have = 1;
+    if (len == sizeof(double)) {
+        mc->calib_value = v[0];
+        mc->calib_count++;
+    } else {
+        struct fm_costs c;
+        memcpy(&c, v, sizeof c);
+        fm_mcast_set_costs(ctx, &c, "calibrated");
+        mc->calib_have = 1;
+    }
     return FM_DONE;
 }
 
 int fm_calibrate_init(fm_context *ctx)
 {
     struct fm_mcast *mc = ctx->mcast;
-    mc->calib_count_handler = fm_handlers_add_internal(ctx, on_count, mc);
-    mc->calib_result_handler = fm_handlers_add_internal(ctx, on_result, ctx);
+    mc->calib_sink = malloc(ctx->packet_size);
+    if (!mc->calib_sink)
+        return FM_ERR_NOMEM;
+    mc->calib_count_handler = fm_handlers_add_internal(ctx, on_count, ctx);
+    mc->calib_result_handler = fm_handlers_add_internal(ctx, on_values, ctx);
     return mc->calib_count_handler < 0    ? mc->calib_count_handler
            : mc->calib_result_handler < 0 ? mc->calib_result_handler
                                           : FM_OK;
@@ -69,84 +102,367 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+static void nap_ms(int ms)
+{
+    struct timespec ts = {0, ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static int count_reached(fm_context *ctx, void *arg)
 {
     return ctx->mcast->calib_count >= *(uint64_t *)arg;
 }
 
-static int wait_count(fm_context *ctx, uint64_t n)
+/* Wait until n more messages than *seen have come, then count them as seen. */
+static int wait_more(fm_context *ctx, uint64_t *seen, uint64_t n)
 {
-    return fm_progress_until(ctx, count_reached, &n, "calibration messages");
+    *seen += n;
+    return fm_progress_until(ctx, count_reached, seen, "calibration messages");
 }
 
-/* One message of len bytes (through packets) to dest for handler. */
-static int send_msg(fm_context *ctx, int dest, int handler, const void *buf, size_t len)
+/* One message of len bytes (through packets of at most ctx's packet size) to dests. */
+static int send_msg(fm_context *ctx, const int *dests, int n, int handler, const void *buf,
+                    size_t len)
 {
     fm_stream *s;
-    int rc = fm_multi_open(ctx, &dest, 1, len, ctx->packet_size, handler, NULL, 0, &s);
-    if (rc == FM_OK)
+    int rc = fm_multi_open(ctx, dests, n, len, ctx->packet_size, handler, NULL, 0, &s);
+    if (rc == FM_OK && len)
         rc = fm_send_piece(s, buf, len);
     if (rc == FM_OK)
         rc = fm_end_message(s);
     return rc;
 }
 
-/* Rank 0: seconds per message of a window of len-byte messages, acknowledged at the end. */
-static int window(fm_context *ctx, const unsigned char *buf, size_t len, double rtt, double *per)
+static int send_count(fm_context *ctx, int dest, const void *buf, size_t len)
 {
-    uint64_t base = ctx->mcast->calib_count;
-    double t0 = now_s();
+    return send_msg(ctx, &dest, 1, ctx->mcast->calib_count_handler, buf, len);
+}
+
+static int send_value(fm_context *ctx, int dest, double v)
+{
+    return send_msg(ctx, &dest, 1, ctx->mcast->calib_result_handler, &v, sizeof v);
+}
+
+/* What rank 0 measured against one partner. */
+struct pair {
+    double rtt, rtt_slept;
+    double send[SIZES], recv[SIZES], stream[SIZES], multi[SIZES], one_msg;
+};
+
+struct plan {
+    size_t sizes[SIZES];
+    int partners[PARTNERS], npartners;
+    const unsigned char *buf;
+};
+
+/* Round trips of small messages; slept: the partner naps first, so that its wait sleeps. */
+static int round_trips(fm_context *ctx, int p, int n, int slept, uint64_t *seen, double *rtt)
+{
+    double t[PINGS];
     int rc = FM_OK;
-    for (int i = 0; i < WINDOW && rc == FM_OK; i++)
-        rc = send_msg(ctx, 1, ctx->mcast->calib_count_handler, buf, len);
-    if (rc == FM_OK)
-        rc = wait_count(ctx, base + 1);
-    double t = now_s() - t0 - rtt;
-    *per = (t > 0 ? t : now_s() - t0) / WINDOW;
+    for (int i = 0; i < n && rc == FM_OK; i++) {
+        if (slept)
+            nap_ms(SLEEP_MS);
+        double t0 = now_s();
+        rc = send_count(ctx, p, NULL, 0);
+        if (rc == FM_OK)
+            rc = wait_more(ctx, seen, 1);
+        t[i] = now_s() - t0;
+    }
+    *rtt = rc == FM_OK ? median(t, n) : 0;
     return rc;
 }
 
-static int measure(fm_context *ctx, uint64_t base, double v[3])
+static int answer_trips(fm_context *ctx, int n, uint64_t *seen)
 {
-    size_t big = ctx->packet_size;
-    unsigned char *buf = calloc(1, big);
-    int rc = buf ? FM_OK : FM_ERR_NOMEM;
-    double t0 = now_s();
-    for (int i = 0; i < PINGS && rc == FM_OK; i++) {
-        rc = send_msg(ctx, 1, ctx->mcast->calib_count_handler, NULL, 0);
+    int rc = FM_OK;
+    for (int i = 0; i < n && rc == FM_OK; i++) {
+        rc = wait_more(ctx, seen, 1);
         if (rc == FM_OK)
-            rc = wait_count(ctx, base + (uint64_t)i + 1);
+            rc = send_count(ctx, 0, NULL, 0);
     }
-    double rtt = (now_s() - t0) / PINGS, small = 0, large = 0;
-    if (rc == FM_OK)
-        rc = window(ctx, buf, SMALL, rtt, &small);
-    if (rc == FM_OK)
-        rc = window(ctx, buf, big, rtt, &large);
-    free(buf);
-    double per_byte = big > SMALL && large > small ? (large - small) / (double)(big - SMALL) : 0;
-    double overhead = small - SMALL * per_byte;
-    v[0] = overhead > 1e-8 ? overhead : 1e-8;
-    v[1] = per_byte;
-    v[2] = rtt / 2 > small ? rtt / 2 - small : 0;
-    fm_log(1, "calibrated: overhead %.3f us, %.3f ns/KiB, latency %.3f us (rtt %.3f us)",
-           v[0] * 1e6, v[1] * 1e9 * 1024, v[2] * 1e6, rtt * 1e6);
     return rc;
 }
 
-/* Rank 1: answer the pings, then acknowledge each window. */
-static int answer(fm_context *ctx, uint64_t base)
+/* Rank 0, size B against partner p: bursts (send cost), the partner's receive timings, a
+ * stream; one message of BURST packets at the largest size. */
+static int measure_size(fm_context *ctx, const struct plan *pl, int p, size_t B, int last,
+                        uint64_t *seen, struct pair *r, int si)
+{
+    double send[REPEATS], recv[REPEATS];
+    int rc = FM_OK;
+    for (int k = 0; k < REPEATS && rc == FM_OK; k++) {
+        rc = wait_more(ctx, seen, 1); /* the partner is about to sleep */
+        double t0 = now_s();
+        for (int i = 0; i < BURST && rc == FM_OK; i++)
+            rc = send_count(ctx, p, pl->buf, B);
+        send[k] = (now_s() - t0) / BURST;
+        if (rc == FM_OK)
+            rc = wait_more(ctx, seen, 1); /* its receive time */
+        recv[k] = ctx->mcast->calib_value / BURST;
+    }
+    if (rc == FM_OK && last) { /* the same bytes as one message of BURST packets */
+        rc = wait_more(ctx, seen, 1);
+        double t0 = now_s();
+        fm_stream *s;
+        if (rc == FM_OK)
+            rc = fm_multi_open(ctx, &p, 1, B * BURST, ctx->packet_size,
+                               ctx->mcast->calib_count_handler, NULL, 0, &s);
+        for (int i = 0; i < BURST && rc == FM_OK; i++)
+            rc = fm_send_piece(s, pl->buf, B);
+        if (rc == FM_OK)
+            rc = fm_end_message(s);
+        r->one_msg = (now_s() - t0) / BURST;
+        if (rc == FM_OK)
+            rc = wait_more(ctx, seen, 1);
+    }
+    double t0 = now_s();
+    for (int i = 0; i < STREAM && rc == FM_OK; i++)
+        rc = send_count(ctx, p, pl->buf, B);
+    if (rc == FM_OK)
+        rc = wait_more(ctx, seen, 1);
+    r->stream[si] = (now_s() - t0 - r->rtt) / STREAM;
+    r->send[si] = median(send, REPEATS);
+    r->recv[si] = median(recv, REPEATS);
+    return rc;
+}
+
+/* Wait for n more messages, returning in *busy the time of the progress rounds that did
+ * work: the receive costs, whatever the link's pace. */
+static int drain(fm_context *ctx, uint64_t *seen, uint64_t n, double *busy)
 {
     int rc = FM_OK;
-    for (int i = 0; i < PINGS && rc == FM_OK; i++) {
-        rc = wait_count(ctx, base + (uint64_t)i + 1);
-        if (rc == FM_OK)
-            rc = send_msg(ctx, 0, ctx->mcast->calib_count_handler, NULL, 0);
+    double deadline = now_s() + (double)ctx->cfg.timeout;
+    *seen += n;
+    *busy = 0;
+    while (rc >= 0 && ctx->mcast->calib_count < *seen) {
+        double t0 = now_s();
+        rc = fm_progress_once(ctx);
+        double t1 = now_s();
+        if (rc > 0)
+            *busy += t1 - t0;
+        else if (rc == 0 && t1 > deadline)
+            rc = FM_ERR_TIMEOUT;
+        else if (rc == 0)
+            sched_yield();
     }
-    for (int w = 1; w <= 2 && rc == FM_OK; w++) {
-        rc = wait_count(ctx, base + PINGS + (uint64_t)w * WINDOW);
+    return rc < 0 ? rc : FM_OK;
+}
+
+/* The partner's side of measure_size. */
+static int answer_size(fm_context *ctx, size_t B, int last, uint64_t *seen)
+{
+    int rc = FM_OK;
+    (void)B;
+    for (int k = 0; k < REPEATS && rc == FM_OK; k++) {
+        rc = send_count(ctx, 0, NULL, 0);
+        nap_ms(SLEEP_MS); /* the burst arrives meanwhile */
+        double t = 0;
         if (rc == FM_OK)
-            rc = send_msg(ctx, 0, ctx->mcast->calib_count_handler, NULL, 0);
+            rc = drain(ctx, seen, BURST, &t);
+        if (rc == FM_OK)
+            rc = send_value(ctx, 0, t);
     }
+    if (rc == FM_OK && last) {
+        rc = send_count(ctx, 0, NULL, 0);
+        if (rc == FM_OK)
+            rc = wait_more(ctx, seen, 1);
+        if (rc == FM_OK)
+            rc = send_count(ctx, 0, NULL, 0);
+    }
+    if (rc == FM_OK)
+        rc = wait_more(ctx, seen, STREAM);
+    if (rc == FM_OK)
+        rc = send_count(ctx, 0, NULL, 0);
+    return rc;
+}
+
+/* Rank 0: a stream to both partners at once, per copy (the partners each ack). */
+static int measure_multi(fm_context *ctx, const struct plan *pl, size_t B, uint64_t *seen,
+                         double *per_copy)
+{
+    double t0 = now_s();
+    int rc = FM_OK;
+    for (int i = 0; i < STREAM && rc == FM_OK; i++)
+        rc = send_msg(ctx, pl->partners, 2, ctx->mcast->calib_count_handler, pl->buf, B);
+    if (rc == FM_OK)
+        rc = wait_more(ctx, seen, 2);
+    *per_copy = (now_s() - t0) / (2.0 * STREAM);
+    return rc;
+}
+
+/* y = a + b x through the smallest and the largest size: a is then the small packet's own
+ * cost, which a least-squares line dominated by large packets would misstate. */
+static void fit(const size_t *x, const double *y, int n, double *a, double *b)
+{
+    double dx = (double)x[n - 1] - (double)x[0];
+    *b = dx > 0 ? (y[n - 1] - y[0]) / dx : 0;
+    *a = y[0] - *b * (double)x[0];
+}
+
+/* Seconds per byte of a memcpy of B bytes here (median of several). */
+static double memcpy_per_byte(size_t B)
+{
+    unsigned char *a = malloc(B), *b = malloc(B);
+    double t[9];
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return 0;
+    }
+    memset(a, 1, B);
+    memset(b, 2, B);
+    for (int i = 0; i < 9; i++) {
+        double t0 = now_s();
+        memcpy(i % 2 ? a : b, i % 2 ? b : a, B);
+        t[i] = (now_s() - t0) / (double)B;
+    }
+    double v = median(t, 9) + (double)(a[B / 2] + b[B / 3]) * 0; /* keep the copies */
+    free(a);
+    free(b);
+    return v;
+}
+
+/* How long a wait polls before it naps: the rounds of progress and yields that fm_wait and
+ * every blocking call make (progress.c's idle steps) before their first sleep. */
+static double spin_time(fm_context *ctx)
+{
+    double t0 = now_s();
+    for (int i = 0; i < FM_PROGRESS_SPINS + FM_PROGRESS_YIELDS; i++) {
+        fm_progress_once(ctx);
+        if (i >= FM_PROGRESS_SPINS)
+            sched_yield();
+    }
+    return now_s() - t0;
+}
+
+static double positive(double v)
+{
+    return v > 0 ? v : 0;
+}
+
+/* The costs from one partner's figures. local: shared memory, where no link paces a stream
+ * but the receiver, which copies the packet (CMA, or out of the sender's cells), does; a
+ * stream slower than the receive timing then shows what receiving costs while the sender
+ * works too. */
+static void costs_of(const struct plan *pl, struct pair *r, double byte_copy, int local,
+                     struct fm_costs *c)
+{
+    double a, b;
+    size_t Bmax = pl->sizes[SIZES - 1];
+    for (int i = 0; local && i < SIZES; i++)
+        if (r->stream[i] > r->recv[i])
+            r->recv[i] = r->stream[i];
+    fit(pl->sizes, r->send, SIZES, &a, &b);
+    c->fill_byte = byte_copy;
+    c->copy_byte = byte_copy;
+    c->send_msg = positive(r->send[SIZES - 1] - r->one_msg);
+    c->send_pkt = positive(a - c->send_msg);
+    c->send_byte = positive(b - byte_copy);
+    fit(pl->sizes, r->recv, SIZES, &a, &b);
+    c->recv_pkt = positive(a);
+    c->recv_byte = positive(b - byte_copy);
+    /* The link paces a stream that is slower than both ends allow (15 % margin for noise). */
+    double ends = r->send[SIZES - 1] > r->recv[SIZES - 1] ? r->send[SIZES - 1] : r->recv[SIZES - 1];
+    double gap = r->stream[SIZES - 1] > 1.15 * ends ? r->stream[SIZES - 1] : 0;
+    double send_only = r->send[SIZES - 1];
+    if (r->multi[SIZES - 1] > 1.15 * send_only && r->multi[SIZES - 1] > gap)
+        gap = r->multi[SIZES - 1];
+    c->gap_byte = local ? 0 : gap / (double)Bmax;
+    c->burst = 0;
+    c->latency = positive(r->rtt / 2 - r->send[0] - r->recv[0]);
+    c->wake = positive(r->rtt_slept - r->rtt);
+}
+
+/* Medians over the partners, field by field. */
+static void median_costs(struct fm_costs *each, int n, struct fm_costs *out)
+{
+    double *f = (double *)out;
+    for (size_t i = 0; i < sizeof *out / sizeof(double); i++) {
+        double v[PARTNERS];
+        for (int p = 0; p < n; p++)
+            v[p] = ((double *)&each[p])[i];
+        f[i] = median(v, n);
+    }
+}
+
+/* Rank 0's whole schedule against partner pl->partners[w]. */
+static int measure_pair(fm_context *ctx, const struct plan *pl, int w, uint64_t *seen,
+                        struct pair *r)
+{
+    int p = pl->partners[w];
+    int rc = round_trips(ctx, p, PINGS, 0, seen, &r->rtt);
+    if (rc == FM_OK)
+        rc = round_trips(ctx, p, REPEATS, 1, seen, &r->rtt_slept);
+    for (int si = 0; si < SIZES && rc == FM_OK; si++)
+        rc = measure_size(ctx, pl, p, pl->sizes[si], si == SIZES - 1, seen, r, si);
+    return rc;
+}
+
+static int answer_pair(fm_context *ctx, const struct plan *pl, uint64_t *seen)
+{
+    int rc = answer_trips(ctx, PINGS + REPEATS, seen);
+    for (int si = 0; si < SIZES && rc == FM_OK; si++)
+        rc = answer_size(ctx, pl->sizes[si], si == SIZES - 1, seen);
+    return rc;
+}
+
+/* The partners: rank 1, and a rank on another host than rank 0 (else the last rank). */
+static void plan_of(fm_context *ctx, struct plan *pl)
+{
+    size_t P = ctx->packet_size;
+    pl->sizes[0] = 64 < P ? 64 : P;
+    pl->sizes[1] = P / 8 > pl->sizes[0] ? P / 8 : P;
+    pl->sizes[2] = P;
+    pl->npartners = 1;
+    pl->partners[0] = 1;
+    int other = -1;
+    for (int r = 2; r < ctx->size && other < 0 && ctx->topo; r++)
+        if (!fm_topo_same_host(ctx->topo, 0, r))
+            other = r;
+    if (other < 0 && ctx->size > 2)
+        other = ctx->size - 1;
+    if (other > 0)
+        pl->partners[pl->npartners++] = other;
+}
+
+static int measure(fm_context *ctx, const struct plan *pl, uint64_t *seen, struct fm_costs *out)
+{
+    struct pair r[PARTNERS] = {0};
+    struct fm_costs each[PARTNERS];
+    double t0 = now_s();
+    double byte_copy = memcpy_per_byte(pl->sizes[SIZES - 1]), spin = spin_time(ctx);
+    int rc = FM_OK;
+    for (int w = 0; w < pl->npartners && rc == FM_OK; w++)
+        rc = measure_pair(ctx, pl, w, seen, &r[w]);
+    for (int si = SIZES - 1; si < SIZES && pl->npartners == 2 && rc == FM_OK; si++) {
+        rc = measure_multi(ctx, pl, pl->sizes[si], seen, &r[0].multi[si]);
+        r[1].multi[si] = r[0].multi[si];
+    }
+    for (int w = 0; w < pl->npartners; w++)
+        costs_of(pl, &r[w], byte_copy, ctx->tp->info.local_only, &each[w]);
+    median_costs(each, pl->npartners, out);
+    out->spin = spin;
+    fm_log(1,
+           "calibrated in %.0f ms against %d partner(s): send %.3f us + %.3f ns/KiB (message "
+           "%.3f us), receive %.3f us + %.3f ns/KiB, copy %.3f ns/KiB, gap %.3f ns/KiB, "
+           "latency %.3f us, wake %.3f us after %.3f us of polling",
+           (now_s() - t0) * 1e3, pl->npartners, out->send_pkt * 1e6, out->send_byte * 1e9 * 1024,
+           out->send_msg * 1e6, out->recv_pkt * 1e6, out->recv_byte * 1e9 * 1024,
+           out->copy_byte * 1e9 * 1024, out->gap_byte * 1e9 * 1024, out->latency * 1e6,
+           out->wake * 1e6, out->spin * 1e6);
     return rc;
 }
 
@@ -156,30 +472,80 @@ static int have_result(fm_context *ctx, void *arg)
     return ctx->mcast->calib_have;
 }
 
+/* A partner: answer rank 0's schedule, then (both partners) the stream to both. */
+static int answer(fm_context *ctx, const struct plan *pl, uint64_t *seen)
+{
+    int rc = answer_pair(ctx, pl, seen);
+    if (rc == FM_OK && pl->npartners == 2) {
+        rc = wait_more(ctx, seen, STREAM);
+        if (rc == FM_OK)
+            rc = send_count(ctx, 0, NULL, 0);
+    }
+    return rc;
+}
+
+/* Rank 0: the costs from FM_MCAST_COSTS_FILE when it exists, else measured (and saved there).
+ * *measured says which. */
+static int rank0_costs(fm_context *ctx, const struct plan *pl, uint64_t *seen, struct fm_costs *c,
+                       int *measured)
+{
+    const char *source, *file = ctx->cfg.mcast_costs_file;
+    *c = *fm_mcast_costs(ctx, &source);
+    *measured = strcmp(source, "FM_MCAST_COSTS_FILE") != 0;
+    int go = *measured, rc = FM_OK;
+    for (int w = 0; w < pl->npartners && rc == FM_OK; w++) /* tell each partner */
+        rc = send_value(ctx, pl->partners[w], go);
+    if (rc != FM_OK || !go)
+        return rc;
+    rc = measure(ctx, pl, seen, c);
+    char err[160], note[200];
+    snprintf(note, sizeof note,
+             "measured by fm_mcast_calibrate: %d ranks, provider %s, %zu-byte "
+             "packets",
+             ctx->size, ctx->cfg.provider, ctx->packet_size);
+    if (rc == FM_OK && file[0] && fm_costs_save(file, c, note, err, sizeof err))
+        fm_log(0, "FM_MCAST_COSTS_FILE %s: not written: %s", file, err);
+    return rc;
+}
+
 int fm_mcast_calibrate(fm_context *ctx)
 {
     if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     if (ctx->in_handler)
         return FM_ERR_IN_HANDLER;
-    if (ctx->size < 2)
-        return FM_OK; /* nothing to measure: the estimates stay */
-    /* Counted before the barrier: rank 0 may ping as soon as it leaves it, while rank 1 is
-     * still inside, so the first ping can arrive before rank 1 starts answering. */
-    uint64_t base = ctx->mcast->calib_count;
+    if (ctx->size < 2 || !fm_mcast_costs(ctx, NULL))
+        return ctx->size < 2 ? FM_OK : FM_ERR_NOMEM; /* nothing to measure: estimates stay */
+    struct plan pl;
+    unsigned char *buf = calloc(1, ctx->packet_size);
+    if (!buf)
+        return FM_ERR_NOMEM;
+    pl.buf = buf;
+    plan_of(ctx, &pl);
+    /* Counted before the barrier: rank 0 may send as soon as it leaves it, while a partner
+     * is still inside, so a message can arrive before the partner starts waiting. */
+    uint64_t seen = ctx->mcast->calib_count;
     int rc = fm_barrier_internal(ctx);
-    if (rc)
-        return rc;
     ctx->mcast->calib_have = 0;
-    if (ctx->rank == 1)
-        rc = answer(ctx, base);
-    if (ctx->rank != 0)
-        return rc ? rc : fm_progress_until(ctx, have_result, NULL, "the calibration result");
-    double v[3];
-    rc = measure(ctx, base, v);
-    for (int r = 1; r < ctx->size && rc == FM_OK; r++)
-        rc = send_msg(ctx, r, ctx->mcast->calib_result_handler, v, sizeof v);
-    if (rc == FM_OK && !ctx->cfg.mcast_costs[0])
-        fm_mcast_set_costs(ctx, v[0], v[1], v[2]);
+    int partner = 0;
+    for (int w = 0; w < pl.npartners; w++)
+        partner |= ctx->rank == pl.partners[w];
+    if (rc == FM_OK && partner) {
+        rc = wait_more(ctx, &seen, 1); /* go (1) or not (0: rank 0 loaded the cost file) */
+        if (rc == FM_OK && ctx->mcast->calib_value > 0.5)
+            rc = answer(ctx, &pl, &seen);
+    }
+    if (rc == FM_OK && ctx->rank == 0) {
+        struct fm_costs c;
+        int measured;
+        rc = rank0_costs(ctx, &pl, &seen, &c, &measured);
+        for (int r = 1; r < ctx->size && rc == FM_OK; r++)
+            rc = send_msg(ctx, &r, 1, ctx->mcast->calib_result_handler, &c, sizeof c);
+        if (rc == FM_OK)
+            fm_mcast_set_costs(ctx, &c, measured ? "calibrated" : "FM_MCAST_COSTS_FILE");
+    } else if (rc == FM_OK) {
+        rc = fm_progress_until(ctx, have_result, NULL, "the calibration result");
+    }
+    free(buf);
     return rc;
 }

@@ -37,6 +37,7 @@ void fm_mcast_fini(fm_context *ctx)
         return;
     fm_group_free_all(ctx);
     free(mc->costs);
+    free(mc->calib_sink);
     free(mc);
     ctx->mcast = NULL;
     ctx->mcast_hooks = NULL;

@@ -12,6 +12,8 @@ struct fm_mcast {
     struct fm_mcast_costs *costs; /* the model's costs and auto's decisions (tree_choice.c) */
     int calib_count_handler, calib_result_handler; /* internal handler ids (calibrate.c) */
     uint64_t calib_count;
+    double calib_value;        /* the last timing a calibration partner sent (calibrate.c) */
+    unsigned char *calib_sink; /* where calibration's handler copies messages out */
     int calib_have;
 };
 

@@ -1,51 +1,168 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The FPFS model as a discrete simulation over the whole tree (a model may hold the tree; the
- * runtime never does). A depth-first walk carries, for each member still to visit, when each of
- * its m packets became available; leaves need only their last packet's time, so the arrays
- * alive at once number at most (depth x degree), not n. */
+/* The multicast model (model.h) as a simulation over the whole tree (a model may hold the
+ * tree; the runtime never does). Members are visited parents first; each member's CPU and
+ * link are simulated packet by packet from when its packets arrive. Credits make a parent
+ * depend on its children's progress, so with a window smaller than the message the walk is
+ * repeated, each pass using the previous pass's release times, until nothing moves. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fastmsg.h"
 #include "model.h"
 
-/* A member to visit and when each packet became available to it (NULL: the root, all at 0). */
-struct visit {
-    int node;
-    double *avail;
+#define MODEL_PASSES 12
+
+/* One simulation's state: arrival[v * m + j] when packet j reached member v; rel (and the
+ * previous pass's, rel_prev) when v released it: done with it, its copies gone. */
+struct sim {
+    const struct fm_model_tree *t;
+    const struct fm_costs *c;
+    const struct fm_model_job *job;
+    enum fm_model_mode mode;
+    int m;
+    int classic; /* unit steps: a member is done when its last packet arrived */
+    size_t payload, bytes;
+    double *arrival, *rel, *rel_prev, *busy, *sent;
+    double *last_copy; /* per packet of the member being simulated: when its last copy left */
 };
 
-static double avail_at(const double *avail, int j)
+/* A member's link: a token bucket of `burst` bytes refilled at 1 / gap_byte (burst 0: copies
+ * leave one after another at that rate). */
+struct link {
+    double t, tokens;
+};
+
+static double psize(const struct sim *s, int j)
 {
-    return avail ? avail[j] : 0.0;
+    return j < s->m - 1 ? (double)s->payload : (double)(s->bytes - (size_t)(s->m - 1) * s->payload);
 }
 
-/* One member's sends. For child i, arrival of packet j is start + lambda, where start is when
- * the sender is free and holds packet j (FPFS), or holds all m packets (store-and-forward). */
-static void send_packets(const struct fm_model_tree *t, int v, const double *avail, int m,
-                         double lambda, enum fm_model_mode mode, double **child_avail, double *last)
+/* When a copy of size bytes, ready at ready, has left the link. */
+static double link_send(struct link *l, const struct fm_costs *c, double ready, double size)
 {
-    int d = t->first[v + 1] - t->first[v];
-    double free_at = 0.0;
-    for (int outer = 0; outer < (mode == FM_MODEL_FPFS ? m : d); outer++) {
-        for (int inner = 0; inner < (mode == FM_MODEL_FPFS ? d : m); inner++) {
-            int j = mode == FM_MODEL_FPFS ? outer : inner;
-            int i = mode == FM_MODEL_FPFS ? inner : outer;
-            double held = avail_at(avail, mode == FM_MODEL_FPFS ? j : m - 1);
-            double start = held > free_at ? held : free_at;
-            if (child_avail[i])
-                child_avail[i][j] = start + lambda;
-            if (j == m - 1)
-                last[i] = start + lambda;
-            free_at = start + 1.0;
+    if (!(c->gap_byte > 0))
+        return ready;
+    double s = ready > l->t ? ready : l->t;
+    double tokens = l->tokens + (s - l->t) / c->gap_byte;
+    if (tokens > c->burst)
+        tokens = c->burst;
+    double wait = size > tokens ? (size - tokens) * c->gap_byte : 0;
+    l->tokens = size > tokens ? 0 : tokens - size;
+    l->t = s + wait;
+    return l->t;
+}
+
+/* Member v posts packet j to its i-th child at CPU time cpu; returns the CPU time after. */
+static double post(struct sim *s, struct link *l, int v, int i, int j, double cpu)
+{
+    const struct fm_costs *c = s->c;
+    int kid = s->t->kids[s->t->first[v] + i], m = s->m, w = s->job ? s->job->window : 0;
+    double size = psize(s, j);
+    cpu += c->send_pkt + size * c->send_byte + (j == 0 ? c->send_msg : 0);
+    double ready = cpu;
+    if (w > 0 && j >= w) { /* a credit: the child released packet j - w, and it came back */
+        double credit = s->rel_prev[(size_t)kid * m + (size_t)(j - w)] + c->latency;
+        ready = credit > ready ? credit : ready;
+    }
+    double left = link_send(l, c, ready, size);
+    s->arrival[(size_t)kid * m + (size_t)j] = left + c->latency;
+    s->sent[v] += size;
+    if (left > s->last_copy[j])
+        s->last_copy[j] = left;
+    return cpu;
+}
+
+/* Member v takes packet j in: the root writes it from the caller's piece; others wait for it
+ * (a member idle for longer than its wait polls has to wake up first) and receive it. */
+static double take(struct sim *s, int v, int j, double cpu)
+{
+    const struct fm_costs *c = s->c;
+    double size = psize(s, j);
+    if (v == s->t->root)
+        return cpu + size * c->fill_byte;
+    double at = s->arrival[(size_t)v * s->m + (size_t)j];
+    if (at - cpu > c->spin) /* (cpu: when it last finished work; 0 before the first) */
+        at += c->wake;
+    return (at > cpu ? at : cpu) + c->recv_pkt + size * c->recv_byte;
+}
+
+/* Most packets held at once: packet j from its arrival until its last copy left. */
+static double held_peak(const struct sim *s, int v)
+{
+    int peak = 0;
+    for (int j = 0; j < s->m; j++) {
+        double from = v == s->t->root ? 0 : s->arrival[(size_t)v * s->m + (size_t)j];
+        int at = 0;
+        for (int k = 0; k < s->m; k++) {
+            double a = v == s->t->root ? 0 : s->arrival[(size_t)v * s->m + (size_t)k];
+            at += a <= from && s->last_copy[k] > from;
+        }
+        peak = at > peak ? at : peak;
+    }
+    return peak;
+}
+
+/* One member's packets, in its mode; returns its completion. */
+static double simulate_member(struct sim *s, int v, double *held)
+{
+    const struct fm_costs *c = s->c;
+    int d = s->t->first[v + 1] - s->t->first[v], m = s->m, root = v == s->t->root;
+    /* Which children get each packet as it arrives: all (FPFS, and the root always), the
+     * first (FCFS), none (store-and-forward). */
+    int now = root || s->mode == FM_MODEL_FPFS ? d : s->mode == FM_MODEL_FCFS ? (d > 0) : 0;
+    int keep = now < d; /* copies kept for the children served later */
+    struct link l = {0, c->burst};
+    double cpu = 0, done = 0;
+    for (int j = 0; j < m; j++)
+        s->last_copy[j] = 0;
+    for (int j = 0; j < m; j++) {
+        double size = psize(s, j);
+        double got = root ? 0 : s->arrival[(size_t)v * m + (size_t)j];
+        cpu = take(s, v, j, cpu);
+        for (int i = 0; i < now; i++)
+            cpu = post(s, &l, v, i, j, cpu);
+        cpu += (keep ? size * c->copy_byte : 0) + (root ? 0 : size * c->copy_byte);
+        done = s->classic ? got : cpu;
+        double r = s->last_copy[j] > cpu && !keep ? s->last_copy[j] : cpu;
+        s->rel[(size_t)v * m + (size_t)j] = r;
+    }
+    for (int i = now; i < d; i++)
+        for (int j = 0; j < m; j++)
+            cpu = post(s, &l, v, i, j, cpu);
+    s->busy[v] = cpu;
+    if (held)
+        *held = d ? held_peak(s, v) : 0;
+    return root ? 0 : done;
+}
+
+/* The members in visiting order (parents first) into order; 0, or -1 when t is no tree. */
+static int visit_order(const struct fm_model_tree *t, int *order)
+{
+    char *seen = calloc((size_t)t->n, 1);
+    if (!seen)
+        return -1;
+    int head = 0, tail = 0, rc = 0;
+    seen[t->root] = 1;
+    order[tail++] = t->root;
+    while (head < tail && rc == 0) {
+        int v = order[head++];
+        for (int e = t->first[v]; e < t->first[v + 1] && rc == 0; e++) {
+            int k = t->kids[e];
+            if (seen[k]++) /* reached twice: a cycle or a shared child */
+                rc = -1;
+            else
+                order[tail++] = k;
         }
     }
+    free(seen);
+    return rc == 0 && tail == t->n ? 0 : -1;
 }
 
 /* Structural checks that make the walk safe: offsets in order, n - 1 edges, kids in range. */
 static int tree_shape_ok(const struct fm_model_tree *t)
 {
-    if (t->n < 1 || t->root < 0 || t->root >= t->n || !t->first || t->first[0] != 0 ||
+    if (!t || t->n < 1 || t->root < 0 || t->root >= t->n || !t->first || t->first[0] != 0 ||
         t->first[t->n] != t->n - 1 || (t->n > 1 && !t->kids))
         return 0;
     for (int p = 0; p < t->n; p++)
@@ -57,70 +174,153 @@ static int tree_shape_ok(const struct fm_model_tree *t)
     return 1;
 }
 
-/* Visits v: simulates its sends, records its children's completion, queues the inner ones. */
-static int visit_one(const struct fm_model_tree *t, struct visit v, int m, double lambda,
-                     enum fm_model_mode mode, struct visit *stack, int *depth, char *seen,
-                     double *T, double *per_member)
+/* One pass over every member; returns how far any release moved since the last pass. */
+static double one_pass(struct sim *s, const int *order, struct fm_model_out *out)
 {
-    int d = t->first[v.node + 1] - t->first[v.node];
-    const int *kids = t->kids + t->first[v.node];
-    double **child_avail = calloc(d ? d : 1, sizeof *child_avail);
-    double *last = calloc(d ? d : 1, sizeof *last);
-    int rc = child_avail && last ? FM_OK : FM_ERR_NOMEM;
-    for (int i = 0; i < d && rc == FM_OK; i++) {
-        if (seen[kids[i]]++) { /* reached twice: a cycle or a shared child */
-            rc = FM_ERR_INVALID;
-        } else if (t->first[kids[i] + 1] > t->first[kids[i]]) {
-            child_avail[i] = malloc((size_t)m * sizeof(double));
-            rc = child_avail[i] ? FM_OK : FM_ERR_NOMEM;
-        }
+    size_t cells = (size_t)s->t->n * (size_t)s->m;
+    double moved = 0;
+    memcpy(s->rel_prev, s->rel, cells * sizeof *s->rel_prev);
+    out->T = 0;
+    for (int i = 0; i < s->t->n; i++) {
+        int v = order[i];
+        double *held = out->held ? &out->held[v] : NULL;
+        double done = simulate_member(s, v, held);
+        if (out->member)
+            out->member[v] = done;
+        out->T = done > out->T ? done : out->T;
     }
+    for (size_t k = 0; k < cells; k++) {
+        double dm = fabs(s->rel[k] - s->rel_prev[k]);
+        moved = dm > moved ? dm : moved;
+    }
+    return moved;
+}
+
+/* Completion is at least each sharing group's CPU work over its cores, and (a shared link)
+ * its bytes at the link's rate. */
+static double sharing_bound(const struct sim *s)
+{
+    const struct fm_model_job *job = s->job;
+    int n = s->t->n;
+    if (!job || !job->group || !(job->cores > 0))
+        return 0;
+    double bound = 0;
+    for (int i = 0; i < n; i++) { /* O(n^2) worst case, but groups are few and this is once */
+        int first = 1;
+        for (int k = 0; k < i && first; k++)
+            first = job->group[k] != job->group[i];
+        if (!first)
+            continue;
+        double cpu = 0, bytes = 0;
+        for (int k = i; k < n; k++)
+            if (job->group[k] == job->group[i]) {
+                cpu += s->busy[k];
+                bytes += s->sent[k];
+            }
+        double b = cpu / job->cores;
+        if (job->link_shared && bytes * s->c->gap_byte > b)
+            b = bytes * s->c->gap_byte;
+        bound = b > bound ? b : bound;
+    }
+    return bound;
+}
+
+static int args_ok(const struct fm_model_tree *t, int m, size_t payload, size_t bytes,
+                   enum fm_model_mode mode, const struct fm_costs *c, struct fm_model_out *out)
+{
+    return tree_shape_ok(t) && m >= 1 && payload > 0 && c && out &&
+           (mode == FM_MODEL_FPFS || mode == FM_MODEL_STORE_FORWARD || mode == FM_MODEL_FCFS) &&
+           bytes > (size_t)(m - 1) * payload && bytes <= (size_t)m * payload;
+}
+
+static int sim_run(const struct fm_model_tree *t, int m, size_t payload, size_t bytes,
+                   enum fm_model_mode mode, const struct fm_costs *c,
+                   const struct fm_model_job *job, int classic, struct fm_model_out *out)
+{
+    if (!args_ok(t, m, payload, bytes, mode, c, out))
+        return FM_ERR_INVALID;
+    size_t cells = (size_t)t->n * (size_t)m;
+    struct sim s = {.t = t,
+                    .c = c,
+                    .job = job,
+                    .mode = mode,
+                    .m = m,
+                    .classic = classic,
+                    .payload = payload,
+                    .bytes = bytes};
+    int *order = malloc((size_t)t->n * sizeof *order);
+    s.arrival = calloc(cells, sizeof *s.arrival);
+    s.rel = calloc(cells, sizeof *s.rel);
+    s.rel_prev = calloc(cells, sizeof *s.rel_prev);
+    s.busy = calloc((size_t)t->n, sizeof *s.busy);
+    s.sent = calloc((size_t)t->n, sizeof *s.sent);
+    s.last_copy = calloc((size_t)m, sizeof *s.last_copy);
+    int rc = order && s.arrival && s.rel && s.rel_prev && s.busy && s.sent && s.last_copy
+                 ? FM_OK
+                 : FM_ERR_NOMEM;
+    if (rc == FM_OK && visit_order(t, order))
+        rc = FM_ERR_INVALID;
     if (rc == FM_OK) {
-        send_packets(t, v.node, v.avail, m, lambda, mode, child_avail, last);
-        for (int i = 0; i < d; i++) {
-            *T = last[i] > *T ? last[i] : *T;
-            if (per_member)
-                per_member[kids[i]] = last[i];
-            if (child_avail[i]) /* ownership moves to the stack */
-                stack[(*depth)++] = (struct visit){kids[i], child_avail[i]};
+        int credits = job && job->window > 0 && job->window < m;
+        /* Pass 1 has no credit limit (rel_prev all 0); each later pass limits by the last. */
+        for (int pass = 0; pass < (credits ? MODEL_PASSES : 1); pass++) {
+            for (int v = 0; v < t->n; v++)
+                s.sent[v] = 0;
+            if (one_pass(&s, order, out) <= 1e-12 * (out->T > 0 ? out->T : 1) && pass > 0)
+                break;
         }
-    } else {
-        for (int i = 0; child_avail && i < d; i++)
-            free(child_avail[i]);
+        out->cpu_bound = sharing_bound(&s);
+        out->busiest_cpu = 0;
+        for (int v = 0; v < t->n; v++)
+            out->busiest_cpu = s.busy[v] > out->busiest_cpu ? s.busy[v] : out->busiest_cpu;
+        if (out->cpu_bound > out->T)
+            out->T = out->cpu_bound;
     }
-    free(child_avail);
-    free(last);
+    free(order);
+    free(s.arrival);
+    free(s.rel);
+    free(s.rel_prev);
+    free(s.busy);
+    free(s.sent);
+    free(s.last_copy);
     return rc;
+}
+
+int fm_model_sim(const struct fm_model_tree *t, int m, size_t payload, size_t bytes,
+                 enum fm_model_mode mode, const struct fm_costs *c, const struct fm_model_job *job,
+                 struct fm_model_out *out)
+{
+    return sim_run(t, m, payload, bytes, mode, c, job, 0, out);
 }
 
 int fm_model_run(const struct fm_model_tree *t, int m, double lambda, enum fm_model_mode mode,
                  double *T, double *per_member)
 {
-    if (!t || !T || m < 1 || !(lambda > 0 && isfinite(lambda)) || !tree_shape_ok(t) ||
-        (mode != FM_MODEL_FPFS && mode != FM_MODEL_STORE_FORWARD))
+    if (!T || !(lambda > 0 && isfinite(lambda)))
         return FM_ERR_INVALID;
-    struct visit *stack = malloc((size_t)t->n * sizeof *stack);
-    char *seen = calloc((size_t)t->n, 1);
-    int rc = stack && seen ? FM_OK : FM_ERR_NOMEM, depth = 0;
-    *T = 0.0;
-    if (rc == FM_OK) {
-        seen[t->root] = 1;
-        if (per_member)
-            per_member[t->root] = 0.0;
-        stack[depth++] = (struct visit){t->root, NULL};
+    /* One step per copy at the sender; the copy can be forwarded lambda after it began. */
+    struct fm_costs c = {.send_pkt = 1.0, .latency = lambda - 1.0};
+    struct fm_model_out out = {.member = per_member};
+    int rc = sim_run(t, m, 1, (size_t)m, mode, &c, NULL, 1, &out);
+    if (rc == FM_OK)
+        *T = out.T;
+    return rc;
+}
+
+int fm_model_layout(const struct fm_tree_desc *d, int **first, int **kids)
+{
+    *first = NULL;
+    *kids = NULL;
+    if (fm_tree_check(d) != FM_OK)
+        return FM_ERR_INVALID;
+    *first = malloc(((size_t)d->n + 1) * sizeof **first);
+    *kids = malloc((size_t)(d->n > 1 ? d->n - 1 : 1) * sizeof **kids);
+    int rc = *first && *kids ? fm_tree_layout(d, *first, *kids) : FM_ERR_NOMEM;
+    if (rc != FM_OK) {
+        free(*first);
+        free(*kids);
+        *first = *kids = NULL;
     }
-    while (rc == FM_OK && depth > 0) {
-        struct visit v = stack[--depth];
-        rc = visit_one(t, v, m, lambda, mode, stack, &depth, seen, T, per_member);
-        free(v.avail);
-    }
-    while (depth > 0)
-        free(stack[--depth].avail);
-    for (int p = 0; rc == FM_OK && p < t->n; p++)
-        if (!seen[p]) /* n - 1 edges without repeats reach everyone, but say so if not */
-            rc = FM_ERR_INVALID;
-    free(stack);
-    free(seen);
     return rc;
 }
 
@@ -128,11 +328,8 @@ int fm_model_run(const struct fm_model_tree *t, int m, double lambda, enum fm_mo
 static int run_desc(const struct fm_tree_desc *d, int m, double lambda, enum fm_model_mode mode,
                     double *T, double *per_member)
 {
-    if (fm_tree_check(d) != FM_OK)
-        return FM_ERR_INVALID;
-    int *first = malloc(((size_t)d->n + 1) * sizeof *first);
-    int *kids = malloc((size_t)(d->n > 1 ? d->n - 1 : 1) * sizeof *kids);
-    int rc = first && kids ? fm_tree_layout(d, first, kids) : FM_ERR_NOMEM;
+    int *first, *kids;
+    int rc = fm_model_layout(d, &first, &kids);
     if (rc == FM_OK) {
         struct fm_model_tree t = {d->n, d->root, first, kids};
         rc = fm_model_run(&t, m, lambda, mode, T, per_member);

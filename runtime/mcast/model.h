@@ -1,21 +1,38 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The FPFS model: predicted completion time of an m-packet multicast down a tree.
+/* The multicast model: predicted completion time of an m-packet multicast down a tree, sending
+ * as the forwarding engine (forward.c) sends, from LogGP costs (costs.h).
  *
- * Units: one step = the time a sender is busy injecting one packet copy; lambda = time from the
- * start of a send until the receiver can forward that packet. The root holds every packet at
- * time 0. A member sends one copy at a time; a member's completion is when its last packet
- * became available, the multicast's is the latest member's.
- *   FPFS:          packet j goes to all children, in child order, before packet j+1; a copy
- *                  leaves as soon as the sender is free and holds that packet.
- *   store-forward: a member forwards only once it holds all m packets, then sends the whole
- *                  message to each child in turn (the root starts at once).
- * With lambda = 1, FPFS on a full k-binomial tree takes t_1 + (m-1) k steps. */
+ * Every member is one CPU: it receives a packet, posts its copies to its children, copies the
+ * packet into the caller's buffer, then takes the next packet. A posted copy leaves on the
+ * sender's link (gap per byte, after the link's burst) and arrives `latency` later; it waits
+ * for a credit first when the sender already has `window` packets at that child not yet
+ * released there (released: the child is done with it and its own copies have left), the
+ * credit taking `latency` to come back. Modes, as forward.c sends:
+ *   FPFS           packet j goes to every child, in child order, before packet j+1;
+ *   store-forward  an inner member keeps a copy of every packet and, once it holds all m,
+ *                  sends the whole message to its first child, then to the next, ...;
+ *   FCFS           an inner member sends each packet to its first child as it arrives and
+ *                  keeps a copy; once it holds all m, the whole message to its second child,
+ *                  then the next, ... (Kesavan & Panda's First-Child-First-Served).
+ * The root sends packet by packet in every mode (it streams the caller's pieces). A member's
+ * completion is when its last packet is in the caller's buffer; the multicast's, the latest
+ * member's. Where members share cores (or a host's link), the completion is at least their
+ * CPU work (bytes) over the cores (the link's rate): the simulation gives each member its
+ * own CPU and link, and that bound adds the sharing.
+ *
+ * The unit-step form (fm_model_steps, fm_model_run) is the classic one: one step per copy at
+ * the sender, lambda steps from the start of a send until the receiver can forward it, nothing
+ * else (send_pkt = 1, latency = lambda - 1). With lambda = 1, FPFS on a full k-binomial tree
+ * takes t_1 + (m-1) k steps. */
 #ifndef FM_MODEL_H
 #define FM_MODEL_H
 
+#include <stddef.h>
+
+#include "costs.h"
 #include "trees/tree.h"
 
-enum fm_model_mode { FM_MODEL_FPFS = 0, FM_MODEL_STORE_FORWARD = 1 };
+enum fm_model_mode { FM_MODEL_FPFS = 0, FM_MODEL_STORE_FORWARD = 1, FM_MODEL_FCFS = 2 };
 
 /* A whole tree by position: children of p are kids[first[p]] .. kids[first[p+1] - 1], in send
  * order (fm_tree_layout's format). */
@@ -24,22 +41,47 @@ struct fm_model_tree {
     const int *first, *kids;
 };
 
-/* Completion time in steps of an m-packet multicast down d (m >= 1, lambda >= 1) into *T.
- * per_member: NULL, or n doubles by position, each member's completion (the root's is 0).
- * FM_OK, FM_ERR_INVALID or FM_ERR_NOMEM. */
+/* The job around the tree. */
+struct fm_model_job {
+    int window;       /* credits per sender at each child; 0: no limit */
+    const int *group; /* NULL, or n: members with the same value share `cores` cores and (when
+                       * link_shared) one link */
+    double cores;     /* cores per group; 0: no sharing */
+    int link_shared;  /* a group is one host: its members' copies share its link */
+};
+
+struct fm_model_out {
+    double T;           /* completion, seconds (steps in the unit-step form) */
+    double *member;     /* NULL, or n: each member's completion (the root's: 0) */
+    double *held;       /* NULL, or n: most packets each member held at once for its children
+                         * (from arrival until its last copy left) */
+    double cpu_bound;   /* the sharing bound (0: none); T is at least this */
+    double busiest_cpu; /* the most CPU time any one member spent */
+};
+
+/* Simulates m packets of payload bytes each (the last one: the rest of bytes) down t in the
+ * given mode. FM_OK, FM_ERR_INVALID (not a tree rooted at t->root reaching all n members, or
+ * a bad argument) or FM_ERR_NOMEM. */
+int fm_model_sim(const struct fm_model_tree *t, int m, size_t payload, size_t bytes,
+                 enum fm_model_mode mode, const struct fm_costs *c, const struct fm_model_job *job,
+                 struct fm_model_out *out);
+
+/* Unit steps: completion in steps of an m-packet multicast down d (m >= 1, lambda >= 1) into
+ * *T; per_member NULL or n doubles by position. FM_OK, FM_ERR_INVALID or FM_ERR_NOMEM. */
 int fm_model_steps(const struct fm_tree_desc *d, int m, double lambda, enum fm_model_mode mode,
                    double *T, double *per_member);
 
-/* The same in seconds, from measured costs: step_s = seconds to inject one copy of a packet
- * (of the size in use), lambda_s = seconds from the start of a send until the receiver can
- * forward it (> 0; below step_s is allowed, as measurements may give). T and per_member are in
- * seconds, and scale linearly with step_s for a fixed lambda_s / step_s. */
+/* The same in seconds: step_s = seconds to inject one copy, lambda_s = seconds from the start
+ * of a send until the receiver can forward it (> 0; below step_s is allowed). */
 int fm_model_seconds(const struct fm_tree_desc *d, int m, double step_s, double lambda_s,
                      enum fm_model_mode mode, double *T, double *per_member);
 
-/* The simulation on any tree given whole (lambda > 0). FM_ERR_INVALID when t is not a tree
- * rooted at t->root that reaches all n members. */
+/* The unit-step simulation on a tree given whole (lambda > 0). */
 int fm_model_run(const struct fm_model_tree *t, int m, double lambda, enum fm_model_mode mode,
                  double *T, double *per_member);
+
+/* Lay d out whole for the model: *first (n + 1) and *kids (n - 1, at least 1), malloc'd; the
+ * caller frees both. FM_OK, FM_ERR_INVALID or FM_ERR_NOMEM. */
+int fm_model_layout(const struct fm_tree_desc *d, int **first, int **kids);
 
 #endif

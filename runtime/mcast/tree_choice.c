@@ -1,22 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Which tree a multicast uses: the one the caller names, or (auto) the one the FPFS model
- * predicts fastest for this member count and message size, from the job's costs. Auto also
- * picks the multicast's packet size: smaller packets pipeline deeper down a tree but each
- * costs a header and a completion, so the model weighs FM_PACKET_SIZE, its half, quarter, ...
- * (down to FM_MCAST_MIN_PACKET bytes and never below the descriptor) against each other.
+/* Which tree a multicast uses: the one the caller names, or (auto) the one the model
+ * (model.h) predicts fastest for this member count, message size and mode, from the job's
+ * costs. Auto weighs every builder the registry flags FM_TREE_AUTO with every parameter the
+ * builder offers (kbinomial's k, postal's lambda), and the packet size: smaller packets
+ * pipeline deeper down a tree but each costs a header and a completion, so FM_PACKET_SIZE,
+ * its half, quarter, ... (down to FM_MCAST_MIN_PACKET bytes and never below the descriptor)
+ * are weighed too.
  *
- * Costs: a packet copy of B bytes keeps its sender busy step = overhead + B x per_byte
- * seconds, and can be forwarded lambda = step + latency after its send began (model.h's
- * units). They come from FM_MCAST_COSTS, else from fm_mcast_calibrate (calibrate.c), else
- * from an estimate for the provider. Decisions are cached per (members, packets, mode). */
+ * Costs (costs.h) come from, field by field: FM_MCAST_COSTS, else fm_mcast_calibrate or
+ * FM_MCAST_COSTS_FILE, else an estimate for the provider. Decisions are cached per (members,
+ * bytes, mode). */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "model.h"
 #include "mcast_state.h"
+#include "topo_view.h"
 #include "tree_choice.h"
 
 #define CHOICE_CACHE 64
@@ -24,74 +28,72 @@
 #define FM_MCAST_MIN_PACKET 1024
 /* Packet sizes auto weighs: FM_PACKET_SIZE and this many halvings of it. */
 #define FM_MCAST_PACKET_CHOICES 6
+/* Parameters auto weighs per builder, at most. */
+#define FM_MCAST_PARAMS 16
 
 struct choice {
     size_t bytes, payload;
-    int n, sf, builder, param;
+    int n, mode, builder, param;
     double lambda;
 };
 
 struct fm_mcast_costs {
-    double overhead_s, per_byte_s, latency_s;
+    struct fm_costs c, env; /* in use; FM_MCAST_COSTS's fields (env_set) */
+    unsigned env_set;
+    const char *source; /* where the fields FM_MCAST_COSTS leaves come from */
     struct choice cache[CHOICE_CACHE];
 };
 
-/* Parse FM_MCAST_COSTS; 0 or -1. Exposed to config checks through fm_mcast_costs_parse. */
-int fm_mcast_costs_parse(const char *text, double *overhead_s, double *per_byte_s,
-                         double *latency_s)
+/* FM_MCAST_COSTS's fields over c. */
+static void apply_env(struct fm_mcast_costs *mc)
 {
-    double o, k, l;
-    char tail;
-    if (sscanf(text, "%lf:%lf:%lf%c", &o, &k, &l, &tail) != 3 || o < 0 || k < 0 || l < 0 ||
-        o + k <= 0)
-        return -1;
-    *overhead_s = o * 1e-9;
-    *per_byte_s = k * 1e-9 / 1024.0;
-    *latency_s = l * 1e-9;
-    return 0;
+    fm_costs_merge(&mc->c, &mc->env, mc->env_set);
 }
 
-static struct fm_mcast_costs *costs(fm_context *ctx)
+static struct fm_mcast_costs *costs_state(fm_context *ctx)
 {
     if (ctx->mcast->costs)
         return ctx->mcast->costs;
-    struct fm_mcast_costs *c = calloc(1, sizeof *c);
-    if (!c)
+    struct fm_mcast_costs *mc = calloc(1, sizeof *mc);
+    if (!mc)
         return NULL;
-    if (!ctx->cfg.mcast_costs[0] ||
-        fm_mcast_costs_parse(ctx->cfg.mcast_costs, &c->overhead_s, &c->per_byte_s, &c->latency_s)) {
-        /* Estimates (bench/README.md): shared memory moves ~5 GB/s per copying core with ~1 us
-         * per packet; a network stack (tcp) ~1 GB/s with ~8 us latency. fm_mcast_calibrate
-         * measures the job. */
-        int tcp = !ctx->tp->info.local_only;
-        c->overhead_s = tcp ? 4e-6 : 1e-6;
-        c->per_byte_s = tcp ? 1e-9 : 0.2e-9;
-        c->latency_s = tcp ? 8e-6 : 0.5e-6;
+    fm_costs_estimate(&mc->c, ctx->tp ? ctx->tp->info.local_only : 1);
+    mc->source = "estimated";
+    char err[160];
+    const char *file = ctx->cfg.mcast_costs_file;
+    if (file[0] && access(file, F_OK) == 0) {
+        if (fm_costs_load(file, &mc->c, err, sizeof err) == 0)
+            mc->source = "FM_MCAST_COSTS_FILE";
+        else
+            fm_log(0, "FM_MCAST_COSTS_FILE %s: %s; using estimates", file, err);
     }
-    ctx->mcast->costs = c;
-    return c;
+    if (ctx->cfg.mcast_costs[0] &&
+        fm_costs_parse(ctx->cfg.mcast_costs, &mc->env, &mc->env_set, NULL, 0))
+        mc->env_set = 0; /* (fm_mcast_check_config refused it at fm_init) */
+    apply_env(mc);
+    ctx->mcast->costs = mc;
+    return mc;
 }
 
-void fm_mcast_set_costs(fm_context *ctx, double overhead_s, double per_byte_s, double latency_s)
+const struct fm_costs *fm_mcast_costs(fm_context *ctx, const char **source)
 {
-    struct fm_mcast_costs *c = costs(ctx);
-    if (!c)
+    struct fm_mcast_costs *mc = costs_state(ctx);
+    if (source)
+        *source = !mc                                           ? "none"
+                  : mc->env_set == (1u << FM_COSTS_NFIELDS) - 1 ? "FM_MCAST_COSTS"
+                                                                : mc->source;
+    return mc ? &mc->c : NULL;
+}
+
+void fm_mcast_set_costs(fm_context *ctx, const struct fm_costs *c, const char *source)
+{
+    struct fm_mcast_costs *mc = costs_state(ctx);
+    if (!mc)
         return;
-    memset(c->cache, 0, sizeof c->cache);
-    c->overhead_s = overhead_s;
-    c->per_byte_s = per_byte_s;
-    c->latency_s = latency_s;
-}
-
-/* step and lambda (seconds) for m packets carrying bytes in all. */
-static void step_lambda(fm_context *ctx, size_t bytes, int m, double *step, double *lambda)
-{
-    struct fm_mcast_costs *c = costs(ctx);
-    double per_packet = (double)bytes / m;
-    double o = c ? c->overhead_s : 1e-6, k = c ? c->per_byte_s : 0.2e-9;
-    double l = c ? c->latency_s : 0.5e-6;
-    *step = o + per_packet * k;
-    *lambda = *step + l;
+    memset(mc->cache, 0, sizeof mc->cache);
+    mc->c = *c;
+    mc->source = source;
+    apply_env(mc);
 }
 
 static int packets(size_t bytes, size_t payload)
@@ -100,41 +102,108 @@ static int packets(size_t bytes, size_t payload)
     return m < 1 ? 1 : m > INT_MAX ? INT_MAX : (int)m;
 }
 
-/* The model's time for m packets. The simulation costs members x packets, too much to run
- * in fm_mcast_begin for a long message; past FM_MODEL_EXACT packets the completion time grows
- * by the same amount per packet (the pipeline's slowest sender sets the pace), so it is
- * simulated at FM_MODEL_EXACT and FM_MODEL_EXACT / 2 packets and extended along that line. */
+/* The classic model's lambda in steps for B-byte packets: from the start of a copy until its
+ * receiver can forward it, over the time a sender is busy per copy. */
+static double lambda_steps(const struct fm_costs *c, double B)
+{
+    double cpu = c->send_pkt + B * c->send_byte, wire = B * c->gap_byte;
+    double step = cpu > wire ? cpu : wire;
+    double lambda = cpu + wire + c->latency + c->recv_pkt + B * c->recv_byte;
+    return step > 0 && lambda / step > 1 ? lambda / step : 1;
+}
+
+/* The model's view of the job around a tree of n members: credits, and who shares cores. */
+struct job_view {
+    struct fm_model_job job;
+    int *group;
+};
+
+static void job_view(fm_context *ctx, const struct fm_tree_desc *d, struct job_view *v)
+{
+    *v = (struct job_view){.job.window = (int)ctx->cfg.credits};
+    long cores = ctx->cfg.mcast_cores;
+    const struct fm_tree_topo *topo = d->topo;
+    if (cores == 0 && !topo)
+        return; /* where the members are is unknown: no sharing */
+    v->group = calloc((size_t)d->n, sizeof *v->group);
+    if (!v->group)
+        return;
+    for (int p = 0; cores == 0 && p < d->n; p++)
+        v->group[p] = topo->host(topo->arg, p);
+    if (cores == 0) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        cores = online > 0 ? online : 1;
+    }
+    v->job.group = v->group;
+    v->job.cores = (double)cores;
+    v->job.link_shared = ctx->cfg.mcast_cores == 0;
+}
+
+/* The model's time for a laid-out tree. The simulation costs members x packets, too much to
+ * run in fm_mcast_begin for a long message; past `exact` packets the completion time grows by
+ * the same amount per packet (the pipeline's slowest stage sets the pace), so it is simulated
+ * at exact and exact / 2 packets and extended along that line. */
 #define FM_MODEL_EXACT 256
 
-static int model_time(const struct fm_tree_desc *d, int m, double step, double lambda, int sf,
-                      double *t)
+static int model_time(const struct fm_model_tree *t, const struct fm_costs *c,
+                      const struct fm_model_job *job, size_t bytes, size_t payload, int mode,
+                      double *T)
 {
-    enum fm_model_mode mode = sf ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS;
-    if (m <= FM_MODEL_EXACT)
-        return fm_model_seconds(d, m, step, lambda, mode, t, NULL);
+    int m = packets(bytes, payload);
+    int exact = (1 << 20) / t->n; /* members x packets simulated, at most about 2^20 */
+    exact = exact > FM_MODEL_EXACT ? FM_MODEL_EXACT : exact < 8 ? 8 : exact;
+    struct fm_model_out out = {0};
+    if (m <= exact) {
+        int rc = fm_model_sim(t, m, payload, bytes, (enum fm_model_mode)mode, c, job, &out);
+        *T = out.T;
+        return rc;
+    }
     double hi, lo;
-    int rc = fm_model_seconds(d, FM_MODEL_EXACT, step, lambda, mode, &hi, NULL);
+    int rc = fm_model_sim(t, exact, payload, (size_t)exact * payload, (enum fm_model_mode)mode, c,
+                          job, &out);
+    hi = out.T;
     if (rc == FM_OK)
-        rc = fm_model_seconds(d, FM_MODEL_EXACT / 2, step, lambda, mode, &lo, NULL);
+        rc = fm_model_sim(t, exact / 2, payload, (size_t)(exact / 2) * payload,
+                          (enum fm_model_mode)mode, c, job, &out);
+    lo = out.T;
     if (rc == FM_OK)
-        *t = hi + (double)(m - FM_MODEL_EXACT) * (hi - lo) / (FM_MODEL_EXACT / 2);
+        *T = hi + (double)(m - exact) * (hi - lo) / (exact / 2);
+    return rc;
+}
+
+/* The model's time for d (resolved) carrying bytes in packets of payload. */
+static int desc_time(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes, size_t payload,
+                     int mode, double *T)
+{
+    const struct fm_costs *c = fm_mcast_costs(ctx, NULL);
+    int *first, *kids;
+    if (!c)
+        return FM_ERR_NOMEM;
+    int rc = fm_model_layout(d, &first, &kids);
+    if (rc == FM_OK) {
+        struct job_view v;
+        job_view(ctx, d, &v);
+        struct fm_model_tree t = {d->n, d->root, first, kids};
+        rc = model_time(&t, c, &v.job, bytes ? bytes : 1, payload, mode, T);
+        free(v.group);
+    }
+    free(first);
+    free(kids);
     return rc;
 }
 
 int fm_mcast_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes, size_t payload,
-                     int sf, double *seconds)
+                     int mode, double *seconds)
 {
-    int m = packets(bytes, payload);
-    double step, lambda;
-    step_lambda(ctx, bytes, m, &step, &lambda);
-    return model_time(d, m, step, lambda, sf, seconds);
+    return desc_time(ctx, d, bytes, payload, mode, seconds);
 }
 
 /* Resolve d's parameter for this message (kbinomial's k, postal's lambda), builder set. */
-static int resolved(int m, double lambda_steps, struct fm_tree_desc *d)
+static int resolved(fm_context *ctx, size_t bytes, size_t payload, struct fm_tree_desc *d)
 {
-    d->m = m;
-    d->lambda = lambda_steps < 1 ? 1 : lambda_steps;
+    const struct fm_costs *c = fm_mcast_costs(ctx, NULL);
+    d->m = packets(bytes, payload);
+    d->lambda = c ? lambda_steps(c, (double)(bytes < payload ? bytes : payload)) : 1.0;
     struct fm_tree_desc r;
     if (fm_tree_resolve(d, &r) != FM_OK || fm_tree_check(&r) != FM_OK)
         return FM_ERR_TREE;
@@ -143,34 +212,41 @@ static int resolved(int m, double lambda_steps, struct fm_tree_desc *d)
 }
 
 /* Fill in a named tree. */
-static int named(const char *spec, int m, double lambda_steps, struct fm_tree_desc *d)
+static int named(fm_context *ctx, const char *spec, size_t bytes, struct fm_tree_desc *d)
 {
     char err[160];
     if (fm_tree_parse(spec, &d->builder, &d->param, err, sizeof err)) {
         fm_log(1, "multicast tree \"%s\": %s", spec, err);
         return FM_ERR_TREE;
     }
-    return resolved(m, lambda_steps, d);
+    return resolved(ctx, bytes, ctx->packet_size, d);
 }
 
-/* The tree with the least predicted time *t for m packets of the given costs, among the
- * registry's builders flagged FM_TREE_AUTO. */
-static int best_tree(int m, double step, double lambda, int sf, struct fm_tree_desc *d, double *t)
+/* The candidate (builder, parameter) with the least predicted time *t for bytes in packets of
+ * payload, among the registry's builders flagged FM_TREE_AUTO and their parameters. */
+static int best_tree(fm_context *ctx, size_t bytes, size_t payload, int mode,
+                     struct fm_tree_desc *d, double *t)
 {
     double best_t = -1;
     struct fm_tree_desc win = *d;
     for (int i = 0; i < fm_tree_count(); i++) {
         unsigned flags;
-        struct fm_tree_desc t = *d;
-        double T;
-        t.builder = fm_tree_id_at(i, &flags);
-        t.param = 0;
-        if (!(flags & FM_TREE_AUTO) || resolved(m, lambda / step, &t) ||
-            model_time(&t, m, step, lambda, sf, &T))
+        int builder = fm_tree_id_at(i, &flags), params[FM_MCAST_PARAMS];
+        if (!(flags & FM_TREE_AUTO))
             continue;
-        if (best_t < 0 || T < best_t) {
-            best_t = T;
-            win = t;
+        int np = fm_tree_candidates(builder, d->n, params, FM_MCAST_PARAMS);
+        for (int k = 0; k < np && k < FM_MCAST_PARAMS; k++) {
+            struct fm_tree_desc cand = *d;
+            double T;
+            cand.builder = builder;
+            cand.param = params[k];
+            if (resolved(ctx, bytes, payload, &cand) ||
+                desc_time(ctx, &cand, bytes, payload, mode, &T))
+                continue;
+            if (best_t < 0 || T < best_t * (1 - 1e-9)) {
+                best_t = T;
+                win = cand;
+            }
         }
     }
     if (best_t < 0)
@@ -182,7 +258,7 @@ static int best_tree(int m, double step, double lambda, int sf, struct fm_tree_d
 
 /* Auto: the (tree, packet size) pair with the least predicted time; ties keep the larger
  * packet (fewer completions for the same time). */
-static int best(fm_context *ctx, size_t bytes, size_t min_payload, int sf, struct fm_tree_desc *d,
+static int best(fm_context *ctx, size_t bytes, size_t min_payload, int mode, struct fm_tree_desc *d,
                 size_t *payload)
 {
     size_t floor = min_payload > FM_MCAST_MIN_PACKET ? min_payload : FM_MCAST_MIN_PACKET;
@@ -193,11 +269,9 @@ static int best(fm_context *ctx, size_t bytes, size_t min_payload, int sf, struc
         size_t p = ctx->packet_size >> i;
         if (i > 0 && (p < floor || p >= bytes)) /* no halving below the floor or of one packet */
             break;
-        int m = packets(bytes, p);
-        double step, lambda, t;
+        double t;
         struct fm_tree_desc cand = *d;
-        step_lambda(ctx, bytes, m, &step, &lambda);
-        if (best_tree(m, step, lambda, sf, &cand, &t))
+        if (best_tree(ctx, bytes, p, mode, &cand, &t))
             continue;
         if (best_t < 0 || t < best_t * (1 - 1e-9)) {
             best_t = t;
@@ -212,22 +286,18 @@ static int best(fm_context *ctx, size_t bytes, size_t min_payload, int sf, struc
     return FM_OK;
 }
 
-int fm_mcast_choose(fm_context *ctx, const char *spec, size_t bytes, size_t min_payload, int sf,
+int fm_mcast_choose(fm_context *ctx, const char *spec, size_t bytes, size_t min_payload, int mode,
                     struct fm_tree_desc *d, size_t *payload)
 {
     if (!spec)
         spec = ctx->cfg.tree;
     *payload = ctx->packet_size;
-    if (strcmp(spec, "auto")) {
-        int m = packets(bytes, ctx->packet_size);
-        double step, lambda;
-        step_lambda(ctx, bytes, m, &step, &lambda);
-        return named(spec, m, lambda / step, d);
-    }
-    struct fm_mcast_costs *c = costs(ctx);
-    unsigned slot = ((unsigned)d->n * 31u + (unsigned)bytes * 7u + (unsigned)sf) % CHOICE_CACHE;
-    struct choice *e = c ? &c->cache[slot] : NULL;
-    if (e && e->n == d->n && e->bytes == bytes && e->sf == sf && e->payload >= min_payload) {
+    if (strcmp(spec, "auto"))
+        return named(ctx, spec, bytes, d);
+    struct fm_mcast_costs *mc = costs_state(ctx);
+    unsigned slot = ((unsigned)d->n * 31u + (unsigned)bytes * 7u + (unsigned)mode) % CHOICE_CACHE;
+    struct choice *e = mc ? &mc->cache[slot] : NULL;
+    if (e && e->n == d->n && e->bytes == bytes && e->mode == mode && e->payload >= min_payload) {
         d->builder = e->builder;
         d->param = e->param;
         d->lambda = e->lambda;
@@ -235,10 +305,21 @@ int fm_mcast_choose(fm_context *ctx, const char *spec, size_t bytes, size_t min_
         *payload = e->payload;
         return FM_OK;
     }
-    int rc = best(ctx, bytes, min_payload, sf, d, payload);
+    int rc = best(ctx, bytes, min_payload, mode, d, payload);
     if (rc == FM_OK && e)
-        *e = (struct choice){bytes, *payload, d->n, sf, d->builder, d->param, d->lambda};
+        *e = (struct choice){bytes, *payload, d->n, mode, d->builder, d->param, d->lambda};
     return rc;
+}
+
+int fm_mcast_mode(unsigned flags)
+{
+    if ((flags & FM_MCAST_STORE_FORWARD) && (flags & FM_MCAST_FCFS))
+        return -1;
+    if (flags & ~(unsigned)(FM_MCAST_STORE_FORWARD | FM_MCAST_FCFS))
+        return -1;
+    return flags & FM_MCAST_STORE_FORWARD ? FM_MODEL_STORE_FORWARD
+           : flags & FM_MCAST_FCFS        ? FM_MODEL_FCFS
+                                          : FM_MODEL_FPFS;
 }
 
 int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, unsigned flags,
@@ -246,14 +327,23 @@ int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, un
 {
     if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
-    if (n < 1 || root < 0 || root >= n || !seconds || (flags & ~(unsigned)FM_MCAST_STORE_FORWARD))
+    int mode = fm_mcast_mode(flags);
+    if (n < 1 || root < 0 || root >= n || !seconds || mode < 0)
         return FM_ERR_INVALID;
-    int sf = (flags & FM_MCAST_STORE_FORWARD) != 0;
-    struct fm_tree_desc d = {.n = n, .root = root};
+    /* Members are ranks 0..n-1 when the job has them (where they are then counts). */
+    int *ranks = n <= ctx->size ? malloc((size_t)n * sizeof *ranks) : NULL;
+    for (int r = 0; ranks && r < n; r++)
+        ranks[r] = r;
+    struct fm_mcast_topo_view view;
+    struct fm_tree_desc d = {.n = n,
+                             .root = root,
+                             .topo = ranks ? fm_mcast_topo_view(&view, ctx->topo, ranks, NULL, n)
+                                           : NULL};
     size_t payload;
-    int rc = fm_mcast_choose(ctx, tree, len, 0, sf, &d, &payload);
+    int rc = fm_mcast_choose(ctx, tree, len, 0, mode, &d, &payload);
     if (rc == FM_OK)
-        rc = fm_mcast_predict(ctx, &d, len, payload, sf, seconds);
+        rc = fm_mcast_predict(ctx, &d, len, payload, mode, seconds);
+    free(ranks);
     if (rc == FM_OK && chosen) {
         const char *name = fm_tree_name(d.builder);
         int at = snprintf(chosen, 64, d.param ? "%s:%d" : "%s", name, d.param);
@@ -266,17 +356,23 @@ int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, un
 int fm_mcast_check_config(const fm_config *cfg, char *err, size_t errlen)
 {
     int builder, param;
-    double o, k, l;
     char why[150];
     if (strcmp(cfg->tree, "auto") && fm_tree_parse(cfg->tree, &builder, &param, why, sizeof why)) {
         snprintf(err, errlen, "FM_TREE=\"%.60s\": %.150s", cfg->tree, why);
         return FM_ERR_CONFIG;
     }
-    if (cfg->mcast_costs[0] && fm_mcast_costs_parse(cfg->mcast_costs, &o, &k, &l)) {
+    struct fm_costs c;
+    unsigned set;
+    if (cfg->mcast_costs[0] && fm_costs_parse(cfg->mcast_costs, &c, &set, why, sizeof why)) {
         snprintf(err, errlen,
-                 "FM_MCAST_COSTS=\"%.60s\": want OVERHEAD_NS:NS_PER_KIB:LATENCY_NS, e.g. "
-                 "1000:200:500",
-                 cfg->mcast_costs);
+                 "FM_MCAST_COSTS=\"%.60s\": %.100s; want key=value items such as "
+                 "send_pkt_ns=1000,latency_ns=500, or SEND_PKT_NS:NS_PER_KIB:LATENCY_NS",
+                 cfg->mcast_costs, why);
+        return FM_ERR_CONFIG;
+    }
+    const char *file = cfg->mcast_costs_file;
+    if (file[0] && access(file, F_OK) == 0 && fm_costs_load(file, &c, why, sizeof why)) {
+        snprintf(err, errlen, "FM_MCAST_COSTS_FILE=\"%.60s\": %.100s", file, why);
         return FM_ERR_CONFIG;
     }
     return FM_OK;

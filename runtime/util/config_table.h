@@ -58,9 +58,19 @@
       "size for each message), "                                                                   \
       "flat, chain, binomial, kbinomial[:k], postal[:lambda]")                                     \
     X(FM_MCAST_COSTS, mcast_costs, STR, "", 0, 0,                                                  \
-      "the model's costs for FM_TREE=auto, OVERHEAD_NS:NS_PER_KIB:LATENCY_NS (a packet copy "      \
-      "keeps its sender busy OVERHEAD + size x NS_PER_KIB; it can be forwarded LATENCY later); "   \
-      "empty = measured by fm_mcast_calibrate, else estimated for the provider")                   \
+      "the model's costs for FM_TREE=auto, as key=value items (send_msg_ns, send_pkt_ns, "         \
+      "send_ns_per_kib, fill_ns_per_kib, gap_ns_per_kib, recv_pkt_ns, recv_ns_per_kib, "           \
+      "copy_ns_per_kib, latency_ns, wake_ns, spin_ns, burst_bytes; runtime/mcast/README.md) or "   \
+      "the older "                                                                                 \
+      "SEND_PKT_NS:NS_PER_KIB:LATENCY_NS; the keys given win over the cost file and "              \
+      "fm_mcast_calibrate, the others come from them, else from estimates for the provider")       \
+    X(FM_MCAST_COSTS_FILE, mcast_costs_file, STR, "", 0, 0,                                        \
+      "file of the model's costs (key=value lines): every rank loads it when it exists, and "      \
+      "fm_mcast_calibrate then uses it instead of measuring; when it does not exist, "             \
+      "fm_mcast_calibrate measures and rank 0 writes it, so a site calibrates once")               \
+    X(FM_MCAST_CORES, mcast_cores, INT, "0", 0, 65536,                                             \
+      "cores the model lets members share: 0 = each host's online cores, shared by the ranks on "  \
+      "it; N = the whole job's ranks share N cores (emulated hosts on one machine)")               \
     X(FM_TOPOLOGY, topology, STR, "", 0, 0,                                                        \
       "coordinates for the topology layer: torus:AxB or torus:AxBxC (one position per host, or "   \
       "per rank when the job has that many ranks but not hosts), file:PATH (lines NAME X [Y "      \

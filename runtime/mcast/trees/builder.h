@@ -25,6 +25,9 @@ struct fm_tree_builder {
     /* Optional: relative parent of every r (parent[0] = -1) in one pass, for a builder whose
      * children are in increasing relative order and whose per-call cost is O(n). */
     int (*parents)(const struct fm_tree_desc *d, int *parent, void *scratch);
+    /* Optional: the parameters FM_TREE=auto weighs for n members, into params[0..cap),
+     * snprintf-style count; NULL: the parameter 0 alone (resolved automatically). */
+    int (*candidates)(int n, int *params, int cap);
 };
 
 #endif

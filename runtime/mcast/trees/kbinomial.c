@@ -201,6 +201,19 @@ static int kbinomial_parent(const struct fm_tree_desc *d, int r, void *scratch)
     return fm_tree_kbin_parent(d->n, kbinomial_k(d), r);
 }
 
+/* Auto weighs every k strictly between the chain (k = 1) and the binomial tree
+ * (k >= ceil(log2 n)), which are builders of their own; none: the automatic k. */
+static int kbinomial_candidates(int n, int *params, int cap)
+{
+    int count = 0;
+    for (int k = 2; k < fm_tree_ceil_log2(n); k++, count++)
+        if (count < cap)
+            params[count] = k;
+    if (count == 0 && cap > 0)
+        params[0] = 0;
+    return count ? count : 1;
+}
+
 const struct fm_tree_builder fm_tree_kbinomial = {
     .name = "kbinomial",
     .param = "k",
@@ -208,4 +221,5 @@ const struct fm_tree_builder fm_tree_kbinomial = {
     .resolve = kbinomial_resolve,
     .children = kbinomial_children,
     .parent = kbinomial_parent,
+    .candidates = kbinomial_candidates,
 };

@@ -90,6 +90,21 @@ static int postal_parents(const struct fm_tree_desc *d, int *parent, void *scrat
     return FM_OK;
 }
 
+/* Auto weighs the model's own lambda (parameter 0) and a few whole ones below n (lambda = 1 is
+ * the binomial tree). */
+static int postal_candidates(int n, int *params, int cap)
+{
+    static const int lambdas[] = {0, 2, 3, 4, 6, 8};
+    int count = 0;
+    for (size_t i = 0; i < sizeof lambdas / sizeof *lambdas; i++)
+        if (lambdas[i] < n) {
+            if (count < cap)
+                params[count] = lambdas[i];
+            count++;
+        }
+    return count;
+}
+
 const struct fm_tree_builder fm_tree_postal = {
     .name = "postal",
     .param = "lambda",
@@ -98,4 +113,5 @@ const struct fm_tree_builder fm_tree_postal = {
     .parent = postal_parent,
     .scratch_size = postal_scratch_size,
     .parents = postal_parents,
+    .candidates = postal_candidates,
 };

@@ -64,6 +64,18 @@ const struct fm_tree_builder *fm_tree_builder_get(int builder)
     return e ? e->b : NULL;
 }
 
+int fm_tree_candidates(int builder, int n, int *params, int cap)
+{
+    const struct fm_tree_builder *b = fm_tree_builder_get(builder);
+    if (!b)
+        return FM_ERR_INVALID;
+    if (b->candidates)
+        return b->candidates(n, params, cap);
+    if (cap > 0)
+        params[0] = 0;
+    return 1;
+}
+
 const char *fm_tree_name(int builder)
 {
     const struct fm_tree_builder *b = fm_tree_builder_get(builder);

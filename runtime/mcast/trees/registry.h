@@ -22,5 +22,8 @@ int fm_tree_lookup(const char *name);  /* the id, or FM_ERR_INVALID for an unkno
  * followed by anything. err may be NULL. */
 int fm_tree_parse(const char *spec, int *builder, int *param, char *err, size_t errlen);
 const struct fm_tree_builder *fm_tree_builder_get(int builder); /* NULL for an unknown id */
+/* The parameters FM_TREE=auto weighs for builder and n members into params[0..cap) (0: the
+ * builder's automatic choice), snprintf-style count; FM_ERR_INVALID for an unknown id. */
+int fm_tree_candidates(int builder, int n, int *params, int cap);
 
 #endif

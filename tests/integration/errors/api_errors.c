@@ -541,7 +541,10 @@ static void bad_mcast_arguments(void **state)
     /* unknown flags */
     EXPECT(fm_mcast_begin_list(ctx, all, 2, "flat", 0x40, 8, H_CHECK, &s), FM_ERR_INVALID);
     EXPECT(fm_mcast_begin(g, "flat", ~0u, 8, H_CHECK, &s), FM_ERR_INVALID);
-    EXPECT(fm_mcast_predict_time(ctx, 2, 0, "flat", 2, 8, &t, NULL), FM_ERR_INVALID);
+    EXPECT(fm_mcast_predict_time(ctx, 2, 0, "flat", 4, 8, &t, NULL), FM_ERR_INVALID);
+    EXPECT(fm_mcast_predict_time(ctx, 2, 0, "flat", FM_MCAST_STORE_FORWARD | FM_MCAST_FCFS, 8, &t,
+                                 NULL),
+           FM_ERR_INVALID);
     /* not a member */
     EXPECT(fm_mcast_begin_list(ctx, &peer, 1, "flat", 0, 8, H_CHECK, &s), FM_ERR_NOT_MEMBER);
     EXPECT(fm_mcast_begin(others, "flat", 0, 8, H_CHECK, &s), FM_ERR_NOT_MEMBER);

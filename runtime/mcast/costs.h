@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The model's costs in LogGP terms (costs.c): what fm_mcast_calibrate measures, FM_MCAST_COSTS
+ * sets and FM_MCAST_COSTS_FILE keeps. One packet copy of B payload bytes from a sender to a
+ * child costs, in order:
+ *   sender CPU   send_pkt + B x send_byte (+ send_msg for a message's first packet), and at the
+ *                root once per packet, whatever its children, B x fill_byte (the caller's piece
+ *                copied into the packet);
+ *   sender link  B x gap_byte, shared by every copy leaving the sender's host, after the first
+ *                `burst` bytes of an idle link (a token-bucket shaper; 0: no burst);
+ *   wire         latency;
+ *   receiver CPU recv_pkt + B x recv_byte before the packet can be forwarded, then, after its
+ *                copies to the receiver's children are posted, B x copy_byte into the caller's
+ *                buffer; a receiver that has waited longer than `spin` (fm_wait's polling
+ *                before it naps) first wakes up (wake).
+ * Times are seconds, per-byte costs seconds per byte. */
+#ifndef FM_MCAST_COSTS_H
+#define FM_MCAST_COSTS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct fm_costs {
+    double send_msg, send_pkt, send_byte, fill_byte, gap_byte;
+    double recv_pkt, recv_byte, copy_byte;
+    double latency, wake, spin, burst;
+};
+
+/* How many fields, and the i-th's key and unit scale in text (value in text x scale = the
+ * field in seconds, seconds per byte or bytes). */
+#define FM_COSTS_NFIELDS 12
+/* The key of field i ("send_pkt_ns", "gap_ns_per_kib", ...) or NULL past the last. */
+const char *fm_costs_key(int i);
+
+/* Parse text into *c, overriding only the fields it names: "key=value" items separated by
+ * commas, spaces or newlines ('#' starts a comment to the end of its line), or the older
+ * "SEND_PKT_NS:NS_PER_KIB:LATENCY_NS" (send_pkt, send_byte and latency). *set gets a bit per
+ * field named (may be NULL). 0, or -1 with err (if not NULL) saying what is wrong. */
+int fm_costs_parse(const char *text, struct fm_costs *c, unsigned *set, char *err, size_t errlen);
+
+/* Copy the fields of src whose bits are in set into dst. */
+void fm_costs_merge(struct fm_costs *dst, const struct fm_costs *src, unsigned set);
+
+/* Write every field as "key value" lines, after comment lines naming what was measured (note,
+ * may be NULL). 0 or -1 (errno set). */
+int fm_costs_write(FILE *f, const struct fm_costs *c, const char *note);
+
+/* Load path into *c (fields the file names; others keep their value): 0, or -1 with err. */
+int fm_costs_load(const char *path, struct fm_costs *c, char *err, size_t errlen);
+/* Save *c to path, atomically (a temporary file beside it, then rename): 0, or -1 with err. */
+int fm_costs_save(const char *path, const struct fm_costs *c, const char *note, char *err,
+                  size_t errlen);
+
+/* Estimates for a provider before anything is measured: shared memory (local_only) or a
+ * network stack. */
+void fm_costs_estimate(struct fm_costs *c, int local_only);
+
+#endif
