@@ -59,7 +59,9 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     const struct fm_costs *c = s->c;
     int kid = s->t->kids[s->t->first[v] + i], m = s->m, w = s->job ? s->job->window : 0;
     double size = psize(s, j);
-    cpu += c->send_pkt + size * c->send_byte + (j == 0 ? c->send_msg : 0);
+    double work = c->send_pkt + size * c->send_byte + (j == 0 ? c->send_msg : 0);
+    cpu += work;
+    s->busy[v] += work;
     double ready = cpu;
     if (w > 0 && j >= w) { /* a credit: the child released packet j - w, and it came back */
         double credit = s->rel_prev[(size_t)kid * m + (size_t)(j - w)] + c->latency;
@@ -79,11 +81,14 @@ static double take(struct sim *s, int v, int j, double cpu)
 {
     const struct fm_costs *c = s->c;
     double size = psize(s, j);
-    if (v == s->t->root)
+    if (v == s->t->root) {
+        s->busy[v] += size * c->fill_byte;
         return cpu + size * c->fill_byte;
+    }
     double at = s->arrival[(size_t)v * s->m + (size_t)j];
     if (at - cpu > c->spin) /* (cpu: when it last finished work; 0 before the first) */
         at += c->wake;
+    s->busy[v] += c->recv_pkt + size * c->recv_byte;
     return (at > cpu ? at : cpu) + c->recv_pkt + size * c->recv_byte;
 }
 
@@ -116,13 +121,16 @@ static double simulate_member(struct sim *s, int v, double *held)
     double cpu = 0, done = 0;
     for (int j = 0; j < m; j++)
         s->last_copy[j] = 0;
+    s->busy[v] = 0;
     for (int j = 0; j < m; j++) {
         double size = psize(s, j);
         double got = root ? 0 : s->arrival[(size_t)v * m + (size_t)j];
         cpu = take(s, v, j, cpu);
         for (int i = 0; i < now; i++)
             cpu = post(s, &l, v, i, j, cpu);
-        cpu += (keep ? size * c->copy_byte : 0) + (root ? 0 : size * c->copy_byte);
+        double copies = (keep ? size * c->copy_byte : 0) + (root ? 0 : size * c->copy_byte);
+        cpu += copies;
+        s->busy[v] += copies;
         done = s->classic ? got : cpu;
         double r = s->last_copy[j] > cpu && !keep ? s->last_copy[j] : cpu;
         s->rel[(size_t)v * m + (size_t)j] = r;
@@ -130,9 +138,8 @@ static double simulate_member(struct sim *s, int v, double *held)
     for (int i = now; i < d; i++)
         for (int j = 0; j < m; j++)
             cpu = post(s, &l, v, i, j, cpu);
-    s->busy[v] = cpu;
     if (held)
-        *held = d ? held_peak(s, v) : 0;
+        *held = d && !root ? held_peak(s, v) : 0;
     return root ? 0 : done;
 }
 

@@ -53,10 +53,11 @@ struct fm_model_job {
 struct fm_model_out {
     double T;           /* completion, seconds (steps in the unit-step form) */
     double *member;     /* NULL, or n: each member's completion (the root's: 0) */
-    double *held;       /* NULL, or n: most packets each member held at once for its children
-                         * (from arrival until its last copy left) */
+    double *held;       /* NULL, or n: most packets each member held at once for its children,
+                         * from arrival until its last copy left (the root: 0; its packets
+                         * are the caller's pieces) */
     double cpu_bound;   /* the sharing bound (0: none); T is at least this */
-    double busiest_cpu; /* the most CPU time any one member spent */
+    double busiest_cpu; /* the most CPU time any one member spent working */
 };
 
 /* Simulates m packets of payload bytes each (the last one: the rest of bytes) down t in the

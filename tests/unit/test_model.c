@@ -207,13 +207,139 @@ static void seconds_form(void **state)
     assert_true(T == 3.5);
 }
 
+/* LogGP costs, worked by hand. Units are arbitrary (the simulation never mixes in real time);
+ * 2-byte packets so that per-byte costs give round numbers. */
+static double sim(const struct fm_model_tree *t, int m, const struct fm_costs *c,
+                  const struct fm_model_job *job, enum fm_model_mode mode, double *member,
+                  double *held)
+{
+    struct fm_model_out out = {.member = member, .held = held};
+    assert_int_equal(fm_model_sim(t, m, 2, (size_t)(2 * m), mode, c, job, &out), FM_OK);
+    return out.T;
+}
+
+/* Chain 0 -> 1 -> 2, 2 packets: fill 0.5, post 1, latency 3, receive 2, copy-out 1.
+ * Root: packet 0 filled by 0.5, posted by 1.5, at member 1 at 4.5; packet 1 filled by 2,
+ * posted by 3, there at 6. Member 1: packet 0 received by 6.5, posted to 2 by 7.5 (there at
+ * 10.5), copied out by 8.5; packet 1 received by 10.5, posted by 11.5 (there at 14.5), copied
+ * by 12.5. Member 2: 10.5 + 2 + 1 = 13.5, then 14.5 (busy until 13.5, packet there at 14.5)
+ * + 2 + 1 = 17.5. */
+static void loggp_chain_by_hand(void **state)
+{
+    (void)state;
+    int first[4] = {0, 1, 2, 2}, kids[2] = {1, 2};
+    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_costs c = {
+        .fill_byte = 0.25, .send_pkt = 1, .latency = 3, .recv_pkt = 2, .copy_byte = 0.5};
+    double member[3];
+    assert_true(sim(&t, 2, &c, NULL, FM_MODEL_FPFS, member, NULL) == 17.5);
+    assert_true(member[0] == 0 && member[1] == 12.5 && member[2] == 17.5);
+    /* A member idle longer than spin (4) wakes first (10): member 1's packet 0 comes at 4.5,
+     * after 4.5 idle: received at 16.5, posted by 17.5 (at 2 by 20.5), copied by 18.5; packet
+     * 1 (there at 6) received by 20.5, posted by 21.5 (at 2 by 24.5), copied by 22.5. Member
+     * 2: 20.5 + 10 + 2 + 1 = 33.5; packet 1 waited no more: 33.5 + 2 + 1 = 36.5. */
+    c.wake = 10;
+    c.spin = 4;
+    assert_true(sim(&t, 2, &c, NULL, FM_MODEL_FPFS, member, NULL) == 36.5);
+    assert_true(member[1] == 22.5);
+    /* spin 5: 4.5 idle is within the polling, no wake-up at 1; member 2 idles 10.5: packet 0
+     * received by 10.5 + 10 + 2, copied by 23.5; packet 1 (there at 14.5) by 25.5, 26.5. */
+    c.spin = 5;
+    assert_true(sim(&t, 2, &c, NULL, FM_MODEL_FPFS, member, NULL) == 26.5);
+}
+
+/* A flat root with 2 children, one 1000-byte packet: post 1, link 0.01 per byte, no latency.
+ * No burst: the first copy leaves at 1 + 10, the second (ready at 2) after it, at 21. A
+ * 1500-byte burst: the first leaves at 1 out of the bucket (500 left), the second at 2 finds
+ * 500 + 1 / 0.01 = 600 and waits for 400 more bytes: 4, so it leaves at 6. */
+static void loggp_link_and_burst(void **state)
+{
+    (void)state;
+    int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2};
+    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01};
+    double member[3];
+    struct fm_model_out out = {.member = member};
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, NULL, &out), FM_OK);
+    assert_true(out.T == 21 && member[1] == 11);
+    c.burst = 1500;
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, NULL, &out), FM_OK);
+    assert_true(member[1] == 1 && fabs(out.T - 6) < 1e-9);
+}
+
+/* Chain 0 -> 1, 3 packets, post 1, latency 1, receive 5, one credit: packet j + 1 leaves only
+ * once member 1 released packet j and the credit came back (latency). Packet 0 there at 2,
+ * taken by 7; packet 1 leaves at 7 + 1, there at 9, taken by 14; packet 2 leaves at 15, there
+ * at 16, taken by 21. Without the limit: there at 2, 3, 4, taken by 7, 12, 17. */
+static void loggp_credit_window(void **state)
+{
+    (void)state;
+    int first[3] = {0, 1, 1}, kids[1] = {1};
+    struct fm_model_tree t = {2, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .latency = 1, .recv_pkt = 5};
+    struct fm_model_job job = {.window = 1};
+    assert_true(sim(&t, 3, &c, &job, FM_MODEL_FPFS, NULL, NULL) == 21);
+    job.window = 3;
+    assert_true(sim(&t, 3, &c, &job, FM_MODEL_FPFS, NULL, NULL) == 17);
+    assert_true(sim(&t, 3, &c, NULL, FM_MODEL_FPFS, NULL, NULL) == 17);
+}
+
+/* Flat root, 3 children, one packet: post 1, receive 10: alone they finish at 11, 12, 13. On
+ * one shared core the work (3 + 3 x 10 = 33) cannot take less than 33; on two, 16.5; on four
+ * the tree's own 13 stands. */
+static void loggp_shared_cores(void **state)
+{
+    (void)state;
+    int first[5] = {0, 3, 3, 3, 3}, kids[3] = {1, 2, 3}, group[4] = {0, 0, 0, 0};
+    struct fm_model_tree t = {4, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .recv_pkt = 10};
+    struct fm_model_job job = {.group = group, .cores = 1};
+    assert_true(sim(&t, 1, &c, NULL, FM_MODEL_FPFS, NULL, NULL) == 13);
+    assert_true(sim(&t, 1, &c, &job, FM_MODEL_FPFS, NULL, NULL) == 33);
+    job.cores = 2;
+    assert_true(sim(&t, 1, &c, &job, FM_MODEL_FPFS, NULL, NULL) == 16.5);
+    job.cores = 4;
+    assert_true(sim(&t, 1, &c, &job, FM_MODEL_FPFS, NULL, NULL) == 13);
+    group[3] = 1; /* two hosts, one core each: host 0 does 23 */
+    job.cores = 1;
+    assert_true(sim(&t, 1, &c, &job, FM_MODEL_FPFS, NULL, NULL) == 23);
+}
+
+/* 0 -> 1 -> {2, 3}, 4 packets, one step per copy, no latency (packets reach 1 at 1, 2, 3, 4).
+ * FPFS: 1 takes packet j when free and sends it to 2 and 3: copies leave at 2,3 / 4,5 / 6,7 /
+ * 8,9, so packets are held over [1,3], [2,5], [3,7], [4,9]: 3 at once at most. Each waits
+ * d = 2 steps past its turn: the paper's FPFS buffer time d t_s (packet 0: 1 to 3).
+ * FCFS: packets go to 2 as they come (left at 2, 3, 4, 5), then all four to 3 (6, 7, 8, 9):
+ * held over [1,6], [2,7], [3,8], [4,9]: all 4 at once, each (d-1) m + 1 = 5 steps, the
+ * paper's FCFS buffer time. Store-and-forward: 1 holds all four at 4, sends 2 at 5..8 and 3
+ * at 9..12: completion 12, FCFS 9, FPFS 9. */
+static void loggp_fcfs_buffers(void **state)
+{
+    (void)state;
+    int first[5] = {0, 1, 3, 3, 3}, kids[3] = {1, 2, 3};
+    struct fm_model_tree t = {4, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1};
+    double held[4], member[4];
+    assert_true(sim(&t, 4, &c, NULL, FM_MODEL_FPFS, member, held) == 9);
+    assert_true(held[1] == 3 && held[2] == 0 && held[0] == 0);
+    assert_true(member[2] == 8 && member[3] == 9);
+    assert_true(sim(&t, 4, &c, NULL, FM_MODEL_FCFS, member, held) == 9);
+    assert_true(held[1] == 4);
+    assert_true(member[2] == 5 && member[3] == 9);
+    assert_true(sim(&t, 4, &c, NULL, FM_MODEL_STORE_FORWARD, member, held) == 12);
+    assert_true(held[1] == 4 && member[2] == 8 && member[3] == 12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(design_examples),    cmocka_unit_test(per_member_by_hand),
-        cmocka_unit_test(chain_closed_forms), cmocka_unit_test(flat_closed_forms),
-        cmocka_unit_test(fpfs_never_loses),   cmocka_unit_test(run_on_given_tree),
-        cmocka_unit_test(bad_trees_and_args), cmocka_unit_test(seconds_form),
+        cmocka_unit_test(design_examples),     cmocka_unit_test(per_member_by_hand),
+        cmocka_unit_test(chain_closed_forms),  cmocka_unit_test(flat_closed_forms),
+        cmocka_unit_test(fpfs_never_loses),    cmocka_unit_test(run_on_given_tree),
+        cmocka_unit_test(bad_trees_and_args),  cmocka_unit_test(seconds_form),
+        cmocka_unit_test(loggp_chain_by_hand), cmocka_unit_test(loggp_link_and_burst),
+        cmocka_unit_test(loggp_credit_window), cmocka_unit_test(loggp_shared_cores),
+        cmocka_unit_test(loggp_fcfs_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

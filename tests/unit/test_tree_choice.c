@@ -135,12 +135,47 @@ static void long_messages_extrapolate(void **state)
     fm_mcast_fini(&c);
 }
 
+/* Auto's choice is the model's minimum over every tree and parameter, and it follows the
+ * costs: where receivers do the work (shared memory's copy) every member copies in parallel
+ * and the root's fan-out is cheap, so the root sends to everyone (flat, or postal's flat
+ * shape); where each copy costs its sender (a network stack), a deep pipeline wins. */
+static void choice_follows_costs(void **state)
+{
+    (void)state;
+    const char *named[] = {"flat",        "chain",    "binomial", "kbinomial:2",
+                           "kbinomial:3", "postal:2", "postal:4"};
+    struct {
+        const char *costs;
+        int flat_wins;
+    } cases[] = {{"send_pkt_ns=100,recv_pkt_ns=1000,recv_ns_per_kib=100000,latency_ns=1000", 1},
+                 {"send_pkt_ns=1000,send_ns_per_kib=100000,latency_ns=1000", 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        fm_context c = ctx_with(cases[k].costs, 65536);
+        struct fm_tree_desc d;
+        size_t p = choose(&c, NULL, 8, 1 << 20, 0, &d);
+        double t = predict(&c, &d, 1 << 20, p);
+        for (size_t i = 0; i < sizeof named / sizeof *named; i++) {
+            struct fm_tree_desc e;
+            size_t q = choose(&c, named[i], 8, 1 << 20, 0, &e);
+            assert_true(t <= predict(&c, &e, 1 << 20, q) * (1 + 1e-9));
+        }
+        int first[9], kids[7];
+        assert_int_equal(fm_tree_layout(&d, first, kids), FM_OK);
+        int root_kids = first[1] - first[0];
+        if (cases[k].flat_wins)
+            assert_int_equal(root_kids, 7);
+        else
+            assert_true(root_kids <= 2);
+        fm_mcast_fini(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(named_tree_keeps_packet_size), cmocka_unit_test(cheap_packets_get_smaller),
         cmocka_unit_test(dear_packets_stay_large),      cmocka_unit_test(cached_choice_is_the_same),
-        cmocka_unit_test(long_messages_extrapolate),
+        cmocka_unit_test(long_messages_extrapolate),    cmocka_unit_test(choice_follows_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The model's costs as text (runtime/mcast/costs.c): key=value items and the older three-number
+ * form, partial overrides, every bad input refused with nothing changed, and the cost file's
+ * round trip (written, read back equal, replaced atomically). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "costs.h"
+
+static int close_to(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * fabs(b) + 1e-30;
+}
+
+static void key_values(void **state)
+{
+    (void)state;
+    struct fm_costs c = {.wake = 7e-6};
+    unsigned set = 0;
+    char err[160];
+    assert_int_equal(fm_costs_parse("send_pkt_ns=1500, latency_ns=250\ngap_ns_per_kib=1024 "
+                                    "# a comment, ignored=1\nburst_bytes=25000",
+                                    &c, &set, err, sizeof err),
+                     0);
+    assert_true(close_to(c.send_pkt, 1.5e-6));
+    assert_true(close_to(c.latency, 250e-9));
+    assert_true(close_to(c.gap_byte, 1e-9)); /* 1024 ns per KiB = 1 ns per byte */
+    assert_true(close_to(c.burst, 25000));
+    assert_true(close_to(c.wake, 7e-6)); /* not named: kept */
+    unsigned want = 0;
+    for (int i = 0; fm_costs_key(i); i++)
+        if (!strcmp(fm_costs_key(i), "send_pkt_ns") || !strcmp(fm_costs_key(i), "latency_ns") ||
+            !strcmp(fm_costs_key(i), "gap_ns_per_kib") || !strcmp(fm_costs_key(i), "burst_bytes"))
+            want |= 1u << i;
+    assert_int_equal(set, want);
+}
+
+static void older_form(void **state)
+{
+    (void)state;
+    struct fm_costs c = {0};
+    unsigned set = 0;
+    assert_int_equal(fm_costs_parse("1000:2048:500", &c, &set, NULL, 0), 0);
+    assert_true(close_to(c.send_pkt, 1e-6));
+    assert_true(close_to(c.send_byte, 2e-9));
+    assert_true(close_to(c.latency, 500e-9));
+    assert_int_equal(__builtin_popcount(set), 3);
+}
+
+static void bad_text_changes_nothing(void **state)
+{
+    (void)state;
+    const char *bad[] = {"1:2",
+                         "a:b:c",
+                         "-1:0:0",
+                         "0:0:0",
+                         "1:2:3:4",
+                         "send_pkt_ns",
+                         "send_pkt_ns=",
+                         "send_pkt_ns=-1",
+                         "nosuch_ns=3",
+                         "latency_ns=1x",
+                         "latency_ns=nan",
+                         "latency_ns=inf",
+                         "wake_ns=1,send_pkt_ns=abc"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct fm_costs c = {.send_pkt = 3, .wake = 4};
+        char err[160] = "";
+        assert_int_equal(fm_costs_parse(bad[i], &c, NULL, err, sizeof err), -1);
+        assert_true(err[0] != '\0');
+        assert_true(c.send_pkt == 3 && c.wake == 4); /* all or nothing */
+    }
+}
+
+static void file_round_trip(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/fm-costs-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct fm_costs c, back;
+    fm_costs_estimate(&c, 0);
+    c.send_msg = 123.456e-9;
+    c.burst = 3028;
+    char err[160];
+    assert_int_equal(fm_costs_save(path, &c, "a test", err, sizeof err), 0);
+    memset(&back, 0, sizeof back);
+    assert_int_equal(fm_costs_load(path, &back, err, sizeof err), 0);
+    /* (written with 6 significant digits) */
+    for (int i = 0; i < FM_COSTS_NFIELDS; i++)
+        assert_true(fabs(((double *)&back)[i] - ((double *)&c)[i]) <=
+                    1e-5 * fabs(((double *)&c)[i]));
+    /* Every key is in the file, once. */
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    for (int i = 0; fm_costs_key(i); i++) {
+        char *at = strstr(text, fm_costs_key(i));
+        assert_non_null(at);
+        assert_null(strstr(at + 1, fm_costs_key(i)));
+    }
+    /* Replaced whole; a directory that does not exist is an error, not a crash. */
+    c.latency = 9e-6;
+    assert_int_equal(fm_costs_save(path, &c, NULL, err, sizeof err), 0);
+    assert_int_equal(fm_costs_load(path, &back, err, sizeof err), 0);
+    assert_true(close_to(back.latency, 9e-6));
+    assert_int_equal(fm_costs_save("/nonexistent-dir/costs", &c, NULL, err, sizeof err), -1);
+    assert_int_equal(fm_costs_load("/nonexistent-dir/costs", &back, err, sizeof err), -1);
+    /* A file with a bad line is refused whole. */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("latency_ns=100\nsend_pkt_ns=oops\n", f);
+    fclose(f);
+    back.latency = 1;
+    assert_int_equal(fm_costs_load(path, &back, err, sizeof err), -1);
+    assert_true(back.latency == 1);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(key_values),
+        cmocka_unit_test(older_form),
+        cmocka_unit_test(bad_text_changes_nothing),
+        cmocka_unit_test(file_round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
