@@ -350,14 +350,15 @@ int fm_group_size(const fm_group *group);
 int fm_group_position(const fm_group *group);
 
 /* Open a multicast of at most len bytes from this rank (which must be a member) to every
- * other member of group, for handler id, down tree (see above) with flags (0 or
- * FM_MCAST_STORE_FORWARD). Write it with fm_send_piece and fm_end_message; they wait as for
- * fm_begin_message_multi to this rank's children. Inside a handler it never blocks
- * (FM_EAGAIN and FM_ERR_TOO_LONG as fm_begin_message). Errors: FM_ERR_INVALID (group or stream
- * NULL, group destroyed, unknown flags), FM_ERR_NOT_INIT (after fm_finalize), FM_ERR_NOT_MEMBER,
- * FM_ERR_TREE (unknown tree or bad parameter), FM_ERR_HANDLER, FM_ERR_TOO_LONG (len over
- * 2^48, over 2^32 packets of the multicast's packet size, its descriptor included, or in a
- * handler over the budget), FM_EAGAIN, FM_ERR_NOMEM. */
+ * other member of group, for handler id, down tree (see above) with flags (0,
+ * FM_MCAST_STORE_FORWARD or FM_MCAST_FCFS; auto chooses for FCFS as for FPFS). Write it with
+ * fm_send_piece and fm_end_message; they wait as for fm_begin_message_multi to this rank's
+ * children. Inside a handler it never blocks (FM_EAGAIN and FM_ERR_TOO_LONG as fm_begin_message).
+ * Errors: FM_ERR_INVALID (group or stream NULL, group destroyed, unknown flags, both forwarding
+ * modes), FM_ERR_NOT_INIT (after fm_finalize), FM_ERR_NOT_MEMBER, FM_ERR_TREE (unknown tree or bad
+ * parameter), FM_ERR_HANDLER, FM_ERR_TOO_LONG (len over 2^48, over 2^32 packets of the multicast's
+ * packet size, its descriptor included, in a handler over the budget, or store-and-forward or FCFS
+ * beyond this rank's FM_MCAST_BUFFER), FM_EAGAIN, FM_ERR_NOMEM. */
 int fm_mcast_begin(fm_group *group, const char *tree, unsigned flags, size_t len, int handler,
                    fm_stream **stream);
 /* The same to the n ranks of members (this rank among them), the list carried in the
@@ -376,7 +377,8 @@ int fm_mcast_calibrate(fm_context *ctx);
  * position root to n members down tree (as fm_mcast_begin resolves it, "auto" included),
  * from the costs in use; *chosen (if not NULL, 64 bytes) gets the tree's resolved name, e.g.
  * "kbinomial:3", followed by "@N" when auto chose packets of N payload bytes, fewer than
- * FM_PACKET_SIZE (e.g. "chain@16384"). Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_TREE. */
+ * FM_PACKET_SIZE (e.g. "chain@16384"). Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (also for
+ * FM_MCAST_FCFS, which the model does not know), FM_ERR_TREE. */
 int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, unsigned flags,
                           size_t len, double *seconds, char *chosen);
 
@@ -542,6 +544,13 @@ typedef struct fm_stats {
     uint64_t mem_registered_bytes; /* of those, registered with the provider (0 where it
                                     * needs no registration of local buffers) */
     uint64_t mem_peak_bytes;       /* most of the three together at any time since fm_init */
+    /* Most bytes of packet buffers this rank held at once for forwarding multicasts, in every
+     * mode: receive buffers kept until every child's send of that packet has completed, and
+     * the copies made for slow children, store-and-forward and FCFS (the buffer a member of a
+     * k-binomial tree needs, per member). Counted as whole packet buffers (header and
+     * FM_PACKET_SIZE payload, rounded up to 64: as mem_* counts them) whatever the packets'
+     * lengths. A root's own packets are not counted (mcast_held_peak); a leaf holds none. */
+    uint64_t fwd_held_peak;
 } fm_stats;
 
 /* Copy the context's counters into *stats. Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID. */

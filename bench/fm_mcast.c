@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-bench-mcast: multicast completion time from one root to every rank of the job, per tree,
- * mode (FPFS or store-and-forward) and message size, next to the FPFS model's prediction.
+ * mode (FPFS, store-and-forward or FCFS) and message size, next to the model's prediction
+ * (none for a mode the model does not know: "-").
  *
  *   fastmsg-run -n N fastmsg-bench-mcast [options]      (-h lists them)
  *
@@ -180,26 +181,35 @@ static int sweep(mc *m)
 {
     const mc_opts *o = m->o;
     int rc = FM_OK;
+    static const unsigned flags[] = {
+        [MC_FPFS] = 0, [MC_SF] = FM_MCAST_STORE_FORWARD, [MC_FCFS] = FM_MCAST_FCFS};
     for (int t = 0; t < o->ntrees && rc == FM_OK; t++)
-        for (int sf = 0; sf <= o->sf_too && rc == FM_OK; sf++)
+        for (int k = 0; k < o->nmodes && rc == FM_OK; k++)
             for (int i = 0; i < o->nsizes && rc == FM_OK; i++) {
+                const char *mode = mc_mode_name(o->modes[k]);
                 m->tree = o->trees[t];
-                m->flags = sf ? FM_MCAST_STORE_FORWARD : 0;
+                m->flags = flags[o->modes[k]];
                 size_t size = o->sizes[i];
-                double secs = 0, row[MC_COLS];
+                double secs = -1, row[MC_COLS];
                 char chosen[64] = "?";
                 rc = fm_mcast_predict_time(m->ctx, m->n, m->root, m->tree, m->flags, size, &secs,
                                            chosen);
+                if (rc == FM_ERR_INVALID && o->modes[k] == MC_FCFS) {
+                    /* A model without FCFS: the tree as FPFS resolves it, no prediction. */
+                    rc = fm_mcast_predict_time(m->ctx, m->n, m->root, m->tree, 0, size, &secs,
+                                               chosen);
+                    secs = -1;
+                }
                 if (rc == FM_OK)
                     rc = mc_run_row(o, m->me, size, one_mcast, m, m->scratch, row);
                 if (rc == FM_OK && m->me == 0) {
                     mc_label lb = {bench_fm_label(), m->n,   o->calibrate ? "1" : "0",
-                                   m->tree,          chosen, sf ? "sf" : "fpfs"};
-                    mc_print_row(o, &lb, size, row, secs * 1e6);
+                                   m->tree,          chosen, mode};
+                    mc_print_row(o, &lb, size, row, secs < 0 ? -1 : secs * 1e6);
                 }
                 if (rc != FM_OK)
-                    fprintf(stderr, PROG ": rank %d: %s %s, %zu B: %s\n", m->me, m->tree,
-                            sf ? "sf" : "fpfs", size, fm_strerror(rc));
+                    fprintf(stderr, PROG ": rank %d: %s %s, %zu B: %s\n", m->me, m->tree, mode,
+                            size, fm_strerror(rc));
             }
     return rc;
 }

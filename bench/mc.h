@@ -18,13 +18,21 @@
 #define MC_MAX_TREES  16
 #define MC_MAX_REPEAT 101
 #define MC_TREE_LEN   64
+#define MC_MAX_MODES  3
+
+/* Forwarding modes (--modes): FPFS, store-and-forward (FM_MCAST_STORE_FORWARD),
+ * First-Child-First-Served (FM_MCAST_FCFS). */
+enum mc_mode { MC_FPFS, MC_SF, MC_FCFS };
+/* The mode's name in --modes and in the mode column: "fpfs", "sf", "fcfs". */
+const char *mc_mode_name(int mode);
 
 typedef struct mc_opts {
     char trees[MC_MAX_TREES][MC_TREE_LEN]; /* tree names as fm_mcast_begin takes them */
     int ntrees;
     size_t sizes[MC_MAX_SIZES]; /* ascending */
     int nsizes;
-    int sf_too;       /* also every tree with FM_MCAST_STORE_FORWARD */
+    int modes[MC_MAX_MODES]; /* forwarding modes (mc_mode) to run every tree in, in order */
+    int nmodes;
     int repeats;      /* timed runs per row; medians are reported (-r) */
     long iters;       /* multicasts per run for small sizes (-i); fewer for large */
     int calibrate;    /* fm_mcast_calibrate before the sweep */
@@ -36,7 +44,7 @@ typedef struct mc_opts {
 } mc_opts;
 
 /* What differs between the programs sharing the command line: the usage text and whether
- * fastmsg's tree options (--trees, --sf-too, --calibrate) exist. */
+ * fastmsg's tree options (--trees, --modes, --sf-too, --calibrate) exist. */
 typedef struct mc_cli {
     const char *launch;  /* the usage line's launcher, e.g. "fastmsg-run -n N" */
     const char *what;    /* the usage's second line */

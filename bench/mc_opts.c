@@ -45,8 +45,11 @@ static void usage(FILE *f, const char *prog, void *st)
           "  --max SIZE          largest size (default 16M)\n",
           f);
     if (cli->trees)
-        fputs("      --sf-too        also run every tree store-and-forward "
-              "(FM_MCAST_STORE_FORWARD)\n",
+        fputs("      --modes LIST    forwarding modes to run every tree in, comma-separated:\n"
+              "                      fpfs (packet by packet), sf (store-and-forward,\n"
+              "                      FM_MCAST_STORE_FORWARD), fcfs (First-Child-First-Served,\n"
+              "                      FM_MCAST_FCFS); default fpfs\n"
+              "      --sf-too        the same as --modes fpfs,sf\n",
               f);
     fprintf(f,
             "  -r, --repeats N     timed runs per row, medians are reported (default 5)\n"
@@ -92,6 +95,33 @@ static int parse_size_list(const char *s, mc_opts *o)
     return 0;
 }
 
+static const char *const mode_names[MC_MAX_MODES] = {"fpfs", "sf", "fcfs"};
+
+const char *mc_mode_name(int mode)
+{
+    return mode >= 0 && mode < MC_MAX_MODES ? mode_names[mode] : "?";
+}
+
+/* A comma list of mode names, each at most once. */
+static int parse_mode_list(const char *s, mc_opts *o)
+{
+    o->nmodes = 0;
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        int m = 0;
+        while (m < MC_MAX_MODES && (strlen(mode_names[m]) != n || strncmp(s, mode_names[m], n)))
+            m++;
+        if (m == MC_MAX_MODES || o->nmodes == MC_MAX_MODES)
+            return -1;
+        for (int i = 0; i < o->nmodes; i++)
+            if (o->modes[i] == m)
+                return -1;
+        o->modes[o->nmodes++] = m;
+        s += n + (s[n] == ',');
+    }
+    return o->nmodes ? 0 : -1;
+}
+
 static int parse_tree_list(const char *s, mc_opts *o)
 {
     o->ntrees = 0;
@@ -112,6 +142,7 @@ enum {
     OPT_MIN,
     OPT_MAX,
     OPT_SF,
+    OPT_MODES,
     OPT_CAL,
     OPT_ROOT,
     OPT_TO,
@@ -126,6 +157,7 @@ static const struct option long_opts[] = {
     {"min", required_argument, NULL, OPT_MIN},
     {"max", required_argument, NULL, OPT_MAX},
     {"sf-too", no_argument, NULL, OPT_SF},
+    {"modes", required_argument, NULL, OPT_MODES},
     {"repeats", required_argument, NULL, 'r'},
     {"iterations", required_argument, NULL, 'i'},
     {"calibrate", no_argument, NULL, OPT_CAL},
@@ -144,13 +176,14 @@ static int apply(void *st, int c, const char *arg, const char *prog)
     parse *p = st;
     mc_opts *o = p->o;
     long v = 0;
-    if (!p->cli->trees && (c == OPT_TREES || c == OPT_SF || c == OPT_CAL)) {
+    if (!p->cli->trees && (c == OPT_TREES || c == OPT_SF || c == OPT_MODES || c == OPT_CAL)) {
         fprintf(stderr,
                 "%s: %s is fastmsg-bench-mcast's option (fastmsg's trees); this program has none\n",
                 prog,
-                c == OPT_TREES ? "--trees"
-                : c == OPT_SF  ? "--sf-too"
-                               : "--calibrate");
+                c == OPT_TREES   ? "--trees"
+                : c == OPT_SF    ? "--sf-too"
+                : c == OPT_MODES ? "--modes"
+                                 : "--calibrate");
         return -2;
     }
     switch (c) {
@@ -164,8 +197,9 @@ static int apply(void *st, int c, const char *arg, const char *prog)
     case OPT_MAX:
         return bench_parse_one_size(arg, 1, (size_t)1 << 34, &p->hi);
     case OPT_SF:
-        o->sf_too = 1;
-        return 0;
+        return parse_mode_list("fpfs,sf", o);
+    case OPT_MODES:
+        return parse_mode_list(arg, o);
     case 'r':
         if (bench_parse_long(arg, 1, MC_MAX_REPEAT, &v))
             return -1;
@@ -211,6 +245,7 @@ int mc_parse_cli(int argc, char **argv, const mc_cli *cli, mc_opts *o)
 {
     *o = (mc_opts){.repeats = 5, .iters = 20, .timeout_s = 60, .settle_us = 20};
     parse_tree_list(MC_DEFAULT_TREES, o);
+    parse_mode_list("fpfs", o);
     static const bench_cmdline cl = {"hr:i:", long_opts, usage, apply, check};
     parse st = {.o = o, .cli = cli, .lo = 8, .hi = 16UL << 20};
     int rc = bench_getopt(argc, argv, &cl, &st);

@@ -18,9 +18,9 @@ static void print_stats(const fm_context *ctx)
             "fastmsg[%d] stats: sent %llu pkts %llu B %llu msgs | received %llu pkts %llu B "
             "%llu msgs | zero-copy %llu out %llu in | credit pkts %llu out %llu in | credit stalls "
             "%llu | dropped %llu (foreign %llu) | refused %llu | forwarded %llu by reference %llu "
-            "copied | truncated %llu | deliver overflow %llu B | buffers now recv %zu send %zu "
-            "copy %zu registered %zu peak %zu B | regions made while pinned %zu, packets moved out "
-            "%zu\n",
+            "copied, held now %zu peak %llu B | truncated %llu | deliver overflow %llu B | buffers "
+            "now recv %zu send %zu copy %zu registered %zu peak %zu B | regions made while pinned "
+            "%zu, packets moved out %zu\n",
             ctx->rank, (unsigned long long)s->packets_sent, (unsigned long long)s->bytes_sent,
             (unsigned long long)s->messages_sent, (unsigned long long)s->packets_received,
             (unsigned long long)s->bytes_received, (unsigned long long)s->messages_received,
@@ -29,7 +29,8 @@ static void print_stats(const fm_context *ctx)
             (unsigned long long)s->credit_packets_received, (unsigned long long)s->credit_stalls,
             (unsigned long long)s->dropped, (unsigned long long)ctx->drops[FM_WIRE_KEY_BAD],
             (unsigned long long)ctx->tp->refused, (unsigned long long)s->fwd_by_reference,
-            (unsigned long long)s->fwd_copied, (unsigned long long)s->truncated,
+            (unsigned long long)s->fwd_copied, ctx->pool.fwd_held,
+            (unsigned long long)s->fwd_held_peak, (unsigned long long)s->truncated,
             (unsigned long long)s->deliver_overflow, ctx->pool.bytes_recv, ctx->pool.bytes_send,
             ctx->pool.bytes_copy, ctx->pool.bytes_registered, ctx->pool.bytes_peak,
             ctx->rpool.grown, ctx->rpool.moved);

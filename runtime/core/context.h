@@ -62,7 +62,11 @@ typedef struct fm_pool_state {
      * not yet sent to every destination, a forwarding member's copies): at most held_max
      * (FM_MCAST_BUFFER) before the root waits and members keep their parents' packets. */
     size_t held, held_max, held_peak;
-    size_t held_reserved; /* promised to store-and-forward messages */
+    size_t held_reserved; /* promised to store-and-forward and FCFS messages */
+    /* Bytes of packet buffers held now for forwarding multicasts, whole buffers each
+     * (fm_pool_pkt_bytes): forwarding copies, and receive buffers a child's send still reads
+     * (their most: fm_stats.fwd_held_peak). */
+    size_t fwd_held;
     unsigned idle_rounds; /* progress rounds since a send buffer was last in use */
 } fm_pool_state;
 

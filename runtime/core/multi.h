@@ -34,4 +34,12 @@ static inline void fm_multi_unref(fm_context *ctx, fm_pkt *p)
     ctx->repost = p;
 }
 
+/* A copy (fm_multi_send_copy) has left: its hold on payload goes. */
+static inline void fm_multi_copy_done(fm_context *ctx, fm_pkt *payload)
+{
+    if (payload->kind == FM_PKT_RECV_BUF && --payload->fwd_sends == 0)
+        fm_pool_fwd_release(ctx);
+    fm_multi_unref(ctx, payload);
+}
+
 #endif

@@ -44,7 +44,12 @@ typedef struct fm_pkt {
                       * before the payload (wire.h) */
     uint8_t held;    /* send: counted in the pool's held (FM_MCAST_BUFFER) */
     /* An FM_PKT_RNDV packet (receive): len is the piece's length, its bytes arrive apart. */
-    uint8_t zc;          /* fm_zc_state */
+    uint8_t zc; /* fm_zc_state */
+    /* The pool's fwd_held (fm_stats.fwd_held_peak) counts a send buffer that is a forwarding
+     * member's copy (fwd_held), and a received one while copies to multicast children still
+     * send from it (fwd_sends of them). */
+    uint8_t fwd_held;
+    uint32_t fwd_sends;
     uint64_t tag;        /* the piece's id (the announcement's) */
     uint64_t rtag;       /* the tag its receive is posted with, chosen here */
     unsigned char *data; /* the piece's bounce buffer, NULL when it goes straight to the

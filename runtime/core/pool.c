@@ -192,7 +192,20 @@ void fm_pool_mark_held(fm_context *ctx, fm_pkt *p)
         ctx->pool.held_peak = ctx->pool.held;
 }
 
-/* Promise n held buffers to a message that must hold all its packets (store-and-forward). */
+void fm_pool_fwd_hold(fm_context *ctx)
+{
+    ctx->pool.fwd_held += fm_pool_pkt_bytes(ctx);
+    if (ctx->pool.fwd_held > ctx->stats.fwd_held_peak)
+        ctx->stats.fwd_held_peak = ctx->pool.fwd_held;
+}
+
+void fm_pool_fwd_release(fm_context *ctx)
+{
+    ctx->pool.fwd_held -= fm_pool_pkt_bytes(ctx);
+}
+
+/* Promise n held buffers to a message that must hold all its packets (store-and-forward,
+ * FCFS). */
 int fm_pool_hold_reserve(fm_context *ctx, size_t n)
 {
     if (ctx->pool.held + ctx->pool.held_reserved + n > ctx->pool.held_max)
@@ -214,6 +227,8 @@ fm_pkt *fm_pool_get_held(fm_context *ctx, int reserved)
         return NULL;
     fm_pkt *p = fm_pool_pop_send(ctx);
     fm_pool_mark_held(ctx, p);
+    p->fwd_held = 1; /* (only forwarding members copy packets out) */
+    fm_pool_fwd_hold(ctx);
     return p;
 }
 
@@ -278,6 +293,10 @@ void fm_pool_put_send(fm_context *ctx, fm_pkt *p)
     if (p->held) {
         p->held = 0;
         ctx->pool.held--;
+    }
+    if (p->fwd_held) {
+        p->fwd_held = 0;
+        fm_pool_fwd_release(ctx);
     }
     p->next = ctx->pool.send_free;
     ctx->pool.send_free = p;

@@ -39,6 +39,10 @@ static inline fm_pkt *fm_pool_pop_send(fm_context *ctx)
 fm_pkt *fm_pool_get_held(fm_context *ctx, int reserved);
 void fm_pool_mark_held(fm_context *ctx, fm_pkt *p);
 int fm_pool_hold_reserve(fm_context *ctx, size_t n);
+/* One packet buffer more, or fewer, held for forwarding (pool.fwd_held, its peak in
+ * fm_stats.fwd_held_peak). */
+void fm_pool_fwd_hold(fm_context *ctx);
+void fm_pool_fwd_release(fm_context *ctx);
 static inline void fm_pool_hold_unreserve(fm_context *ctx, size_t n)
 {
     ctx->pool.held_reserved -= n;

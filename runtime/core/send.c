@@ -70,7 +70,7 @@ void fm_send_done(fm_context *ctx, fm_pkt *p)
         fm_pkt *payload = p->payload;
         fm_pool_put_copy(ctx, p);
         if (payload) /* (none: an abort packet, all header) */
-            fm_multi_unref(ctx, payload);
+            fm_multi_copy_done(ctx, payload);
     } else {
         fm_pool_put_send(ctx, p);
     }

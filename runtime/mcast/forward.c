@@ -18,14 +18,23 @@
  * (backpressure), and memory stays bounded whatever a child does. A child that stops for good
  * stops its parent, and so the root, until FM_TIMEOUT or until liveness sees it dead.
  *
- * Store-and-forward (for comparison, FM_MCAST_STORE_FORWARD): packets are copied out as they
- * arrive and sent on only when the last one is in, the whole message to each child in turn.
- * The copies are promised from FM_MCAST_BUFFER when packet 0 arrives; a message that does not
- * fit is refused then, not left waiting for room: its children get packet 0 and an abort.
+ * Two modes hold the message, for comparison. Store-and-forward (FM_MCAST_STORE_FORWARD):
+ * packets are copied out as they arrive and sent on only when the last one is in, the whole
+ * message to each child in turn. First-Child-First-Served (FM_MCAST_FCFS): the first child
+ * gets each packet as it arrives, as above, and the copies go, once the last packet is in,
+ * to the second child, then the third, ...; with one child it is FPFS and holds nothing. Both
+ * are one rule: children before hold_from are served packet by packet, the others from the
+ * held copies (hold_from: 0 store-and-forward, 1 FCFS, nkids FPFS). The copies are promised
+ * from FM_MCAST_BUFFER when packet 0 arrives; a message that does not fit is refused then,
+ * not left waiting for room: the children served from copies get packet 0 and an abort (an
+ * FCFS first child still gets everything).
  *
  * Nothing is cut silently: a child whose copy cannot be made (out of memory for a header, or
- * a refused store-and-forward) gets an abort packet in its place (multi.c), which it forwards
- * to its own children in turn, and every handler below sees FM_ERR_TRUNCATED. */
+ * a refused store-and-forward or FCFS) gets an abort packet in its place (multi.c), which it
+ * forwards to its own children in turn, and every handler below sees FM_ERR_TRUNCATED.
+ *
+ * What is held for forwarding (copies, and receive buffers that a child's send still reads)
+ * is counted by the core (pool.c, multi.c: fm_stats.fwd_held_peak). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,14 +49,21 @@
 #include "trees/tree.h"
 
 struct fm_fwd {
-    int nkids, store_forward;
-    int refused;       /* store-and-forward without room: packet 0 and an abort, nothing more */
+    int nkids;
+    int hold_from;     /* children from this one on get the message from held copies */
+    int refused;       /* no room for the copies: those children get packet 0 and an abort */
     int *kids;         /* ranks, in send order */
     uint32_t *kid_ids; /* our message id towards each */
     fm_pkt **aborts;   /* per child: a header kept to end its message early; NULL once used */
-    size_t promised;   /* store-and-forward: held buffers still promised to this message */
-    fm_pkt_queue held; /* store-and-forward: copies waiting for the last packet */
+    size_t promised;   /* held buffers still promised to this message */
+    fm_pkt_queue held; /* copies waiting for the last packet */
 };
+
+/* Whether some children are served from held copies. */
+static int holds(const struct fm_fwd *f)
+{
+    return f->hold_from < f->nkids;
+}
 
 /* Rank of member i. */
 static int member_rank(const fm_mcast_desc *d, const struct fm_group *g, int i)
@@ -99,25 +115,26 @@ static struct fm_fwd *fwd_build(fm_context *ctx, const fm_mcast_desc *d, const s
             f->kids[i] = member_rank(d, g, f->kids[i]);
             f->kid_ids[i] = ctx->peers[f->kids[i]].next_msg_id++;
         }
-        f->store_forward = (d->flags & FM_DESC_STORE_FORWARD) != 0;
+        /* (FCFS with one child: that child is the first, nothing to hold) */
+        f->hold_from = d->flags & FM_DESC_STORE_FORWARD ? 0 : d->flags & FM_DESC_FCFS ? 1 : nk;
     }
     free(scratch);
     return f;
 }
 
-/* Keep a header per child to end its message early with; then, for store-and-forward, the
- * whole message's copies (refused now if FM_MCAST_BUFFER cannot hold them). p is packet 0 of
- * s. */
+/* Keep a header per child to end its message early with; then, for store-and-forward and
+ * FCFS, the whole message's copies (refused now if FM_MCAST_BUFFER cannot hold them). p is
+ * packet 0 of s. */
 static int fwd_reserve(fm_context *ctx, struct fm_fwd *f, const fm_stream *s, const fm_pkt *p,
                        uint32_t desc_len)
 {
     for (int i = 0; i < f->nkids; i++)
         if (!(f->aborts[i] = fm_pool_get_copy(ctx)))
             return FM_ERR_NOMEM;
-    if (!f->store_forward || !f->nkids)
+    if (!holds(f))
         return FM_OK;
     if (p->flags & FM_PKT_LAST) { /* one packet: it is the whole message, nothing to hold */
-        f->store_forward = 0;
+        f->hold_from = f->nkids;
         return FM_OK;
     }
     /* Packet 0 is full: its length is the message's packet size. */
@@ -127,9 +144,10 @@ static int fwd_reserve(fm_context *ctx, struct fm_fwd *f, const fm_stream *s, co
         return FM_OK;
     }
     fm_log(0,
-           "store-and-forward multicast from rank %d: %llu bytes do not fit FM_MCAST_BUFFER "
-           "(%lld bytes, some held already); its message to this member's children is cut short",
-           p->peer, (unsigned long long)s->declared, (long long)ctx->cfg.mcast_buffer);
+           "%s multicast from rank %d: %llu bytes do not fit FM_MCAST_BUFFER (%lld bytes, some "
+           "held already); its message to this member's %schildren is cut short",
+           f->hold_from ? "FCFS" : "store-and-forward", p->peer, (unsigned long long)s->declared,
+           (long long)ctx->cfg.mcast_buffer, f->hold_from ? "later " : "");
     f->refused = 1;
     return FM_OK;
 }
@@ -231,12 +249,12 @@ static void to_child(fm_context *ctx, struct fm_fwd *f, int i, fm_pkt *p, const 
     cut(ctx, f, i, h);
 }
 
-/* Store-and-forward: the whole message, held, to each child in turn. */
+/* The whole message, held, to each child served from copies in turn. */
 static void flush_held(fm_context *ctx, fm_stream *s)
 {
     struct fm_fwd *f = s->fwd;
     fm_wire_hdr h;
-    for (int i = 0; i < f->nkids; i++)
+    for (int i = f->hold_from; i < f->nkids; i++)
         for (fm_pkt *q = f->held.head; q && f->aborts[i]; q = q->next) {
             header_for(s, q, &h);
             h.msg_id = f->kid_ids[i];
@@ -252,7 +270,7 @@ static void flush_held(fm_context *ctx, fm_stream *s)
     f->held.tail = NULL;
 }
 
-/* Store-and-forward: keep a copy of p until the last packet is in. */
+/* Keep a copy of p until the last packet is in. */
 static void hold(fm_context *ctx, fm_stream *s, fm_pkt *p)
 {
     struct fm_fwd *f = s->fwd;
@@ -262,7 +280,7 @@ static void hold(fm_context *ctx, fm_stream *s, fm_pkt *p)
     if (!q) { /* (a sender that sent more packets than its length allows) */
         fm_wire_hdr h;
         header_for(s, p, &h);
-        for (int i = 0; i < f->nkids; i++)
+        for (int i = f->hold_from; i < f->nkids; i++)
             if (f->aborts[i]) {
                 h.msg_id = f->kid_ids[i];
                 cut(ctx, f, i, &h);
@@ -281,23 +299,23 @@ void fm_fwd_packet(fm_context *ctx, fm_stream *s, fm_pkt *p)
     struct fm_fwd *f = s->fwd;
     if (!f || !f->nkids)
         return;
-    if (f->store_forward && !f->refused) {
-        hold(ctx, s, p);
-        return;
-    }
+    /* Refused: every child gets this packet (packet 0) now, those after hold_from no more. */
+    int now = f->refused ? f->nkids : f->hold_from;
     fm_wire_hdr h;
     header_for(s, p, &h);
-    for (int i = 0; i < f->nkids; i++) {
+    for (int i = 0; i < now; i++) {
         if (!f->aborts[i])
             continue; /* its message was cut short */
         h.msg_id = f->kid_ids[i];
         to_child(ctx, f, i, p, &h);
-        if (f->refused && f->aborts[i]) { /* packet 0 went: the abort follows it */
+        if (i >= f->hold_from && f->aborts[i]) { /* packet 0 went: the abort follows it */
             h.seq = p->seq + 1;
             cut(ctx, f, i, &h);
             h.seq = p->seq;
         }
     }
+    if (holds(f) && !f->refused)
+        hold(ctx, s, p); /* (after the first child's send: it goes first) */
 }
 
 void fm_fwd_free(fm_stream *s)

@@ -4,7 +4,9 @@
  *
  * The root computes only its own children, opens a multi-destination stream to them
  * (multi.c) and puts the descriptor (mcast_desc.h) at the head of packet 0; every other
- * member finds its own children from that descriptor as the packets pass (forward.c). */
+ * member finds its own children from that descriptor as the packets pass (forward.c). The
+ * root sends packet by packet in every mode: the forwarding mode (store-and-forward, FCFS)
+ * travels in the descriptor for the members below it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,13 +79,14 @@ static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint
         return FM_ERR_HANDLER;
     if ((unsigned long long)len > FM_MAX_MESSAGE)
         return FM_ERR_TOO_LONG;
-    if (flags & ~(unsigned)FM_MCAST_STORE_FORWARD)
+    if ((flags & ~(unsigned)(FM_MCAST_STORE_FORWARD | FM_MCAST_FCFS)) ||
+        ((flags & FM_MCAST_STORE_FORWARD) && (flags & FM_MCAST_FCFS)))
         return FM_ERR_INVALID;
     if (pos < 0)
         return FM_ERR_NOT_MEMBER;
     if (!group && n > FM_DESC_MAX_LIST)
         return FM_ERR_TOO_LONG;
-    int sf = (flags & FM_MCAST_STORE_FORWARD) != 0;
+    int sf = (flags & FM_MCAST_STORE_FORWARD) != 0, fcfs = (flags & FM_MCAST_FCFS) != 0;
     struct fm_mcast_topo_view view;
     struct fm_tree_desc td = {
         .n = n, .root = pos, .topo = fm_mcast_topo_view(&view, ctx->topo, members, NULL, n)};
@@ -93,19 +96,20 @@ static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint
     int rc = fm_mcast_choose(ctx, tree, len + desc_len, desc_len, sf, &td, &payload);
     if (rc)
         return rc;
-    /* Store-and-forward members hold the whole message (forward.c): refuse here what they
-     * would refuse (when their FM_MCAST_BUFFER is this rank's). */
-    if (sf && (len + desc_len) / payload + 2 > ctx->pool.held_max)
+    /* Store-and-forward and FCFS members hold the whole message (forward.c): refuse here what
+     * they would refuse (when their FM_MCAST_BUFFER is this rank's). (The model has no FCFS:
+     * auto chooses for it as for FPFS.) */
+    if ((sf || fcfs) && (len + desc_len) / payload + 2 > ctx->pool.held_max)
         return FM_ERR_TOO_LONG;
-    fm_mcast_desc d = {
-        .builder = (uint8_t)td.builder,
-        .flags = (uint8_t)((sf ? FM_DESC_STORE_FORWARD : 0) | (group ? FM_DESC_GROUP : 0)),
-        .param = (uint32_t)td.param,
-        .lambda_milli = (uint32_t)(td.lambda * 1000.0 + 0.5),
-        .n = (uint32_t)n,
-        .root_pos = (uint32_t)pos,
-        .root_rank = (uint32_t)ctx->rank,
-        .group = group};
+    fm_mcast_desc d = {.builder = (uint8_t)td.builder,
+                       .flags = (uint8_t)((sf ? FM_DESC_STORE_FORWARD : 0) |
+                                          (fcfs ? FM_DESC_FCFS : 0) | (group ? FM_DESC_GROUP : 0)),
+                       .param = (uint32_t)td.param,
+                       .lambda_milli = (uint32_t)(td.lambda * 1000.0 + 0.5),
+                       .n = (uint32_t)n,
+                       .root_pos = (uint32_t)pos,
+                       .root_rank = (uint32_t)ctx->rank,
+                       .group = group};
     td.lambda = d.lambda_milli / 1000.0; /* exactly what the members will use */
     return open_root(ctx, &td, &d, members, len, payload, handler, stream);
 }

@@ -72,8 +72,10 @@ int fm_mcast_desc_decode(const void *buf, size_t len, int nranks, unsigned char 
     d->root_rank = fm_get32(p + 20);
     d->group = fm_get64(p + 24);
     int list = !(d->flags & FM_DESC_GROUP);
-    if ((d->flags & ~(FM_DESC_STORE_FORWARD | FM_DESC_GROUP)) || !fm_tree_builder_get(d->builder) ||
-        d->n < 1 || d->root_pos >= d->n || d->root_rank >= (uint32_t)nranks || d->desc_len > len)
+    unsigned both = FM_DESC_STORE_FORWARD | FM_DESC_FCFS;
+    if ((d->flags & ~(both | FM_DESC_GROUP)) || (d->flags & both) == both ||
+        !fm_tree_builder_get(d->builder) || d->n < 1 || d->root_pos >= d->n ||
+        d->root_rank >= (uint32_t)nranks || d->desc_len > len)
         return -1;
     if (!list)
         return d->desc_len == FM_DESC_FIXED && d->group != 0 ? 0 : -1;

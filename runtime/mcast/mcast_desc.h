@@ -5,7 +5,8 @@
  *  off size field
  *    0   2  desc_len      bytes of the descriptor, member list included
  *    2   1  builder       tree builder id (trees/registry.c)
- *    3   1  flags         FM_DESC_STORE_FORWARD, FM_DESC_GROUP
+ *    3   1  flags         FM_DESC_STORE_FORWARD, FM_DESC_GROUP, FM_DESC_FCFS (not with
+ *                          FM_DESC_STORE_FORWARD)
  *    4   4  param         the builder's parameter (k, lambda), resolved by the root
  *    8   4  lambda_milli  postal without param: lambda in thousandths of a step
  *   12   4  n             members
@@ -22,7 +23,7 @@
 
 #define FM_DESC_FIXED    32
 #define FM_DESC_MAX_LIST 4096 /* members an ad-hoc list may have (also: must fit a packet) */
-enum { FM_DESC_STORE_FORWARD = 1, FM_DESC_GROUP = 2 };
+enum { FM_DESC_STORE_FORWARD = 1, FM_DESC_GROUP = 2, FM_DESC_FCFS = 4 };
 
 typedef struct fm_mcast_desc {
     uint32_t desc_len;
@@ -38,8 +39,8 @@ size_t fm_mcast_desc_size(int list_members);
 /* Write d (and, list mode, the n ranks of members) into buf of fm_mcast_desc_size bytes. */
 void fm_mcast_desc_encode(const fm_mcast_desc *d, const int *members, void *buf);
 
-/* Parse and check the descriptor at the head of len bytes: sizes agree, the builder id is
- * one the registry knows (trees/registry.c),
+/* Parse and check the descriptor at the head of len bytes: known flags, not both forwarding
+ * modes, sizes agree, the builder id is one the registry knows (trees/registry.c),
  * n >= 1, root_pos < n, every listed rank < nranks and listed once, the root's rank is the
  * one at root_pos (list mode) and < nranks. seen: nranks bytes of scratch for the duplicate
  * check (list mode). Returns 0 or -1; on 0, d->members points into buf. */

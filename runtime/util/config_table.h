@@ -48,8 +48,8 @@
     X(FM_MCAST_BUFFER, mcast_buffer, SIZE, "16M", 0, 1L << 40,                                     \
       "bytes of packets a multicast root or forwarding member may hold for children slower than "  \
       "their siblings; beyond it the root waits and a member keeps its parent's packets (and "     \
-      "credits) until the slow child catches up; store-and-forward holds whole messages within "   \
-      "it; 0 = no child runs ahead of another")                                                    \
+      "credits) until the slow child catches up; store-and-forward and FCFS hold whole messages "  \
+      "within it; 0 = no child runs ahead of another")                                             \
     X(FM_WAIT_FD, wait_fd, BOOL, "1", 0, 0,                                                        \
       "sleep on the provider's wait fd where it has one (tcp); 0 = no wait fd: about 1 us less "   \
       "per tcp packet, and idle waits back off with sched_yield and short sleeps instead")         \

@@ -119,6 +119,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(d.desc_len >= FM_DESC_FIXED && d.desc_len <= len);
         FUZZ_CHECK(fm_tree_builder_get(d.builder) && d.n >= 1 && d.root_pos < d.n);
         FUZZ_CHECK(d.root_rank < (uint32_t)nranks);
+        FUZZ_CHECK((d.flags & (FM_DESC_STORE_FORWARD | FM_DESC_FCFS)) !=
+                   (FM_DESC_STORE_FORWARD | FM_DESC_FCFS)); /* one forwarding mode at most */
         FUZZ_CHECK(list ? d.members == buf + FM_DESC_FIXED : !d.members && d.group);
         if (list) {
             FUZZ_CHECK(d.n <= FM_DESC_MAX_LIST && d.n <= (uint32_t)nranks);

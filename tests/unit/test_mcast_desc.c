@@ -50,6 +50,26 @@ static void list_round_trip(void **state)
         assert_int_equal(seen[r], 0); /* scratch left clean */
 }
 
+/* First-Child-First-Served is a flag of its own, in list and group mode. */
+static void fcfs_round_trip(void **state)
+{
+    (void)state;
+    int members[] = {4, 0, 7};
+    fm_mcast_desc d = {.builder = 1, .flags = FM_DESC_FCFS, .n = 3, .root_rank = 4}, e;
+    unsigned char buf[64];
+    fm_mcast_desc_encode(&d, members, buf);
+    assert_int_equal(fm_mcast_desc_decode(buf, fm_mcast_desc_size(3), NRANKS, seen, &e), 0);
+    assert_int_equal(e.flags, FM_DESC_FCFS);
+    d.flags = FM_DESC_FCFS | FM_DESC_GROUP;
+    d.group = 42;
+    fm_mcast_desc_encode(&d, NULL, buf);
+    assert_int_equal(fm_mcast_desc_decode(buf, 32, NRANKS, seen, &e), 0);
+    assert_int_equal(e.flags, FM_DESC_FCFS | FM_DESC_GROUP);
+    d.flags |= FM_DESC_STORE_FORWARD;
+    fm_mcast_desc_encode(&d, NULL, buf);
+    assert_int_equal(fm_mcast_desc_decode(buf, 32, NRANKS, seen, &e), -1);
+}
+
 static void group_round_trip(void **state)
 {
     (void)state;
@@ -115,6 +135,10 @@ static void length_wrong(unsigned char *b)
 {
     b[0] = 44;
 }
+static void fcfs_and_store_forward(unsigned char *b)
+{
+    b[3] = FM_DESC_STORE_FORWARD | FM_DESC_FCFS; /* two forwarding modes at once */
+}
 static void group_with_list(unsigned char *b)
 {
     b[3] = FM_DESC_GROUP; /* group mode needs desc_len 32 and a group id */
@@ -135,6 +159,7 @@ static void rejects_each_fault(void **state)
     assert_int_equal(decode_with(zero_members, 48), -1);
     assert_int_equal(decode_with(length_wrong, 48), -1);
     assert_int_equal(decode_with(group_with_list, 48), -1);
+    assert_int_equal(decode_with(fcfs_and_store_forward, 48), -1);
     for (int r = 0; r < NRANKS; r++)
         assert_int_equal(seen[r], 0);
 }
@@ -169,9 +194,8 @@ static void random_bytes_never_crash(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(list_round_trip),
-        cmocka_unit_test(group_round_trip),
-        cmocka_unit_test(rejects_each_fault),
+        cmocka_unit_test(list_round_trip),          cmocka_unit_test(group_round_trip),
+        cmocka_unit_test(fcfs_round_trip),          cmocka_unit_test(rejects_each_fault),
         cmocka_unit_test(random_bytes_never_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,9 @@ export FM_PROVIDER=shm FI_TCP_IFACE=lo FM_TIMEOUT=30
 . "$(dirname "$0")/lib.sh"
 
 "$mc" -h | grep -q -- "--sf-too" || fail "-h does not list the options"
+"$mc" -h | grep -q -- "--modes" || fail "-h does not list --modes"
+"$mc" --modes fpfs,nosuchmode >/dev/null 2>&1
+[ $? -eq 2 ] || fail "an unknown mode does not exit 2"
 "$mc" --no-such-option >/dev/null 2>&1
 [ $? -eq 2 ] || fail "a bad option does not exit 2"
 
@@ -45,6 +48,20 @@ for t in flat kbinomial:2; do
   done
 done
 [ "$(wc -l <<<"$out")" -eq 9 ] || fail "expected a header and 8 CSV rows"
+
+# Table, FCFS (no model for it: "-") and store-and-forward, in the order given.
+run "$mc" -r 1 -i 3 --modes fcfs,sf --trees binomial,auto --sizes 1K,64K
+for t in binomial auto; do
+  for s in 1024 65536; do
+    grep -Eq "^$t +[a-z]+(:[0-9]+)?(@[0-9]+)? +fcfs +$s( +$num){5} +- +- +3$" <<<"$out" ||
+      fail "no FCFS table row for $t $s B"
+    grep -Eq "^$t +[a-z]+(:[0-9]+)?(@[0-9]+)? +sf +$s( +$num){7} +3$" <<<"$out" ||
+      fail "no store-and-forward table row for $t $s B"
+  done
+done
+[ "$(grep -vc '^#' <<<"$out")" -eq 8 ] || fail "expected 8 rows (2 trees x 2 modes x 2 sizes)"
+[ "$(grep -v '^#' <<<"$out" | head -1 | awk '{print $3}')" = fcfs ] ||
+  fail "the modes not in the order given"
 
 # An unknown tree fails cleanly.
 timeout -k 5 30 "$fmrun" -n 4 "$mc" --trees nosuchtree --max 8 -r 1 -i 1 >/dev/null 2>&1

@@ -51,9 +51,10 @@ refused 2 "unrecognized option" "$pp" --no-such-option || fail "MPI pingpong: a 
 refused 2 "unrecognized option" "$bc" --no-such-option || fail "MPI bcast: a bad option"
 refused 2 "--receive picks fastmsg's receive path" "$pp" --receive ||
   fail "MPI pingpong does not refuse --receive clearly"
-for opt in --trees --sf-too --calibrate; do
+for opt in --trees --sf-too --modes --calibrate; do
   arg=()
   [ $opt = --trees ] && arg=(flat)
+  [ $opt = --modes ] && arg=(fcfs)
   refused 2 "$opt is fastmsg-bench-mcast's option" "$bc" "$opt" "${arg[@]}" ||
     fail "MPI bcast took $opt"
 done

@@ -3,8 +3,8 @@
  * checked on every member.
  *
  *   fastmsg-run -n N mcast_check [--trees T1,T2,...] [--sizes S1,S2,...] [--roots all|R]
- *       [--subset all|some] [--how group|list|multi] [--sf] [--sync] [--calibrate]
- *       [--seed S]
+ *       [--subset all|some] [--how group|list|multi] [--sf|--fcfs] [--sync]
+ *       [--calibrate] [--seed S]
  *
  * The schedule is the cross product roots x trees x sizes (case index m); every rank builds
  * the same one. Case m's members: all ranks, or (some) a subset of at least 2 that contains
@@ -13,9 +13,9 @@
  * multicasts from different roots overlap), unless --sync puts a barrier after every case.
  * --how: group (fm_group_create for every case's list, then fm_mcast_begin), list
  * (fm_mcast_begin_list), multi (fm_begin_message_multi to the other members). --sf: store-and-
- * forward. Members receive case m with fm_stream_deliver (m even) or in odd fm_receive chunks
- * (m odd) and check every byte and that each case arrives exactly once, from its root, at its
- * members only. Sizes may name P (FM_PACKET_SIZE). */
+ * forward; --fcfs: First-Child-First-Served. Members receive case m with fm_stream_deliver (m even)
+ * or in odd fm_receive chunks (m odd) and check every byte and that each case arrives exactly once,
+ * from its root, at its members only. Sizes may name P (FM_PACKET_SIZE). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +36,7 @@ typedef struct mc_case {
 } mc_case;
 
 static fm_context *ctx;
-static int me, nranks, ncases, how_group, how_multi, store_forward, sync_each, calibrate;
+static int me, nranks, ncases, how_group, how_multi, store_forward, fcfs, sync_each, calibrate;
 static const char *trees[MAX_TREES];
 static int ntrees;
 static mc_case *cases;
@@ -174,7 +174,7 @@ static int on_message(fm_stream *s, int sender, void *arg)
 
 static int open_case(mc_case *c, int m, fm_stream **s)
 {
-    unsigned flags = store_forward ? FM_MCAST_STORE_FORWARD : 0;
+    unsigned flags = store_forward ? FM_MCAST_STORE_FORWARD : fcfs ? FM_MCAST_FCFS : 0;
     if (how_multi) {
         int *dests = malloc(sizeof(int) * (size_t)c->n), k = 0;
         for (int i = 0; i < c->n; i++)
@@ -214,6 +214,8 @@ static int parse_args(int argc, char **argv, size_t *sizes, int *nsizes, int *ro
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "--sf"))
             store_forward = 1;
+        else if (!strcmp(o, "--fcfs"))
+            fcfs = 1;
         else if (!strcmp(o, "--sync"))
             sync_each = 1;
         else if (!strcmp(o, "--calibrate"))
@@ -277,7 +279,7 @@ int main(int argc, char **argv)
     if (parse_args(argc, argv, sizes, &nsizes, &root, &some, &seed)) {
         fprintf(stderr,
                 "usage: mcast_check [--trees T,...] [--sizes S,...] [--roots all|R] "
-                "[--subset all|some] [--how group|list|multi] [--sf] [--sync] [--calibrate] "
+                "[--subset all|some] [--how group|list|multi] [--sf|--fcfs] [--sync] [--calibrate] "
                 "[--seed S]\n");
         return 2;
     }
@@ -322,7 +324,9 @@ int main(int argc, char **argv)
              how_multi   ? "multi"
              : how_group ? "group"
                          : "list",
-             store_forward ? ", sf" : "");
+             store_forward ? ", sf"
+             : fcfs        ? ", fcfs"
+                           : "");
     for (int m = 0; m < ncases; m++) {
         if (cases[m].group)
             fm_group_destroy(cases[m].group);

@@ -90,10 +90,26 @@ static void bad_mcast(void)
     EXPECT(fm_mcast_begin_list(ctx, all, 3, "kbinomial:x", 0, 8, 0, &s), FM_ERR_TREE);
     EXPECT(fm_mcast_begin_list(ctx, all, 3, "flat:2", 0, 8, 0, &s), FM_ERR_TREE);
     EXPECT(fm_mcast_begin_list(ctx, all, 3, "binomial", 0x40, 8, 0, &s), FM_ERR_INVALID);
+    /* two forwarding modes at once */
+    EXPECT(fm_mcast_begin_list(ctx, all, 3, "binomial", FM_MCAST_STORE_FORWARD | FM_MCAST_FCFS, 8,
+                               0, &s),
+           FM_ERR_INVALID);
+    /* a message that the members could not hold (FM_MCAST_BUFFER's default, 16 MiB) */
+    EXPECT(fm_mcast_begin_list(ctx, all, 3, "binomial", FM_MCAST_FCFS, 64u << 20, 0, &s),
+           FM_ERR_TOO_LONG);
+    EXPECT(fm_mcast_begin_list(ctx, all, 3, "binomial", FM_MCAST_STORE_FORWARD, 64u << 20, 0, &s),
+           FM_ERR_TOO_LONG);
     EXPECT(fm_mcast_begin_list(ctx, others, 2, "binomial", 0, 8, 0, &s), FM_ERR_NOT_MEMBER);
     EXPECT(fm_mcast_begin_list(ctx, all, 3, "binomial", 0, 8, -1, &s), FM_ERR_HANDLER);
     EXPECT(fm_mcast_begin_list(ctx, nine, 9, "binomial", 0, 8, 0, &s), FM_ERR_DUPLICATE);
     EXPECT(fm_mcast_begin(NULL, "binomial", 0, 8, 0, &s), FM_ERR_INVALID);
+    if (fm_group_create(ctx, all, 3, &g) == FM_OK) {
+        EXPECT(fm_mcast_begin(g, "chain", FM_MCAST_FCFS | FM_MCAST_STORE_FORWARD, 8, 0, &s),
+               FM_ERR_INVALID);
+        EXPECT(fm_group_destroy(g), FM_OK);
+    } else {
+        st_fail("fm_group_create of every rank");
+    }
     if (fm_group_create(ctx, others, 2, &g) == FM_OK) {
         EXPECT(fm_mcast_begin(g, "chain", 0, 8, 0, &s), FM_ERR_NOT_MEMBER);
         EXPECT(fm_group_position(g), -1);
