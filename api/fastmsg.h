@@ -289,12 +289,14 @@ int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len,
  *   A multicast goes from a root to an ordered list of members (the root among them), down
  *   a tree whose shape is named by a builder: "flat" (the root sends to all), "chain",
  *   "binomial", "kbinomial[:k]" (k >= 1; absent: the best k for this message), "postal[:L]"
- *   (L = lambda in steps, >= 1; absent: from the job's costs), or "auto": the tree the FPFS model
- *   (Kesavan & Panda) predicts fastest for this member count and message size, from the
- *   costs fm_mcast_calibrate measured (or FM_MCAST_COSTS, or an estimate); auto also picks
- *   the multicast's packet size (FM_PACKET_SIZE or a power-of-two fraction of it, at least
- *   1 KiB): smaller packets pipeline deeper down a tree, each costs a header and a completion.
- *   NULL = FM_TREE.
+ *   (L = lambda in steps, >= 1; absent: from the job's costs), or "auto": the tree and
+ *   parameter the model predicts fastest for this member count, message size and mode. The
+ *   model simulates each member's sends, receives and copies packet by packet as forwarding
+ *   does, with credits, wake-ups and members sharing cores, from the costs
+ *   fm_mcast_calibrate measured (or FM_MCAST_COSTS_FILE, FM_MCAST_COSTS, or an estimate); auto
+ *   also picks the multicast's packet size (FM_PACKET_SIZE or a power-of-two fraction of it,
+ *   at least 1 KiB): smaller packets pipeline deeper down a tree, each costs a header and a
+ *   completion. NULL = FM_TREE.
  *   Every member computes its own children from a small descriptor in the message's first
  *   packet; no rank holds the whole tree. An inner member sends each packet on to its
  *   children as soon as it arrives, straight from its receive buffer, while its own handler
@@ -367,18 +369,24 @@ int fm_mcast_begin(fm_group *group, const char *tree, unsigned flags, size_t len
 int fm_mcast_begin_list(fm_context *ctx, const int *members, int n, const char *tree,
                         unsigned flags, size_t len, int handler, fm_stream **stream);
 
-/* Collective over all ranks: measure the costs the model needs for FM_TREE=auto (per-packet
- * overhead, bandwidth of one sender, latency) between ranks 0 and 1 with FM_PACKET_SIZE
- * packets, and give every rank the same figures. Blocks (at most FM_TIMEOUT). FM_MCAST_COSTS,
- * when set, wins. Errors: FM_ERR_NOT_INIT, FM_ERR_IN_HANDLER, FM_ERR_TIMEOUT, FM_ERR_PEER. */
+/* Collective over all ranks: measure the costs the model needs for FM_TREE=auto, in LogGP
+ * terms (a sender's cost per message, per packet and per byte, the root's fill, the link's gap
+ * per byte, a receiver's cost per packet and per byte, the copy into the caller's buffer,
+ * latency, and the wake-up of a member that napped in its wait), between rank 0 and one or two
+ * partners (one on another host when there is one), at three packet sizes, medians of repeats;
+ * then give every rank rank 0's figures. Takes well under a second (bench/README.md). When
+ * FM_MCAST_COSTS_FILE names an existing file, rank 0's copy of it is used instead of measuring;
+ * when it names none, rank 0 writes what was measured there. FM_MCAST_COSTS's keys win over
+ * both. Blocks (at most FM_TIMEOUT). Errors: FM_ERR_NOT_INIT, FM_ERR_IN_HANDLER,
+ * FM_ERR_TIMEOUT, FM_ERR_PEER, FM_ERR_NOMEM. */
 int fm_mcast_calibrate(fm_context *ctx);
 
 /* The model's predicted completion time, in seconds, of a multicast of len bytes from root
  * position root to n members down tree (as fm_mcast_begin resolves it, "auto" included),
  * from the costs in use; *chosen (if not NULL, 64 bytes) gets the tree's resolved name, e.g.
  * "kbinomial:3", followed by "@N" when auto chose packets of N payload bytes, fewer than
- * FM_PACKET_SIZE (e.g. "chain@16384"). Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (also for
- * FM_MCAST_FCFS, which the model does not know), FM_ERR_TREE. */
+ * FM_PACKET_SIZE (e.g. "chain@16384"). flags: as fm_mcast_begin's, the mode the model
+ * sends in. Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID, FM_ERR_TREE. */
 int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, unsigned flags,
                           size_t len, double *seconds, char *chosen);
 

@@ -194,18 +194,12 @@ static int sweep(mc *m)
                 char chosen[64] = "?";
                 rc = fm_mcast_predict_time(m->ctx, m->n, m->root, m->tree, m->flags, size, &secs,
                                            chosen);
-                if (rc == FM_ERR_INVALID && o->modes[k] == MC_FCFS) {
-                    /* A model without FCFS: the tree as FPFS resolves it, no prediction. */
-                    rc = fm_mcast_predict_time(m->ctx, m->n, m->root, m->tree, 0, size, &secs,
-                                               chosen);
-                    secs = -1;
-                }
                 if (rc == FM_OK)
                     rc = mc_run_row(o, m->me, size, one_mcast, m, m->scratch, row);
                 if (rc == FM_OK && m->me == 0) {
                     mc_label lb = {bench_fm_label(), m->n,   o->calibrate ? "1" : "0",
                                    m->tree,          chosen, mode};
-                    mc_print_row(o, &lb, size, row, secs < 0 ? -1 : secs * 1e6);
+                    mc_print_row(o, &lb, size, row, secs * 1e6);
                 }
                 if (rc != FM_OK)
                     fprintf(stderr, PROG ": rank %d: %s %s, %zu B: %s\n", m->me, m->tree, mode,

@@ -522,11 +522,12 @@ int fm_mcast_calibrate(fm_context *ctx)
         return FM_ERR_NOMEM;
     pl.buf = buf;
     plan_of(ctx, &pl);
-    /* Counted before the barrier: rank 0 may send as soon as it leaves it, while a partner
-     * is still inside, so a message can arrive before the partner starts waiting. */
+    /* Counted and cleared before the barrier: rank 0 may send as soon as it leaves it, while
+     * the others are still inside, so a message (or, when rank 0 loads the cost file, the
+     * result) can arrive before they start waiting. */
     uint64_t seen = ctx->mcast->calib_count;
-    int rc = fm_barrier_internal(ctx);
     ctx->mcast->calib_have = 0;
+    int rc = fm_barrier_internal(ctx);
     int partner = 0;
     for (int w = 0; w < pl.npartners; w++)
         partner |= ctx->rank == pl.partners[w];

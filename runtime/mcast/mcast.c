@@ -79,8 +79,8 @@ static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint
         return FM_ERR_HANDLER;
     if ((unsigned long long)len > FM_MAX_MESSAGE)
         return FM_ERR_TOO_LONG;
-    if ((flags & ~(unsigned)(FM_MCAST_STORE_FORWARD | FM_MCAST_FCFS)) ||
-        ((flags & FM_MCAST_STORE_FORWARD) && (flags & FM_MCAST_FCFS)))
+    int mode = fm_mcast_mode(flags);
+    if (mode < 0)
         return FM_ERR_INVALID;
     if (pos < 0)
         return FM_ERR_NOT_MEMBER;
@@ -93,12 +93,11 @@ static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint
     size_t desc_len = fm_mcast_desc_size(group ? 0 : n), payload;
     if (desc_len > ctx->packet_size)
         return FM_ERR_TOO_LONG; /* the member list must fit in packet 0 */
-    int rc = fm_mcast_choose(ctx, tree, len + desc_len, desc_len, sf, &td, &payload);
+    int rc = fm_mcast_choose(ctx, tree, len + desc_len, desc_len, mode, &td, &payload);
     if (rc)
         return rc;
     /* Store-and-forward and FCFS members hold the whole message (forward.c): refuse here what
-     * they would refuse (when their FM_MCAST_BUFFER is this rank's). (The model has no FCFS:
-     * auto chooses for it as for FPFS.) */
+     * they would refuse (when their FM_MCAST_BUFFER is this rank's). */
     if ((sf || fcfs) && (len + desc_len) / payload + 2 > ctx->pool.held_max)
         return FM_ERR_TOO_LONG;
     fm_mcast_desc d = {.builder = (uint8_t)td.builder,

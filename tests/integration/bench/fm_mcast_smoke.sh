@@ -49,11 +49,11 @@ for t in flat kbinomial:2; do
 done
 [ "$(wc -l <<<"$out")" -eq 9 ] || fail "expected a header and 8 CSV rows"
 
-# Table, FCFS (no model for it: "-") and store-and-forward, in the order given.
+# Table, FCFS and store-and-forward (each with its model), in the order given.
 run "$mc" -r 1 -i 3 --modes fcfs,sf --trees binomial,auto --sizes 1K,64K
 for t in binomial auto; do
   for s in 1024 65536; do
-    grep -Eq "^$t +[a-z]+(:[0-9]+)?(@[0-9]+)? +fcfs +$s( +$num){5} +- +- +3$" <<<"$out" ||
+    grep -Eq "^$t +[a-z]+(:[0-9]+)?(@[0-9]+)? +fcfs +$s( +$num){7} +3$" <<<"$out" ||
       fail "no FCFS table row for $t $s B"
     grep -Eq "^$t +[a-z]+(:[0-9]+)?(@[0-9]+)? +sf +$s( +$num){7} +3$" <<<"$out" ||
       fail "no store-and-forward table row for $t $s B"
