@@ -163,6 +163,24 @@ typedef struct req_state {
     unsigned char buf[REQ_MAX];
 } req_state;
 
+/* With --expect-too-long, the first request handler also opens a reply that can never fit:
+ * whether the real ones of that length are tried in a handler depends on when earlier replies
+ * got FM_EAGAIN (then they wait for the main loop), so this one makes the check certain. */
+static void probe_too_long(int sender)
+{
+    static int probed;
+    if (!expect_too_long || probed++)
+        return;
+    fm_stream *s;
+    int rc = fm_begin_message(ctx, sender, reply_len(4), H_REPLY, &s);
+    if (rc == FM_OK) /* a stream is open that nothing will write: the job cannot end well */
+        fm_abort(ctx, 1, "FAIL: a reply that never fits was accepted in a handler");
+    if (rc != FM_ERR_TOO_LONG)
+        st_fail("a never-fitting reply in a handler: %s, want FM_ERR_TOO_LONG", fm_strerror(rc));
+    else
+        too_longs++;
+}
+
 static int on_request(fm_stream *s, int sender, void *arg)
 {
     (void)arg;
@@ -181,6 +199,7 @@ static int on_request(fm_stream *s, int sender, void *arg)
         st_mismatch(r->buf, r->got, sender, me, m, 0) != (size_t)-1)
         st_fail("bad request from rank %d (%zu bytes, m %d)", sender, r->got, m);
     else {
+        probe_too_long(sender);
         pay_owed(1); /* older replies first */
         if (owed_head || send_reply(sender, m, 1) == FM_EAGAIN)
             owe(sender, m);
