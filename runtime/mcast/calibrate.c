@@ -11,7 +11,8 @@
  *                  send_pkt + B x send_byte (+ fill), a line through the sizes; send_msg from
  *                  the same bytes as one message of many packets
  *   receive        the partner sleeps while the burst arrives, then times taking it in (its
- *                  handler copies it out) -> recv_pkt + B x (recv_byte + copy)
+ *                  handler copies it out), and times taking the stream below in; the cheaper
+ *                  -> recv_pkt + B x (recv_byte + copy)
  *   gap            a stream of many packets to the partner, and (two partners) to both at once:
  *                  when it is slower than sending and receiving allow, the link paces it
  *   latency        half the round trip of small messages, less send and receive
@@ -235,7 +236,11 @@ static int measure_size(fm_context *ctx, const struct plan *pl, int p, size_t B,
         rc = wait_more(ctx, seen, 1);
     r->stream[si] = (now_s() - t0 - r->rtt) / STREAM;
     r->send[si] = median(send, REPEATS);
+    /* Receiving a burst after a pause, or a stream while the sender works: the cheaper is
+     * the warm receive cost (a paused partner's first packet may find cold caches). */
     r->recv[si] = median(recv, REPEATS);
+    if (rc == FM_OK && ctx->mcast->calib_value / STREAM < r->recv[si])
+        r->recv[si] = ctx->mcast->calib_value / STREAM;
     return rc;
 }
 
@@ -282,10 +287,11 @@ static int answer_size(fm_context *ctx, size_t B, int last, uint64_t *seen)
         if (rc == FM_OK)
             rc = send_count(ctx, 0, NULL, 0);
     }
+    double busy = 0;
     if (rc == FM_OK)
-        rc = wait_more(ctx, seen, STREAM);
+        rc = drain(ctx, seen, STREAM, &busy);
     if (rc == FM_OK)
-        rc = send_count(ctx, 0, NULL, 0);
+        rc = send_value(ctx, 0, busy); /* (also the stream's end) */
     return rc;
 }
 
@@ -353,18 +359,13 @@ static double positive(double v)
     return v > 0 ? v : 0;
 }
 
-/* The costs from one partner's figures. local: shared memory, where no link paces a stream
- * but the receiver, which copies the packet (CMA, or out of the sender's cells), does; a
- * stream slower than the receive timing then shows what receiving costs while the sender
- * works too. */
-static void costs_of(const struct plan *pl, struct pair *r, double byte_copy, int local,
+/* The costs from one partner's figures. local: shared memory, where no link paces a stream:
+ * a stream slower than both ends there shows waits (for credits, for a core), not a gap. */
+static void costs_of(const struct plan *pl, const struct pair *r, double byte_copy, int local,
                      struct fm_costs *c)
 {
     double a, b;
     size_t Bmax = pl->sizes[SIZES - 1];
-    for (int i = 0; local && i < SIZES; i++)
-        if (r->stream[i] > r->recv[i])
-            r->recv[i] = r->stream[i];
     fit(pl->sizes, r->send, SIZES, &a, &b);
     c->fill_byte = byte_copy;
     c->copy_byte = byte_copy;
