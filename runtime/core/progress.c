@@ -142,7 +142,7 @@ static void idle_step(fm_context *ctx, unsigned *idle, double deadline)
 {
     unsigned i = (*idle)++;
     int fd = ctx->tp->ops->wait_fd(ctx->tp);
-    if (fd >= 0 && i >= 16) {
+    if (fd >= 0 && i >= FM_PROGRESS_FD_SPINS) {
         if (ctx->tp->ops->trywait(ctx->tp) == FM_OK) {
             double left_ms = (deadline - now_s()) * 1e3;
             struct pollfd pfd = {.fd = fd, .events = POLLIN};

@@ -341,14 +341,17 @@ static double memcpy_per_byte(size_t B)
     return v;
 }
 
-/* How long a wait polls before it naps: the rounds of progress and yields that fm_wait and
- * every blocking call make (progress.c's idle steps) before their first sleep. */
+/* How long a wait polls before it naps: the rounds of progress (and yields) that fm_wait and
+ * every blocking call make (progress.c's idle steps) before they sleep on the provider's wait
+ * fd, or without one, before their first nap. */
 static double spin_time(fm_context *ctx)
 {
+    int fd = ctx->tp->ops->wait_fd(ctx->tp);
+    int rounds = fd >= 0 ? FM_PROGRESS_FD_SPINS : FM_PROGRESS_SPINS + FM_PROGRESS_YIELDS;
     double t0 = now_s();
-    for (int i = 0; i < FM_PROGRESS_SPINS + FM_PROGRESS_YIELDS; i++) {
+    for (int i = 0; i < rounds; i++) {
         fm_progress_once(ctx);
-        if (i >= FM_PROGRESS_SPINS)
+        if (fd < 0 && i >= FM_PROGRESS_SPINS)
             sched_yield();
     }
     return now_s() - t0;
