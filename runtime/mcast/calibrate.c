@@ -16,7 +16,9 @@
  *   gap            a stream of many packets to the partner, and (two partners) to both at once:
  *                  when it is slower than sending and receiving allow, the link paces it
  *   latency        half the round trip of small messages, less send and receive
- *   wake           the round trip to a partner that has slept in its wait, less a hot one
+ *   wake           the round trip to a partner that has slept in its wait, less a hot one; or,
+ *                  when more, what a hop of a ring through every rank (each asleep, all of
+ *                  them sharing the machine as in a multicast) takes beyond a hot one-way trip
  * Messages go through packets (never zero-copy), as multicast packets do. The partner follows
  * the same schedule, counting messages; nothing else is exchanged but its receive timings. The
  * receive timing counts only the partner's progress rounds that did work, so a slow link
@@ -36,13 +38,16 @@
 #include "topo.h"
 #include "tree_choice.h"
 
-#define PINGS    21 /* small round trips (odd: a true median) */
-#define REPEATS  5  /* of each burst, receive and wake measurement */
-#define BURST    4  /* messages per burst: within a window, so no credit waits */
-#define STREAM   24 /* messages per stream: several windows */
-#define SIZES    3
-#define SLEEP_MS 3 /* a partner's pause: long enough for its wait to nap */
-#define PARTNERS 2
+#define PINGS   21 /* small round trips (odd: a true median) */
+#define REPEATS 5  /* of each burst, receive and wake measurement */
+#define BURST   4  /* messages per burst: within a window, so no credit waits */
+#define STREAM  24 /* messages per stream: several windows */
+/* Fewer at the largest size, and to both partners: a slow link keeps calibration short. */
+#define STREAM_LAST  (STREAM / 2)
+#define STREAM_MULTI (STREAM / 3)
+#define SIZES        3
+#define SLEEP_MS     3 /* a partner's pause: long enough for its wait to nap */
+#define PARTNERS     2
 
 static int on_count(fm_stream *s, int sender, void *arg)
 {
@@ -203,7 +208,7 @@ static int measure_size(fm_context *ctx, const struct plan *pl, int p, size_t B,
                         uint64_t *seen, struct pair *r, int si)
 {
     double send[REPEATS], recv[REPEATS];
-    int rc = FM_OK;
+    int rc = FM_OK, stream = last ? STREAM_LAST : STREAM;
     for (int k = 0; k < REPEATS && rc == FM_OK; k++) {
         rc = wait_more(ctx, seen, 1); /* the partner is about to sleep */
         double t0 = now_s();
@@ -230,17 +235,17 @@ static int measure_size(fm_context *ctx, const struct plan *pl, int p, size_t B,
             rc = wait_more(ctx, seen, 1);
     }
     double t0 = now_s();
-    for (int i = 0; i < STREAM && rc == FM_OK; i++)
+    for (int i = 0; i < stream && rc == FM_OK; i++)
         rc = send_count(ctx, p, pl->buf, B);
     if (rc == FM_OK)
         rc = wait_more(ctx, seen, 1);
-    r->stream[si] = (now_s() - t0 - r->rtt) / STREAM;
+    r->stream[si] = (now_s() - t0 - r->rtt) / stream;
     r->send[si] = median(send, REPEATS);
     /* Receiving a burst after a pause, or a stream while the sender works: the cheaper is
      * the warm receive cost (a paused partner's first packet may find cold caches). */
     r->recv[si] = median(recv, REPEATS);
-    if (rc == FM_OK && ctx->mcast->calib_value / STREAM < r->recv[si])
-        r->recv[si] = ctx->mcast->calib_value / STREAM;
+    if (rc == FM_OK && ctx->mcast->calib_value / stream < r->recv[si])
+        r->recv[si] = ctx->mcast->calib_value / stream;
     return rc;
 }
 
@@ -269,7 +274,7 @@ static int drain(fm_context *ctx, uint64_t *seen, uint64_t n, double *busy)
 /* The partner's side of measure_size. */
 static int answer_size(fm_context *ctx, size_t B, int last, uint64_t *seen)
 {
-    int rc = FM_OK;
+    int rc = FM_OK, stream = last ? STREAM_LAST : STREAM;
     (void)B;
     for (int k = 0; k < REPEATS && rc == FM_OK; k++) {
         rc = send_count(ctx, 0, NULL, 0);
@@ -289,7 +294,7 @@ static int answer_size(fm_context *ctx, size_t B, int last, uint64_t *seen)
     }
     double busy = 0;
     if (rc == FM_OK)
-        rc = drain(ctx, seen, STREAM, &busy);
+        rc = drain(ctx, seen, stream, &busy);
     if (rc == FM_OK)
         rc = send_value(ctx, 0, busy); /* (also the stream's end) */
     return rc;
@@ -301,11 +306,11 @@ static int measure_multi(fm_context *ctx, const struct plan *pl, size_t B, uint6
 {
     double t0 = now_s();
     int rc = FM_OK;
-    for (int i = 0; i < STREAM && rc == FM_OK; i++)
+    for (int i = 0; i < STREAM_MULTI && rc == FM_OK; i++)
         rc = send_msg(ctx, pl->partners, 2, ctx->mcast->calib_count_handler, pl->buf, B);
     if (rc == FM_OK)
         rc = wait_more(ctx, seen, 2);
-    *per_copy = (now_s() - t0) / (2.0 * STREAM);
+    *per_copy = (now_s() - t0) / (2.0 * STREAM_MULTI);
     return rc;
 }
 
@@ -390,6 +395,36 @@ static void costs_of(const struct plan *pl, const struct pair *r, double byte_co
     c->wake = positive(r->rtt_slept - r->rtt);
 }
 
+/* Rank 0: rounds of a ring through every rank after a pause, so that each hop wakes a rank
+ * that slept; *hop: the median round over the ranks. */
+static int ring(fm_context *ctx, uint64_t *seen, double *hop)
+{
+    double t[REPEATS];
+    int rc = FM_OK;
+    for (int k = 0; k < REPEATS && rc == FM_OK; k++) {
+        nap_ms(SLEEP_MS);
+        double t0 = now_s();
+        rc = send_count(ctx, 1, NULL, 0);
+        if (rc == FM_OK)
+            rc = wait_more(ctx, seen, 1);
+        t[k] = now_s() - t0;
+    }
+    *hop = rc == FM_OK ? median(t, REPEATS) / ctx->size : 0;
+    return rc;
+}
+
+/* Every rank but 0: pass the ring's message on. */
+static int pass_ring(fm_context *ctx, uint64_t *seen)
+{
+    int rc = FM_OK;
+    for (int k = 0; k < REPEATS && rc == FM_OK; k++) {
+        rc = wait_more(ctx, seen, 1);
+        if (rc == FM_OK)
+            rc = send_count(ctx, (ctx->rank + 1) % ctx->size, NULL, 0);
+    }
+    return rc;
+}
+
 /* Medians over the partners, field by field. */
 static void median_costs(struct fm_costs *each, int n, struct fm_costs *out)
 {
@@ -455,10 +490,18 @@ static int measure(fm_context *ctx, const struct plan *pl, uint64_t *seen, struc
         rc = measure_multi(ctx, pl, pl->sizes[si], seen, &r[0].multi[si]);
         r[1].multi[si] = r[0].multi[si];
     }
-    for (int w = 0; w < pl->npartners; w++)
+    double hop = 0, hot[PARTNERS];
+    if (rc == FM_OK)
+        rc = ring(ctx, seen, &hop);
+    for (int w = 0; w < pl->npartners; w++) {
         costs_of(pl, &r[w], byte_copy, ctx->tp->info.local_only, &each[w]);
+        hot[w] = r[w].rtt / 2;
+    }
     median_costs(each, pl->npartners, out);
     out->spin = spin;
+    double extra = hop - median(hot, pl->npartners);
+    if (extra > out->wake)
+        out->wake = extra;
     fm_log(1,
            "calibrated in %.0f ms against %d partner(s): send %.3f us + %.3f ns/KiB (message "
            "%.3f us), receive %.3f us + %.3f ns/KiB, copy %.3f ns/KiB, gap %.3f ns/KiB, "
@@ -481,7 +524,7 @@ static int answer(fm_context *ctx, const struct plan *pl, uint64_t *seen)
 {
     int rc = answer_pair(ctx, pl, seen);
     if (rc == FM_OK && pl->npartners == 2) {
-        rc = wait_more(ctx, seen, STREAM);
+        rc = wait_more(ctx, seen, STREAM_MULTI);
         if (rc == FM_OK)
             rc = send_count(ctx, 0, NULL, 0);
     }
@@ -497,8 +540,8 @@ static int rank0_costs(fm_context *ctx, const struct plan *pl, uint64_t *seen, s
     *c = *fm_mcast_costs(ctx, &source);
     *measured = strcmp(source, "FM_MCAST_COSTS_FILE") != 0;
     int go = *measured, rc = FM_OK;
-    for (int w = 0; w < pl->npartners && rc == FM_OK; w++) /* tell each partner */
-        rc = send_value(ctx, pl->partners[w], go);
+    for (int r = 1; r < ctx->size && rc == FM_OK; r++) /* tell every rank */
+        rc = send_value(ctx, r, go);
     if (rc != FM_OK || !go)
         return rc;
     rc = measure(ctx, pl, seen, c);
@@ -535,10 +578,13 @@ int fm_mcast_calibrate(fm_context *ctx)
     int partner = 0;
     for (int w = 0; w < pl.npartners; w++)
         partner |= ctx->rank == pl.partners[w];
-    if (rc == FM_OK && partner) {
+    if (rc == FM_OK && ctx->rank != 0) {
         rc = wait_more(ctx, &seen, 1); /* go (1) or not (0: rank 0 loaded the cost file) */
-        if (rc == FM_OK && ctx->mcast->calib_value > 0.5)
+        int go = ctx->mcast->calib_value > 0.5;
+        if (rc == FM_OK && go && partner)
             rc = answer(ctx, &pl, &seen);
+        if (rc == FM_OK && go)
+            rc = pass_ring(ctx, &seen);
     }
     if (rc == FM_OK && ctx->rank == 0) {
         struct fm_costs c;

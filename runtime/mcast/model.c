@@ -86,8 +86,10 @@ static double take(struct sim *s, int v, int j, double cpu)
         return cpu + size * c->fill_byte;
     }
     double at = s->arrival[(size_t)v * s->m + (size_t)j];
-    if (at - cpu > c->spin) /* (cpu: when it last finished work; 0 before the first) */
+    if (at - cpu > c->spin) { /* (cpu: when it last finished work; 0 before the first) */
         at += c->wake;
+        s->busy[v] += c->wake; /* a context switch and cold caches, on a core others want */
+    }
     s->busy[v] += c->recv_pkt + size * c->recv_byte;
     return (at > cpu ? at : cpu) + c->recv_pkt + size * c->recv_byte;
 }

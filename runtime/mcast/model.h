@@ -17,8 +17,8 @@
  * The root sends packet by packet in every mode (it streams the caller's pieces). A member's
  * completion is when its last packet is in the caller's buffer; the multicast's, the latest
  * member's. Where members share cores (or a host's link), the completion is at least their
- * CPU work (bytes) over the cores (the link's rate): the simulation gives each member its
- * own CPU and link, and that bound adds the sharing.
+ * CPU work (wake-ups included) over the cores (their bytes at the link's rate): the
+ * simulation gives each member its own CPU and link, and that bound adds the sharing.
  *
  * The unit-step form (fm_model_steps, fm_model_run) is the classic one: one step per copy at
  * the sender, lambda steps from the start of a send until the receiver can forward it, nothing

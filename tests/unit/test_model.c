@@ -303,6 +303,12 @@ static void loggp_shared_cores(void **state)
     group[3] = 1; /* two hosts, one core each: host 0 does 23 */
     job.cores = 1;
     assert_true(sim(&t, 1, &c, &job, FM_MODEL_FPFS, NULL, NULL) == 23);
+    /* Children that slept wake first (5, beyond spin 0.5): a wake-up is work on the core too,
+     * so host 0 does 3 + 2 x (5 + 10) = 33; alone the last child is done by 3 + 5 + 10. */
+    c.wake = 5;
+    c.spin = 0.5;
+    assert_true(sim(&t, 1, &c, &job, FM_MODEL_FPFS, NULL, NULL) == 33);
+    assert_true(sim(&t, 1, &c, NULL, FM_MODEL_FPFS, NULL, NULL) == 18);
 }
 
 /* 0 -> 1 -> {2, 3}, 4 packets, one step per copy, no latency (packets reach 1 at 1, 2, 3, 4).
