@@ -191,6 +191,25 @@ static int round_trips(fm_context *ctx, int p, int n, int slept, uint64_t *seen,
     return rc;
 }
 
+/* A rank with nothing to measure until its next message sleeps meanwhile: a waiting rank
+ * polls and yields for milliseconds (progress.c), and on a few shared cores that would slow
+ * the pair being measured. */
+static int doze(fm_context *ctx, const uint64_t *seen)
+{
+    double deadline = now_s() + (double)ctx->cfg.timeout;
+    int rc = FM_OK;
+    while (rc >= 0 && ctx->mcast->calib_count <= *seen) {
+        rc = fm_progress_once(ctx);
+        if (rc >= 0 && ctx->mcast->calib_count <= *seen) {
+            struct timespec ts = {0, 500000};
+            nanosleep(&ts, NULL);
+            if (now_s() > deadline)
+                rc = FM_ERR_TIMEOUT;
+        }
+    }
+    return rc < 0 ? rc : FM_OK;
+}
+
 static int answer_trips(fm_context *ctx, int n, uint64_t *seen)
 {
     int rc = FM_OK;
@@ -399,9 +418,9 @@ static void costs_of(const struct plan *pl, const struct pair *r, double byte_co
  * that slept; *hop: the median round over the ranks. */
 static int ring(fm_context *ctx, uint64_t *seen, double *hop)
 {
-    double t[REPEATS];
+    double t[REPEATS + 1];
     int rc = FM_OK;
-    for (int k = 0; k < REPEATS && rc == FM_OK; k++) {
+    for (int k = 0; k <= REPEATS && rc == FM_OK; k++) { /* round 0 ends every rank's doze */
         nap_ms(SLEEP_MS);
         double t0 = now_s();
         rc = send_count(ctx, 1, NULL, 0);
@@ -409,15 +428,15 @@ static int ring(fm_context *ctx, uint64_t *seen, double *hop)
             rc = wait_more(ctx, seen, 1);
         t[k] = now_s() - t0;
     }
-    *hop = rc == FM_OK ? median(t, REPEATS) / ctx->size : 0;
+    *hop = rc == FM_OK ? median(t + 1, REPEATS) / ctx->size : 0;
     return rc;
 }
 
 /* Every rank but 0: pass the ring's message on. */
 static int pass_ring(fm_context *ctx, uint64_t *seen)
 {
-    int rc = FM_OK;
-    for (int k = 0; k < REPEATS && rc == FM_OK; k++) {
+    int rc = doze(ctx, seen);
+    for (int k = 0; k <= REPEATS && rc == FM_OK; k++) {
         rc = wait_more(ctx, seen, 1);
         if (rc == FM_OK)
             rc = send_count(ctx, (ctx->rank + 1) % ctx->size, NULL, 0);
@@ -522,7 +541,11 @@ static int have_result(fm_context *ctx, void *arg)
 /* A partner: answer rank 0's schedule, then (both partners) the stream to both. */
 static int answer(fm_context *ctx, const struct plan *pl, uint64_t *seen)
 {
-    int rc = answer_pair(ctx, pl, seen);
+    int rc = doze(ctx, seen); /* until rank 0 turns to this partner */
+    if (rc == FM_OK)
+        rc = answer_pair(ctx, pl, seen);
+    if (rc == FM_OK && pl->npartners == 2)
+        rc = doze(ctx, seen); /* while rank 0 measures the other partner */
     if (rc == FM_OK && pl->npartners == 2) {
         rc = wait_more(ctx, seen, STREAM_MULTI);
         if (rc == FM_OK)
