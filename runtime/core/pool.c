@@ -293,10 +293,10 @@ void fm_pool_put_send(fm_context *ctx, fm_pkt *p)
     if (p->held) {
         p->held = 0;
         ctx->pool.held--;
-    }
-    if (p->fwd_held) {
-        p->fwd_held = 0;
-        fm_pool_fwd_release(ctx);
+        if (p->fwd_held) { /* (a forwarding copy is always held: one branch on this path) */
+            p->fwd_held = 0;
+            fm_pool_fwd_release(ctx);
+        }
     }
     p->next = ctx->pool.send_free;
     ctx->pool.send_free = p;

@@ -9,8 +9,8 @@
 /* An idle wait with the provider's wait fd sleeps on it after FM_PROGRESS_FD_SPINS rounds of
  * polling. Without one: FM_PROGRESS_SPINS rounds of polling, then
  * FM_PROGRESS_YIELDS more that also yield the core, then naps of FM_PROGRESS_NAP_NS (ten times
- * that after 4096 idle rounds). The model charges a member idle past the first two phases a
- * wake-up (calibrate.c measures both). */
+ * that after 4096 idle rounds). The model charges a member idle past this polling a wake-up
+ * (calibrate.c measures both). */
 #define FM_PROGRESS_FD_SPINS 16
 #define FM_PROGRESS_SPINS    64
 #define FM_PROGRESS_YIELDS   960

@@ -164,7 +164,8 @@ static int send_value(fm_context *ctx, int dest, double v)
 /* What rank 0 measured against one partner. */
 struct pair {
     double rtt, rtt_slept;
-    double send[SIZES], recv[SIZES], stream[SIZES], multi[SIZES], one_msg;
+    double send[SIZES], recv[SIZES], stream[SIZES];
+    double multi, one_msg; /* (the largest size) per copy to both partners; as one message */
 };
 
 struct plan {
@@ -223,9 +224,11 @@ static int answer_trips(fm_context *ctx, int n, uint64_t *seen)
 
 /* Rank 0, size B against partner p: bursts (send cost), the partner's receive timings, a
  * stream; one message of BURST packets at the largest size. */
-static int measure_size(fm_context *ctx, const struct plan *pl, int p, size_t B, int last,
-                        uint64_t *seen, struct pair *r, int si)
+static int measure_size(fm_context *ctx, const struct plan *pl, int p, int si, uint64_t *seen,
+                        struct pair *r)
 {
+    size_t B = pl->sizes[si];
+    int last = si == SIZES - 1;
     double send[REPEATS], recv[REPEATS];
     int rc = FM_OK, stream = last ? STREAM_LAST : STREAM;
     for (int k = 0; k < REPEATS && rc == FM_OK; k++) {
@@ -291,10 +294,9 @@ static int drain(fm_context *ctx, uint64_t *seen, uint64_t n, double *busy)
 }
 
 /* The partner's side of measure_size. */
-static int answer_size(fm_context *ctx, size_t B, int last, uint64_t *seen)
+static int answer_size(fm_context *ctx, int last, uint64_t *seen)
 {
     int rc = FM_OK, stream = last ? STREAM_LAST : STREAM;
-    (void)B;
     for (int k = 0; k < REPEATS && rc == FM_OK; k++) {
         rc = send_count(ctx, 0, NULL, 0);
         nap_ms(SLEEP_MS); /* the burst arrives meanwhile */
@@ -359,10 +361,11 @@ static double memcpy_per_byte(size_t B)
         memcpy(i % 2 ? a : b, i % 2 ? b : a, B);
         t[i] = (now_s() - t0) / (double)B;
     }
-    double v = median(t, 9) + (double)(a[B / 2] + b[B / 3]) * 0; /* keep the copies */
+    volatile unsigned char keep = a[B / 2] ^ b[B / 3]; /* the copies are used */
+    (void)keep;
     free(a);
     free(b);
-    return v;
+    return median(t, 9);
 }
 
 /* How long a wait polls before it naps: the rounds of progress (and yields) that fm_wait and
@@ -406,8 +409,8 @@ static void costs_of(const struct plan *pl, const struct pair *r, double byte_co
     double ends = r->send[SIZES - 1] > r->recv[SIZES - 1] ? r->send[SIZES - 1] : r->recv[SIZES - 1];
     double gap = r->stream[SIZES - 1] > 1.15 * ends ? r->stream[SIZES - 1] : 0;
     double send_only = r->send[SIZES - 1];
-    if (r->multi[SIZES - 1] > 1.15 * send_only && r->multi[SIZES - 1] > gap)
-        gap = r->multi[SIZES - 1];
+    if (r->multi > 1.15 * send_only && r->multi > gap)
+        gap = r->multi;
     c->gap_byte = local ? 0 : gap / (double)Bmax;
     c->burst = 0;
     c->latency = positive(r->rtt / 2 - r->send[0] - r->recv[0]);
@@ -447,12 +450,11 @@ static int pass_ring(fm_context *ctx, uint64_t *seen)
 /* Medians over the partners, field by field. */
 static void median_costs(struct fm_costs *each, int n, struct fm_costs *out)
 {
-    double *f = (double *)out;
-    for (size_t i = 0; i < sizeof *out / sizeof(double); i++) {
+    for (int i = 0; i < FM_COSTS_NFIELDS; i++) {
         double v[PARTNERS];
         for (int p = 0; p < n; p++)
-            v[p] = ((double *)&each[p])[i];
-        f[i] = median(v, n);
+            v[p] = *fm_costs_field(&each[p], i);
+        *fm_costs_field(out, i) = median(v, n);
     }
 }
 
@@ -465,15 +467,15 @@ static int measure_pair(fm_context *ctx, const struct plan *pl, int w, uint64_t 
     if (rc == FM_OK)
         rc = round_trips(ctx, p, REPEATS, 1, seen, &r->rtt_slept);
     for (int si = 0; si < SIZES && rc == FM_OK; si++)
-        rc = measure_size(ctx, pl, p, pl->sizes[si], si == SIZES - 1, seen, r, si);
+        rc = measure_size(ctx, pl, p, si, seen, r);
     return rc;
 }
 
-static int answer_pair(fm_context *ctx, const struct plan *pl, uint64_t *seen)
+static int answer_pair(fm_context *ctx, uint64_t *seen)
 {
     int rc = answer_trips(ctx, PINGS + REPEATS, seen);
     for (int si = 0; si < SIZES && rc == FM_OK; si++)
-        rc = answer_size(ctx, pl->sizes[si], si == SIZES - 1, seen);
+        rc = answer_size(ctx, si == SIZES - 1, seen);
     return rc;
 }
 
@@ -505,9 +507,9 @@ static int measure(fm_context *ctx, const struct plan *pl, uint64_t *seen, struc
     int rc = FM_OK;
     for (int w = 0; w < pl->npartners && rc == FM_OK; w++)
         rc = measure_pair(ctx, pl, w, seen, &r[w]);
-    for (int si = SIZES - 1; si < SIZES && pl->npartners == 2 && rc == FM_OK; si++) {
-        rc = measure_multi(ctx, pl, pl->sizes[si], seen, &r[0].multi[si]);
-        r[1].multi[si] = r[0].multi[si];
+    if (pl->npartners == 2 && rc == FM_OK) {
+        rc = measure_multi(ctx, pl, pl->sizes[SIZES - 1], seen, &r[0].multi);
+        r[1].multi = r[0].multi;
     }
     double hop = 0, hot[PARTNERS];
     if (rc == FM_OK)
@@ -543,7 +545,7 @@ static int answer(fm_context *ctx, const struct plan *pl, uint64_t *seen)
 {
     int rc = doze(ctx, seen); /* until rank 0 turns to this partner */
     if (rc == FM_OK)
-        rc = answer_pair(ctx, pl, seen);
+        rc = answer_pair(ctx, seen);
     if (rc == FM_OK && pl->npartners == 2)
         rc = doze(ctx, seen); /* while rank 0 measures the other partner */
     if (rc == FM_OK && pl->npartners == 2) {

@@ -42,7 +42,7 @@ const char *fm_costs_key(int i)
     return i >= 0 && i < FM_COSTS_NFIELDS ? fields[i].key : NULL;
 }
 
-static double *slot(struct fm_costs *c, int i)
+double *fm_costs_field(struct fm_costs *c, int i)
 {
     return (double *)((char *)c + fields[i].off);
 }
@@ -51,7 +51,7 @@ void fm_costs_merge(struct fm_costs *dst, const struct fm_costs *src, unsigned s
 {
     for (int i = 0; i < FM_COSTS_NFIELDS; i++)
         if (set & (1u << i))
-            *slot(dst, i) = *slot((struct fm_costs *)src, i);
+            *fm_costs_field(dst, i) = *fm_costs_field((struct fm_costs *)src, i);
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, const char *what)
@@ -98,7 +98,7 @@ static int parse_item(char *item, struct fm_costs *c, unsigned *set, char *err, 
         double v;
         if (number(eq + 1, &v))
             return fail(err, errlen, "%.40s: want a number >= 0", item);
-        *slot(c, i) = v * fields[i].scale;
+        *fm_costs_field(c, i) = v * fields[i].scale;
         if (set)
             *set |= 1u << i;
         return 0;
@@ -147,7 +147,7 @@ int fm_costs_write(FILE *f, const struct fm_costs *c, const char *note)
         return -1;
     for (int i = 0; i < FM_COSTS_NFIELDS; i++)
         if (fprintf(f, "%s=%.6g\n", fields[i].key,
-                    *slot((struct fm_costs *)c, i) / fields[i].scale) < 0)
+                    *fm_costs_field((struct fm_costs *)c, i) / fields[i].scale) < 0)
             return -1;
     return 0;
 }

@@ -30,6 +30,8 @@ struct fm_costs {
 #define FM_COSTS_NFIELDS 12
 /* The key of field i ("send_pkt_ns", "gap_ns_per_kib", ...) or NULL past the last. */
 const char *fm_costs_key(int i);
+/* Field i of c (0 <= i < FM_COSTS_NFIELDS), in seconds, seconds per byte or bytes. */
+double *fm_costs_field(struct fm_costs *c, int i);
 
 /* Parse text into *c, overriding only the fields it names: "key=value" items separated by
  * commas, spaces or newlines ('#' starts a comment to the end of its line), or the older

@@ -85,26 +85,25 @@ static double take(struct sim *s, int v, int j, double cpu)
         s->busy[v] += size * c->fill_byte;
         return cpu + size * c->fill_byte;
     }
-    double at = s->arrival[(size_t)v * s->m + (size_t)j];
+    double at = s->arrival[(size_t)v * s->m + (size_t)j], work = c->recv_pkt + size * c->recv_byte;
     if (at - cpu > c->spin) { /* (cpu: when it last finished work; 0 before the first) */
         at += c->wake;
         s->busy[v] += c->wake; /* a context switch and cold caches, on a core others want */
     }
-    s->busy[v] += c->recv_pkt + size * c->recv_byte;
-    return (at > cpu ? at : cpu) + c->recv_pkt + size * c->recv_byte;
+    s->busy[v] += work;
+    return (at > cpu ? at : cpu) + work;
 }
 
-/* Most packets held at once: packet j from its arrival until its last copy left. */
+/* Most packets inner member v held at once: packet j from its arrival until its last copy
+ * left. */
 static double held_peak(const struct sim *s, int v)
 {
+    const double *arrival = s->arrival + (size_t)v * s->m;
     int peak = 0;
     for (int j = 0; j < s->m; j++) {
-        double from = v == s->t->root ? 0 : s->arrival[(size_t)v * s->m + (size_t)j];
         int at = 0;
-        for (int k = 0; k < s->m; k++) {
-            double a = v == s->t->root ? 0 : s->arrival[(size_t)v * s->m + (size_t)k];
-            at += a <= from && s->last_copy[k] > from;
-        }
+        for (int k = 0; k < s->m; k++)
+            at += arrival[k] <= arrival[j] && s->last_copy[k] > arrival[j];
         peak = at > peak ? at : peak;
     }
     return peak;
@@ -123,7 +122,7 @@ static double simulate_member(struct sim *s, int v, double *held)
     double cpu = 0, done = 0;
     for (int j = 0; j < m; j++)
         s->last_copy[j] = 0;
-    s->busy[v] = 0;
+    s->busy[v] = s->sent[v] = 0;
     for (int j = 0; j < m; j++) {
         double size = psize(s, j);
         double got = root ? 0 : s->arrival[(size_t)v * m + (size_t)j];
@@ -206,31 +205,31 @@ static double one_pass(struct sim *s, const int *order, struct fm_model_out *out
 }
 
 /* Completion is at least each sharing group's CPU work over its cores, and (a shared link)
- * its bytes at the link's rate. */
+ * its bytes at the link's rate. Sums per group id (members of no group, < 0, share nothing);
+ * -1 when out of memory. */
 static double sharing_bound(const struct sim *s)
 {
     const struct fm_model_job *job = s->job;
-    int n = s->t->n;
+    int n = s->t->n, groups = 0;
     if (!job || !job->group || !(job->cores > 0))
         return 0;
-    double bound = 0;
-    for (int i = 0; i < n; i++) { /* O(n^2) worst case, but groups are few and this is once */
-        int first = 1;
-        for (int k = 0; k < i && first; k++)
-            first = job->group[k] != job->group[i];
-        if (!first)
-            continue;
-        double cpu = 0, bytes = 0;
-        for (int k = i; k < n; k++)
-            if (job->group[k] == job->group[i]) {
-                cpu += s->busy[k];
-                bytes += s->sent[k];
-            }
-        double b = cpu / job->cores;
-        if (job->link_shared && bytes * s->c->gap_byte > b)
-            b = bytes * s->c->gap_byte;
+    for (int v = 0; v < n; v++)
+        groups = job->group[v] >= groups ? job->group[v] + 1 : groups;
+    double *cpu = calloc(2 * (size_t)groups + 1, sizeof *cpu), *bytes = cpu + groups, bound = 0;
+    if (!cpu)
+        return -1;
+    for (int v = 0; v < n; v++)
+        if (job->group[v] >= 0) {
+            cpu[job->group[v]] += s->busy[v];
+            bytes[job->group[v]] += s->sent[v];
+        }
+    for (int g = 0; g < groups; g++) {
+        double b = cpu[g] / job->cores;
+        if (job->link_shared && bytes[g] * s->c->gap_byte > b)
+            b = bytes[g] * s->c->gap_byte;
         bound = b > bound ? b : bound;
     }
+    free(cpu);
     return bound;
 }
 
@@ -271,18 +270,15 @@ static int sim_run(const struct fm_model_tree *t, int m, size_t payload, size_t 
         rc = FM_ERR_INVALID;
     if (rc == FM_OK) {
         int credits = job && job->window > 0 && job->window < m;
-        /* Pass 1 has no credit limit (rel_prev all 0); each later pass limits by the last. */
-        for (int pass = 0; pass < (credits ? MODEL_PASSES : 1); pass++) {
-            for (int v = 0; v < t->n; v++)
-                s.sent[v] = 0;
+        /* Pass 1 takes every credit as back at `latency` (rel_prev all 0); each later pass
+         * limits by the last pass's releases. */
+        for (int pass = 0; pass < (credits ? MODEL_PASSES : 1); pass++)
             if (one_pass(&s, order, out) <= 1e-12 * (out->T > 0 ? out->T : 1) && pass > 0)
                 break;
-        }
         out->cpu_bound = sharing_bound(&s);
-        out->busiest_cpu = 0;
-        for (int v = 0; v < t->n; v++)
-            out->busiest_cpu = s.busy[v] > out->busiest_cpu ? s.busy[v] : out->busiest_cpu;
-        if (out->cpu_bound > out->T)
+        if (out->cpu_bound < 0)
+            rc = FM_ERR_NOMEM;
+        else if (out->cpu_bound > out->T)
             out->T = out->cpu_bound;
     }
     free(order);

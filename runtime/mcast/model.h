@@ -44,20 +44,19 @@ struct fm_model_tree {
 /* The job around the tree. */
 struct fm_model_job {
     int window;       /* credits per sender at each child; 0: no limit */
-    const int *group; /* NULL, or n: members with the same value share `cores` cores and (when
-                       * link_shared) one link */
+    const int *group; /* NULL, or n: members with the same value (>= 0) share `cores` cores and
+                       * (when link_shared) one link */
     double cores;     /* cores per group; 0: no sharing */
     int link_shared;  /* a group is one host: its members' copies share its link */
 };
 
 struct fm_model_out {
-    double T;           /* completion, seconds (steps in the unit-step form) */
-    double *member;     /* NULL, or n: each member's completion (the root's: 0) */
-    double *held;       /* NULL, or n: most packets each member held at once for its children,
-                         * from arrival until its last copy left (the root: 0; its packets
-                         * are the caller's pieces) */
-    double cpu_bound;   /* the sharing bound (0: none); T is at least this */
-    double busiest_cpu; /* the most CPU time any one member spent working */
+    double T;         /* completion, seconds (steps in the unit-step form) */
+    double *member;   /* NULL, or n: each member's completion (the root's: 0) */
+    double *held;     /* NULL, or n: most packets each member held at once for its children,
+                       * from arrival until its last copy left (the root: 0; its packets
+                       * are the caller's pieces) */
+    double cpu_bound; /* the sharing bound (0: none); T is at least this */
 };
 
 /* Simulates m packets of payload bytes each (the last one: the rest of bytes) down t in the

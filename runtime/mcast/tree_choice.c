@@ -139,10 +139,11 @@ static void job_view(fm_context *ctx, const struct fm_tree_desc *d, struct job_v
     v->job.link_shared = ctx->cfg.mcast_cores == 0;
 }
 
-/* The model's time for a laid-out tree. The simulation costs members x packets, too much to
- * run in fm_mcast_begin for a long message; past `exact` packets the completion time grows by
- * the same amount per packet (the pipeline's slowest stage sets the pace), so it is simulated
- * at exact and exact / 2 packets and extended along that line. */
+/* The model's time for a laid-out tree. The simulation costs members x packets, for each of
+ * auto's ~140 candidates, too much to run in fm_mcast_begin for a long message; past `exact`
+ * packets the completion time grows by the same amount per packet (the pipeline's slowest
+ * stage sets the pace), so it is simulated at exact and exact / 2 packets and extended along
+ * that line. */
 #define FM_MODEL_EXACT 256
 
 static int model_time(const struct fm_model_tree *t, const struct fm_costs *c,
@@ -150,8 +151,8 @@ static int model_time(const struct fm_model_tree *t, const struct fm_costs *c,
                       double *T)
 {
     int m = packets(bytes, payload);
-    int exact = (1 << 20) / t->n; /* members x packets simulated, at most about 2^20 */
-    exact = exact > FM_MODEL_EXACT ? FM_MODEL_EXACT : exact < 8 ? 8 : exact;
+    int exact = (1 << 17) / t->n; /* members x packets simulated, at most about 2^17 */
+    exact = exact > FM_MODEL_EXACT ? FM_MODEL_EXACT : exact < 4 ? 4 : exact;
     struct fm_model_out out = {0};
     if (m <= exact) {
         int rc = fm_model_sim(t, m, payload, bytes, (enum fm_model_mode)mode, c, job, &out);
@@ -171,8 +172,7 @@ static int model_time(const struct fm_model_tree *t, const struct fm_costs *c,
     return rc;
 }
 
-/* The model's time for d (resolved) carrying bytes in packets of payload. */
-static int desc_time(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes, size_t payload,
+int fm_mcast_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes, size_t payload,
                      int mode, double *T)
 {
     const struct fm_costs *c = fm_mcast_costs(ctx, NULL);
@@ -190,12 +190,6 @@ static int desc_time(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes
     free(first);
     free(kids);
     return rc;
-}
-
-int fm_mcast_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes, size_t payload,
-                     int mode, double *seconds)
-{
-    return desc_time(ctx, d, bytes, payload, mode, seconds);
 }
 
 /* Resolve d's parameter for this message (kbinomial's k, postal's lambda), builder set. */
@@ -241,7 +235,7 @@ static int best_tree(fm_context *ctx, size_t bytes, size_t payload, int mode,
             cand.builder = builder;
             cand.param = params[k];
             if (resolved(ctx, bytes, payload, &cand) ||
-                desc_time(ctx, &cand, bytes, payload, mode, &T))
+                fm_mcast_predict(ctx, &cand, bytes, payload, mode, &T))
                 continue;
             if (best_t < 0 || T < best_t * (1 - 1e-9)) {
                 best_t = T;
