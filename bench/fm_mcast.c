@@ -12,7 +12,8 @@
  * own return from the barrier plus the settle time: clocks of different processes cannot be
  * compared, so each member uses its own. The barrier's exit skew is therefore in the figures
  * (either way; a member that leaves the barrier more than --settle after the root can even
- * show a negative time). Each rank then sends its time to rank 0 (the root sends its CPU time
+ * show a negative time). Once the quiet time has passed (--quiet: rank 0 sends it to every rank
+ * before the barrier), each rank sends its time to rank 0 (the root sends its CPU time
  * for the send, CLOCK_PROCESS_CPUTIME_ID around begin..end), and the slowest member's time is
  * that multicast's completion time. A run is ITERS such multicasts; each row gives medians
  * over the iterations, then over the runs. Waiting is by fm_wait, so many ranks can share few
@@ -43,7 +44,7 @@ typedef struct mc {
     fm_context *ctx;
     fm_group *group;
     const mc_opts *o;
-    int me, n, root, h_data, h_report;
+    int me, n, root, h_data, h_report, h_quiet;
     unsigned char *sbuf, *rbuf;
     size_t cap, expect;
     const char *tree; /* the row's tree and flags, for one_mcast */
@@ -53,7 +54,10 @@ typedef struct mc {
     double t_done;   /* the delivery callback's time */
     mc_times *times; /* rank 0: every rank's, for the current multicast */
     int nreports;
+    int nquiet;      /* quiet times received from rank 0 */
+    double quiet_us; /* this multicast's: nothing is sent until t_start + quiet_us */
     double *scratch; /* mc_run_row's */
+    int *others;     /* ranks 1..n-1 */
     long bad;        /* wrong copies or reports */
 } mc;
 
@@ -88,6 +92,15 @@ static int on_report(fm_stream *s, int sender, void *arg)
     return FM_DONE;
 }
 
+static int on_quiet(fm_stream *s, int sender, void *arg)
+{
+    mc *m = arg;
+    if (sender != 0 || fm_receive(s, &m->quiet_us, sizeof m->quiet_us) != sizeof m->quiet_us)
+        m->bad++;
+    m->nquiet++;
+    return FM_DONE;
+}
+
 /* fm_wait until *flag reaches want, or fail after the --timeout without progress. */
 static int await(mc *m, const int *flag, int want)
 {
@@ -105,6 +118,34 @@ static int await(mc *m, const int *flag, int want)
     return FM_OK;
 }
 
+/* Rank 0 gives every rank this multicast's quiet time; the others wait for it (it may have
+ * come already, while they sent their last report). */
+static int share_quiet(mc *m, double quiet_us)
+{
+    if (m->me != 0)
+        return await(m, &m->nquiet, m->iter);
+    m->quiet_us = quiet_us;
+    fm_stream *s;
+    int rc = fm_begin_message_multi(m->ctx, m->others, m->n - 1, sizeof quiet_us, m->h_quiet, &s);
+    if (rc == FM_OK)
+        rc = fm_send_piece(s, &quiet_us, sizeof quiet_us);
+    if (rc == FM_OK)
+        rc = fm_end_message(s);
+    return rc;
+}
+
+/* Drive progress without sending until t_start + the quiet time. */
+static int stay_quiet(mc *m)
+{
+    double until = m->t_start + m->quiet_us;
+    for (double t = bench_now_us(CLOCK_MONOTONIC); t < until; t = bench_now_us(CLOCK_MONOTONIC)) {
+        long rc = fm_wait(m->ctx, (int)((until - t) / 1000) + 1);
+        if (rc < 0)
+            return (int)rc;
+    }
+    return FM_OK;
+}
+
 static int send_report(mc *m, const report *r)
 {
     fm_stream *s;
@@ -118,7 +159,7 @@ static int send_report(mc *m, const report *r)
 
 /* One multicast of size bytes down the row's tree (mc_one_fn); rank 0 gets *out. The check
  * is every copy's, in delivered. */
-static int one_mcast(void *arg, size_t size, int check, mc_sample *out)
+static int one_mcast(void *arg, size_t size, int check, double quiet_us, mc_sample *out)
 {
     (void)check;
     mc *m = arg;
@@ -126,7 +167,9 @@ static int one_mcast(void *arg, size_t size, int check, mc_sample *out)
     m->got = 0;
     m->nreports = 0;
     m->expect = size;
-    int rc = fm_barrier(m->ctx);
+    int rc = share_quiet(m, quiet_us);
+    if (rc == FM_OK)
+        rc = fm_barrier(m->ctx);
     if (rc != FM_OK)
         return rc;
     m->t_start = bench_now_us(CLOCK_MONOTONIC) + m->o->settle_us;
@@ -149,6 +192,8 @@ static int one_mcast(void *arg, size_t size, int check, mc_sample *out)
         mine.t.us = m->t_done - m->t_start;
         mine.t.at = m->t_done;
     }
+    if (rc == FM_OK)
+        rc = stay_quiet(m);
     if (rc != FM_OK)
         return rc;
     if (m->me != 0)
@@ -217,7 +262,11 @@ static int setup(mc *m, fm_context *ctx, const mc_opts *o)
     m->times = calloc((size_t)m->n, sizeof *m->times);
     m->scratch = malloc(sizeof *m->scratch * MC_COLS * (size_t)o->iters);
     int *all = malloc(sizeof *all * (size_t)m->n);
-    int rc = m->sbuf && m->rbuf && m->times && m->scratch && all ? FM_OK : FM_ERR_NOMEM;
+    m->others = malloc(sizeof *m->others * (size_t)m->n);
+    int rc =
+        m->sbuf && m->rbuf && m->times && m->scratch && all && m->others ? FM_OK : FM_ERR_NOMEM;
+    for (int r = 1; rc == FM_OK && r < m->n; r++)
+        m->others[r - 1] = r;
     for (size_t i = 0; rc == FM_OK && i < m->cap; i++)
         m->sbuf[i] = mc_pattern(i);
     for (int r = 0; rc == FM_OK && r < m->n; r++)
@@ -229,6 +278,8 @@ static int setup(mc *m, fm_context *ctx, const mc_opts *o)
         rc = m->h_data;
     if (rc == FM_OK && (m->h_report = fm_add_handler(ctx, on_report, m)) < 0)
         rc = m->h_report;
+    if (rc == FM_OK && (m->h_quiet = fm_add_handler(ctx, on_quiet, m)) < 0)
+        rc = m->h_quiet;
     if (rc == FM_OK && o->calibrate)
         rc = fm_mcast_calibrate(ctx);
     return rc;
@@ -257,6 +308,7 @@ static void teardown(mc *m)
     free(m->rbuf);
     free(m->times);
     free(m->scratch);
+    free(m->others);
 }
 
 int main(int argc, char **argv)

@@ -40,6 +40,7 @@ typedef struct mc_opts {
     int root;         /* the multicasting rank */
     double timeout_s; /* give up a stalled wait after this long */
     double settle_us; /* root's pause after the barrier before it sends */
+    double quiet;     /* members' quiet time: this x the previous completion (--quiet) */
     int common_clock; /* every rank reads one CLOCK_MONOTONIC: time from the root's send */
 } mc_opts;
 
@@ -93,13 +94,22 @@ mc_sample mc_summarize(const mc_opts *o, int n, int root, const mc_times *t);
 /* A row's figures: medians of completion, fastest and slowest member, skew and root CPU. */
 #define MC_COLS 5
 
+/* Added to every quiet time: the wake-ups and barrier that start the next multicast. */
+#define MC_QUIET_PAD_US 100.0
+
 /* One timed multicast of size bytes, every rank; fills *out on rank 0. check: verify the
- * copy (asked for the warm-up and the first run). 0, or an error code that ends the row. */
-typedef int (*mc_one_fn)(void *arg, size_t size, int check, mc_sample *out);
+ * copy (asked for the warm-up and the first run). quiet_us (rank 0's value; the program gives
+ * it to every rank before the start): a member sends nothing (no report, no barrier) until
+ * quiet_us after its start, so that what follows a member's copy does not take cores or the
+ * root's time from members still receiving. 0, or an error code that ends the row. */
+typedef int (*mc_one_fn)(void *arg, size_t size, int check, double quiet_us, mc_sample *out);
 
 /* One row: a warm-up multicast (pages, connections, caches), then o->repeats runs of
  * mc_iters(o, size) multicasts; medians over each run's multicasts, then over the runs, into
- * row on rank 0 (me). scratch holds MC_COLS * o->iters doubles. 0, or one's error. */
+ * row on rank 0 (me). Each multicast's quiet time is o->quiet x the previous one's completion +
+ * MC_QUIET_PAD_US (the warm-up's: 0); rank 0 says in a comment line before the row how many
+ * outlasted theirs. scratch
+ * holds MC_COLS * o->iters doubles. 0, or one's error. */
 int mc_run_row(const mc_opts *o, int me, size_t size, mc_one_fn one, void *arg, double *scratch,
                double row[MC_COLS]);
 

@@ -62,13 +62,17 @@ static void usage(FILE *f, const char *prog, void *st)
             "      --root R        the %sing rank (default 0)\n"
             "      --settle US     the root waits this long after each barrier, so that every\n"
             "                      rank has left it before the %s starts (default 20)\n"
+            "      --quiet F       members send nothing after their copy (no report, no\n"
+            "                      barrier) until F x the previous %s's completion +\n"
+            "                      100 us has passed, so that reports do not slow the members\n"
+            "                      still receiving; 0: report at once (default 0)\n"
             "      --common-clock  every rank runs on one kernel (one machine, or hosts that\n"
             "                      are network namespaces): time each member from the root's\n"
             "                      start instead of its own barrier exit\n"
             "      --timeout S     %s (default 60)\n"
             "      --csv           comma-separated output for machines\n"
             "  -h, --help          this text\n",
-            cli->noun, cli->noun, cli->timeout);
+            cli->noun, cli->noun, cli->noun, cli->timeout);
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -148,6 +152,7 @@ enum {
     OPT_TO,
     OPT_CSV,
     OPT_SETTLE,
+    OPT_QUIET,
     OPT_CLOCK
 };
 
@@ -163,6 +168,7 @@ static const struct option long_opts[] = {
     {"calibrate", no_argument, NULL, OPT_CAL},
     {"root", required_argument, NULL, OPT_ROOT},
     {"settle", required_argument, NULL, OPT_SETTLE},
+    {"quiet", required_argument, NULL, OPT_QUIET},
     {"common-clock", no_argument, NULL, OPT_CLOCK},
     {"timeout", required_argument, NULL, OPT_TO},
     {"csv", no_argument, NULL, OPT_CSV},
@@ -225,6 +231,14 @@ static int apply(void *st, int c, const char *arg, const char *prog)
             return -1;
         o->settle_us = (double)v;
         return 0;
+    case OPT_QUIET: {
+        char *end;
+        double f = strtod(arg, &end);
+        if (end == arg || *end || !(f >= 0 && f <= 100))
+            return -1;
+        o->quiet = f;
+        return 0;
+    }
     case OPT_CSV:
         o->csv = 1;
         return 0;
@@ -243,7 +257,7 @@ static const char *check(void *st)
 
 int mc_parse_cli(int argc, char **argv, const mc_cli *cli, mc_opts *o)
 {
-    *o = (mc_opts){.repeats = 5, .iters = 20, .timeout_s = 60, .settle_us = 20};
+    *o = (mc_opts){.repeats = 5, .iters = 20, .timeout_s = 60, .settle_us = 20, .quiet = 0};
     parse_tree_list(MC_DEFAULT_TREES, o);
     parse_mode_list("fpfs", o);
     static const bench_cmdline cl = {"hr:i:", long_opts, usage, apply, check};

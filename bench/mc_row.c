@@ -22,13 +22,15 @@ mc_sample mc_summarize(const mc_opts *o, int n, int root, const mc_times *t)
 int mc_run_row(const mc_opts *o, int me, size_t size, mc_one_fn one, void *arg, double *scratch,
                double row[MC_COLS])
 {
-    long iters = mc_iters(o, size);
+    long iters = mc_iters(o, size), late = 0;
     double rep[MC_COLS][MC_MAX_REPEAT];
     mc_sample s = {0}; /* only rank 0's is filled */
-    int rc = one(arg, size, 1, &s);
+    int rc = one(arg, size, 1, 0, &s);
     for (int r = 0; r < o->repeats && rc == 0; r++) {
         for (long i = 0; i < iters && rc == 0; i++) {
-            rc = one(arg, size, r == 0, &s);
+            double quiet = o->quiet > 0 ? o->quiet * s.done + MC_QUIET_PAD_US : 0;
+            rc = one(arg, size, r == 0, quiet, &s);
+            late += quiet > 0 && s.done > quiet;
             double v[MC_COLS] = {s.done, s.lo, s.hi, s.hi - s.lo, s.cpu};
             for (int c = 0; c < MC_COLS; c++)
                 scratch[c * iters + i] = v[c];
@@ -38,6 +40,9 @@ int mc_run_row(const mc_opts *o, int me, size_t size, mc_one_fn one, void *arg, 
     }
     for (int c = 0; c < MC_COLS && rc == 0 && me == 0; c++)
         row[c] = bench_median(rep[c], o->repeats);
+    if (rc == 0 && me == 0 && late)
+        printf("# %zu B: %ld of %ld timed samples outlasted the members' quiet time\n", size, late,
+               iters * o->repeats);
     return rc;
 }
 

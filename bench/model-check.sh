@@ -193,7 +193,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-bench_opts=(--sizes "$size_csv" -r "$runs" --common-clock --csv --timeout 60)
+bench_opts=(--sizes "$size_csv" -r "$runs" --common-clock --quiet 1.5 --csv --timeout 60)
 [ -z "$iters" ] || bench_opts+=(-i "$iters")
 ((calibrate)) && bench_opts+=(--calibrate)
 bench_opts+=(${extra[@]+"${extra[@]}"})

@@ -12,8 +12,9 @@
  * left the barrier too, then calls MPI_Bcast; every other rank calls MPI_Bcast at once and
  * notes when it returns, measured from its own barrier exit plus the settle time (clocks of
  * different processes cannot be compared, so the barrier's exit skew is in the figures). The
- * root's CPU time is CLOCK_PROCESS_CPUTIME_ID around its MPI_Bcast. MPI_Gather brings every
- * rank's figures to rank 0; the slowest member's time is that broadcast's completion time. A
+ * root's CPU time is CLOCK_PROCESS_CPUTIME_ID around its MPI_Bcast. After the quiet time
+ * (--quiet; MPI_Bcast from rank 0 before the barrier) MPI_Gather brings every rank's figures to
+ * rank 0; the slowest member's time is that broadcast's completion time. A
  * row is one warm-up broadcast, then -r runs of ITERS broadcasts: medians over the iterations,
  * then over the runs. One difference remains: a member inside MPI's tree returns from
  * MPI_Bcast only after passing the data on, where a fastmsg-bench-mcast member is done when its own
@@ -26,6 +27,7 @@
  * "ompi-bcast" or "mpich-bcast", and resolved, mode, model_us, ratio (and the fastmsg settings
  * packet_size, credits, calibrated) are "-". Rank 0 prints; MPI errors end the job. */
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +55,19 @@ typedef struct bc {
     long bad;           /* wrong copies */
 } bc;
 
+/* Until us (CLOCK_MONOTONIC), send nothing but let MPI progress (MPI_Iprobe), yielding the
+ * core between probes. */
+static void quiet_until(double us)
+{
+    while (bench_now_us(CLOCK_MONOTONIC) < us) {
+        int flag;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        sched_yield();
+    }
+}
+
 /* One broadcast of size bytes (mc_one_fn); rank 0 gets *out. */
-static int one_bcast(void *arg, size_t size, int check, mc_sample *out)
+static int one_bcast(void *arg, size_t size, int check, double quiet_us, mc_sample *out)
 {
     bc *b = arg;
     mc_times mine = {.us = -1};
@@ -62,6 +75,7 @@ static int one_bcast(void *arg, size_t size, int check, mc_sample *out)
         for (size_t i = 0; i < size; i++)
             b->buf[i] = (unsigned char)~mc_pattern(i);
     mb_watchdog_arm();
+    MPI_Bcast(&quiet_us, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     double t_start = bench_now_us(CLOCK_MONOTONIC) + b->o->settle_us;
     if (b->me == b->root) {
@@ -82,6 +96,7 @@ static int one_bcast(void *arg, size_t size, int check, mc_sample *out)
                 break;
             }
     }
+    quiet_until(t_start + quiet_us);
     MPI_Gather(&mine, 3, MPI_DOUBLE, b->times, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (b->me == 0)
         *out = mc_summarize(b->o, b->n, b->root, b->times);
