@@ -16,9 +16,10 @@
  *   gap            a stream of many packets to the partner, and (two partners) to both at once:
  *                  when it is slower than sending and receiving allow, the link paces it
  *   latency        half the round trip of small messages, less send and receive
- *   wake           the round trip to a partner that has slept in its wait, less a hot one; or,
- *                  when more, what a hop of a ring through every rank (each asleep, all of
- *                  them sharing the machine as in a multicast) takes beyond a hot one-way trip
+ *   wake           what a hop of a ring through every rank (each asleep, all of them sharing
+ *                  the machine as in a multicast) takes beyond a hot one-way trip
+ *   spin, poll     how long a wait polls (and yields) before it sleeps, and of that the CPU
+ *                  time it keeps the core
  * Messages go through packets (never zero-copy), as multicast packets do. The partner follows
  * the same schedule, counting messages; nothing else is exchanged but its receive timings. The
  * receive timing counts only the partner's progress rounds that did work, so a slow link
@@ -38,10 +39,11 @@
 #include "topo.h"
 #include "tree_choice.h"
 
-#define PINGS   21 /* small round trips (odd: a true median) */
-#define REPEATS 5  /* of each burst, receive and wake measurement */
-#define BURST   4  /* messages per burst: within a window, so no credit waits */
-#define STREAM  24 /* messages per stream: several windows */
+#define PINGS       21 /* small round trips (odd: a true median) */
+#define REPEATS     5  /* of each burst and receive measurement */
+#define RING_ROUNDS 11 /* rounds of the ring (wake) */
+#define BURST       4  /* messages per burst: within a window, so no credit waits */
+#define STREAM      24 /* messages per stream: several windows */
 /* Fewer at the largest size, and to both partners: a slow link keeps calibration short. */
 #define STREAM_LAST  (STREAM / 2)
 #define STREAM_MULTI (STREAM / 3)
@@ -163,7 +165,7 @@ static int send_value(fm_context *ctx, int dest, double v)
 
 /* What rank 0 measured against one partner. */
 struct pair {
-    double rtt, rtt_slept;
+    double rtt;
     double send[SIZES], recv[SIZES], stream[SIZES];
     double multi, one_msg; /* (the largest size) per copy to both partners; as one message */
 };
@@ -174,14 +176,12 @@ struct plan {
     const unsigned char *buf;
 };
 
-/* Round trips of small messages; slept: the partner naps first, so that its wait sleeps. */
-static int round_trips(fm_context *ctx, int p, int n, int slept, uint64_t *seen, double *rtt)
+/* Round trips of small messages. */
+static int round_trips(fm_context *ctx, int p, int n, uint64_t *seen, double *rtt)
 {
     double t[PINGS];
     int rc = FM_OK;
     for (int i = 0; i < n && rc == FM_OK; i++) {
-        if (slept)
-            nap_ms(SLEEP_MS);
         double t0 = now_s();
         rc = send_count(ctx, p, NULL, 0);
         if (rc == FM_OK)
@@ -370,15 +370,19 @@ static double memcpy_per_byte(size_t B)
 
 /* How long a wait polls before it naps: the rounds of progress (and yields) that fm_wait and
  * every blocking call make (progress.c's idle steps) before they sleep on the provider's wait
- * fd, or without one, before their first nap. */
-static double spin_time(fm_context *ctx)
+ * fd, or without one, before their first nap. *poll: the part that keeps the core (the rounds
+ * before any yield). */
+static double spin_time(fm_context *ctx, double *poll)
 {
     int fd = ctx->tp->ops->wait_fd(ctx->tp);
-    int rounds = fd >= 0 ? FM_PROGRESS_FD_SPINS : FM_PROGRESS_SPINS + FM_PROGRESS_YIELDS;
+    int spins = fd >= 0 ? FM_PROGRESS_FD_SPINS : FM_PROGRESS_SPINS;
+    int rounds = fd >= 0 ? spins : spins + FM_PROGRESS_YIELDS;
     double t0 = now_s();
     for (int i = 0; i < rounds; i++) {
         fm_progress_once(ctx);
-        if (fd < 0 && i >= FM_PROGRESS_SPINS)
+        if (i == spins - 1)
+            *poll = now_s() - t0;
+        if (i >= spins)
             sched_yield();
     }
     return now_s() - t0;
@@ -414,24 +418,26 @@ static void costs_of(const struct plan *pl, const struct pair *r, double byte_co
     c->gap_byte = local ? 0 : gap / (double)Bmax;
     c->burst = 0;
     c->latency = positive(r->rtt / 2 - r->send[0] - r->recv[0]);
-    c->wake = positive(r->rtt_slept - r->rtt);
 }
 
-/* Rank 0: rounds of a ring through every rank after a pause, so that each hop wakes a rank
- * that slept; *hop: the median round over the ranks. */
+/* Rank 0: rounds of a ring through every rank, one after another, so that each hop wakes a
+ * rank that slept since its last turn (as a chain's members do, each idle until its packet
+ * comes); *hop: the median round over the ranks. Round 0, after a pause, ends every rank's
+ * doze and is not counted. */
 static int ring(fm_context *ctx, uint64_t *seen, double *hop)
 {
-    double t[REPEATS + 1];
+    double t[RING_ROUNDS + 1];
     int rc = FM_OK;
-    for (int k = 0; k <= REPEATS && rc == FM_OK; k++) { /* round 0 ends every rank's doze */
-        nap_ms(SLEEP_MS);
+    for (int k = 0; k <= RING_ROUNDS && rc == FM_OK; k++) {
+        if (k == 0)
+            nap_ms(SLEEP_MS);
         double t0 = now_s();
         rc = send_count(ctx, 1, NULL, 0);
         if (rc == FM_OK)
             rc = wait_more(ctx, seen, 1);
         t[k] = now_s() - t0;
     }
-    *hop = rc == FM_OK ? median(t + 1, REPEATS) / ctx->size : 0;
+    *hop = rc == FM_OK ? median(t + 1, RING_ROUNDS) / ctx->size : 0;
     return rc;
 }
 
@@ -439,7 +445,7 @@ static int ring(fm_context *ctx, uint64_t *seen, double *hop)
 static int pass_ring(fm_context *ctx, uint64_t *seen)
 {
     int rc = doze(ctx, seen);
-    for (int k = 0; k <= REPEATS && rc == FM_OK; k++) {
+    for (int k = 0; k <= RING_ROUNDS && rc == FM_OK; k++) {
         rc = wait_more(ctx, seen, 1);
         if (rc == FM_OK)
             rc = send_count(ctx, (ctx->rank + 1) % ctx->size, NULL, 0);
@@ -463,9 +469,7 @@ static int measure_pair(fm_context *ctx, const struct plan *pl, int w, uint64_t 
                         struct pair *r)
 {
     int p = pl->partners[w];
-    int rc = round_trips(ctx, p, PINGS, 0, seen, &r->rtt);
-    if (rc == FM_OK)
-        rc = round_trips(ctx, p, REPEATS, 1, seen, &r->rtt_slept);
+    int rc = round_trips(ctx, p, PINGS, seen, &r->rtt);
     for (int si = 0; si < SIZES && rc == FM_OK; si++)
         rc = measure_size(ctx, pl, p, si, seen, r);
     return rc;
@@ -473,7 +477,7 @@ static int measure_pair(fm_context *ctx, const struct plan *pl, int w, uint64_t 
 
 static int answer_pair(fm_context *ctx, uint64_t *seen)
 {
-    int rc = answer_trips(ctx, PINGS + REPEATS, seen);
+    int rc = answer_trips(ctx, PINGS, seen);
     for (int si = 0; si < SIZES && rc == FM_OK; si++)
         rc = answer_size(ctx, si == SIZES - 1, seen);
     return rc;
@@ -503,7 +507,8 @@ static int measure(fm_context *ctx, const struct plan *pl, uint64_t *seen, struc
     struct pair r[PARTNERS] = {0};
     struct fm_costs each[PARTNERS];
     double t0 = now_s();
-    double byte_copy = memcpy_per_byte(pl->sizes[SIZES - 1]), spin = spin_time(ctx);
+    double poll = 0, byte_copy = memcpy_per_byte(pl->sizes[SIZES - 1]);
+    double spin = spin_time(ctx, &poll);
     int rc = FM_OK;
     for (int w = 0; w < pl->npartners && rc == FM_OK; w++)
         rc = measure_pair(ctx, pl, w, seen, &r[w]);
@@ -520,17 +525,18 @@ static int measure(fm_context *ctx, const struct plan *pl, uint64_t *seen, struc
     }
     median_costs(each, pl->npartners, out);
     out->spin = spin;
-    double extra = hop - median(hot, pl->npartners);
-    if (extra > out->wake)
-        out->wake = extra;
+    out->poll = poll;
+    /* A ring hop wakes one sleeping rank while the job shares the machine as a multicast
+     * does; the wake-up is what it takes beyond a hot one-way trip (whose waits poll). */
+    out->wake = positive(hop - median(hot, pl->npartners));
     fm_log(1,
            "calibrated in %.0f ms against %d partner(s): send %.3f us + %.3f ns/KiB (message "
            "%.3f us), receive %.3f us + %.3f ns/KiB, copy %.3f ns/KiB, gap %.3f ns/KiB, "
-           "latency %.3f us, wake %.3f us after %.3f us of polling",
+           "latency %.3f us, wake %.3f us after %.3f us of polling (%.3f us busy)",
            (now_s() - t0) * 1e3, pl->npartners, out->send_pkt * 1e6, out->send_byte * 1e9 * 1024,
            out->send_msg * 1e6, out->recv_pkt * 1e6, out->recv_byte * 1e9 * 1024,
            out->copy_byte * 1e9 * 1024, out->gap_byte * 1e9 * 1024, out->latency * 1e6,
-           out->wake * 1e6, out->spin * 1e6);
+           out->wake * 1e6, out->spin * 1e6, out->poll * 1e6);
     return rc;
 }
 

@@ -26,6 +26,7 @@
     X("latency_ns", latency, NS)                                                                   \
     X("wake_ns", wake, NS)                                                                         \
     X("spin_ns", spin, NS)                                                                         \
+    X("poll_ns", poll, NS)                                                                         \
     X("burst_bytes", burst, 1.0)
 
 struct field {
@@ -201,7 +202,8 @@ void fm_costs_estimate(struct fm_costs *c, int local_only)
                                .copy_byte = 0.12e-9,
                                .latency = 0.3e-6,
                                .wake = 20e-6,
-                               .spin = 300e-6};
+                               .spin = 300e-6,
+                               .poll = 2e-6};
     else
         *c = (struct fm_costs){.send_msg = 1e-6,
                                .send_pkt = 3e-6,
@@ -213,5 +215,6 @@ void fm_costs_estimate(struct fm_costs *c, int local_only)
                                .copy_byte = 0.12e-9,
                                .latency = 10e-6,
                                .wake = 20e-6,
-                               .spin = 300e-6};
+                               .spin = 300e-6,
+                               .poll = 10e-6};
 }

@@ -11,7 +11,10 @@
  *   receiver CPU recv_pkt + B x recv_byte before the packet can be forwarded, then, after its
  *                copies to the receiver's children are posted, B x copy_byte into the caller's
  *                buffer; a receiver that has waited longer than `spin` (fm_wait's polling
- *                before it naps) first wakes up (wake).
+ *                before it naps) first wakes up (wake);
+ *   idle CPU     every wait polls before it sleeps or yields the core: up to `poll` of CPU
+ *                time each time a member runs out of work, and once after its last packet
+ *                (work on a core that others sharing it want).
  * Times are seconds, per-byte costs seconds per byte. */
 #ifndef FM_MCAST_COSTS_H
 #define FM_MCAST_COSTS_H
@@ -22,12 +25,12 @@
 struct fm_costs {
     double send_msg, send_pkt, send_byte, fill_byte, gap_byte;
     double recv_pkt, recv_byte, copy_byte;
-    double latency, wake, spin, burst;
+    double latency, wake, spin, burst, poll;
 };
 
 /* How many fields, and the i-th's key and unit scale in text (value in text x scale = the
  * field in seconds, seconds per byte or bytes). */
-#define FM_COSTS_NFIELDS 12
+#define FM_COSTS_NFIELDS 13
 /* The key of field i ("send_pkt_ns", "gap_ns_per_kib", ...) or NULL past the last. */
 const char *fm_costs_key(int i);
 /* Field i of c (0 <= i < FM_COSTS_NFIELDS), in seconds, seconds per byte or bytes. */

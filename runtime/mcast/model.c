@@ -3,7 +3,11 @@
  * tree; the runtime never does). Members are visited parents first; each member's CPU and
  * link are simulated packet by packet from when its packets arrive. Credits make a parent
  * depend on its children's progress, so with a window smaller than the message the walk is
- * repeated, each pass using the previous pass's release times, until nothing moves. */
+ * repeated, each pass using the previous pass's release times, until nothing moves.
+ * Members that share fewer cores than they are (job->group, job->cores) share them as the
+ * kernel's scheduler does, fairly among those runnable: each pass runs a member's CPU work at
+ * cores / runnable of full speed, with how many were runnable when taken from the previous
+ * passes (a profile over time per group), so the walk is repeated for that too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +15,19 @@
 #include "fastmsg.h"
 #include "model.h"
 
-#define MODEL_PASSES 12
+#define MODEL_PASSES  12
+#define SHARE_BUCKETS 256 /* of a sharing group's load profile over time */
+#define SHARE_SPAN    2.0 /* the profile covers this x the unshared completion (or bound) */
 
+/* Processor sharing among a group's members (groups with more members than cores only):
+ * prev[slot * B + b] is how many of the group's members were runnable on average in bucket b
+ * (the previous passes, damped), cur the same being counted in this pass. */
+struct share {
+    int *slot;      /* per member: its group's slot, -1 when its group does not share */
+    int nslots, on; /* on: prev holds a profile to run by */
+    double width;   /* seconds per bucket; 0 until the span is known */
+    double *prev, *cur;
+};
 /* One simulation's state: arrival[v * m + j] when packet j reached member v; rel (and the
  * previous pass's, rel_prev) when v released it: done with it, its copies gone. */
 struct sim {
@@ -25,7 +40,57 @@ struct sim {
     size_t payload, bytes;
     double *arrival, *rel, *rel_prev, *busy, *sent;
     double *last_copy; /* per packet of the member being simulated: when its last copy left */
+    struct share sh;
 };
+
+static int bucket_of(const struct share *sh, double t)
+{
+    double b = t / sh->width;
+    return b <= 0 ? 0 : b >= SHARE_BUCKETS - 1 ? SHARE_BUCKETS - 1 : (int)b;
+}
+
+/* Counts member v runnable from t0 to t1 in this pass's profile. */
+static void share_count(struct sim *s, int v, double t0, double t1)
+{
+    struct share *sh = &s->sh;
+    int g = sh->slot ? sh->slot[v] : -1;
+    if (g < 0 || !(sh->width > 0) || !(t1 > t0))
+        return;
+    double *cur = sh->cur + (size_t)g * SHARE_BUCKETS;
+    for (int b = bucket_of(sh, t0); t0 < t1; b++) {
+        double end = b == SHARE_BUCKETS - 1 ? t1 : (b + 1) * sh->width;
+        double to = end < t1 ? end : t1;
+        cur[b] += (to - t0) / sh->width;
+        t0 = to;
+    }
+}
+
+/* Member v's CPU work x from t: when it ends, at cores / runnable of full speed where the
+ * previous passes found more of its group runnable than cores. */
+static double run_cpu(struct sim *s, int v, double t, double x)
+{
+    struct share *sh = &s->sh;
+    int g = sh->slot ? sh->slot[v] : -1;
+    double now = t, left = x;
+    if (g < 0 || !sh->on) {
+        now = t + x;
+    } else {
+        const double *load = sh->prev + (size_t)g * SHARE_BUCKETS;
+        for (int b = bucket_of(sh, now); left > 0; b++) {
+            double rate = load[b] > s->job->cores ? s->job->cores / load[b] : 1;
+            double end = (b + 1) * sh->width;
+            if (b == SHARE_BUCKETS - 1 || (end - now) * rate >= left) {
+                now += left / rate;
+                left = 0;
+            } else {
+                left -= (end - now) * rate;
+                now = end;
+            }
+        }
+    }
+    share_count(s, v, t, now);
+    return now;
+}
 
 /* A member's link: a token bucket of `burst` bytes refilled at 1 / gap_byte (burst 0: copies
  * leave one after another at that rate). */
@@ -60,7 +125,7 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     int kid = s->t->kids[s->t->first[v] + i], m = s->m, w = s->job ? s->job->window : 0;
     double size = psize(s, j);
     double work = c->send_pkt + size * c->send_byte + (j == 0 ? c->send_msg : 0);
-    cpu += work;
+    cpu = run_cpu(s, v, cpu, work);
     s->busy[v] += work;
     double ready = cpu;
     if (w > 0 && j >= w) { /* a credit: the child released packet j - w, and it came back */
@@ -83,15 +148,19 @@ static double take(struct sim *s, int v, int j, double cpu)
     double size = psize(s, j);
     if (v == s->t->root) {
         s->busy[v] += size * c->fill_byte;
-        return cpu + size * c->fill_byte;
+        return run_cpu(s, v, cpu, size * c->fill_byte);
     }
     double at = s->arrival[(size_t)v * s->m + (size_t)j], work = c->recv_pkt + size * c->recv_byte;
-    if (at - cpu > c->spin) { /* (cpu: when it last finished work; 0 before the first) */
-        at += c->wake;
-        s->busy[v] += c->wake; /* a context switch and cold caches, on a core others want */
+    double idle = at - cpu; /* (cpu: when it last finished work; 0 before the first) */
+    if (idle > 0) {         /* its wait polled meanwhile, on a core others may want */
+        double polled = idle < c->poll ? idle : c->poll;
+        s->busy[v] += polled;
+        share_count(s, v, cpu, cpu + polled);
     }
+    if (idle > c->spin)
+        work += c->wake; /* a context switch and cold caches, on the core as well */
     s->busy[v] += work;
-    return (at > cpu ? at : cpu) + work;
+    return run_cpu(s, v, at > cpu ? at : cpu, work);
 }
 
 /* Most packets inner member v held at once: packet j from its arrival until its last copy
@@ -130,7 +199,7 @@ static double simulate_member(struct sim *s, int v, double *held)
         for (int i = 0; i < now; i++)
             cpu = post(s, &l, v, i, j, cpu);
         double copies = (keep ? size * c->copy_byte : 0) + (root ? 0 : size * c->copy_byte);
-        cpu += copies;
+        cpu = run_cpu(s, v, cpu, copies);
         s->busy[v] += copies;
         done = s->classic ? got : cpu;
         double r = s->last_copy[j] > cpu && !keep ? s->last_copy[j] : cpu;
@@ -139,6 +208,8 @@ static double simulate_member(struct sim *s, int v, double *held)
     for (int i = now; i < d; i++)
         for (int j = 0; j < m; j++)
             cpu = post(s, &l, v, i, j, cpu);
+    s->busy[v] += c->poll; /* its wait polls once more before it sleeps */
+    share_count(s, v, cpu, cpu + c->poll);
     if (held)
         *held = d && !root ? held_peak(s, v) : 0;
     return root ? 0 : done;
@@ -233,6 +304,78 @@ static double sharing_bound(const struct sim *s)
     return bound;
 }
 
+/* Slots for the groups with more members than cores: 1 when there are any, 0 when none, -1
+ * when out of memory. */
+static int share_init(struct sim *s)
+{
+    const struct fm_model_job *job = s->job;
+    int n = s->t->n, groups = 0;
+    if (!job || !job->group || !(job->cores > 0))
+        return 0;
+    for (int v = 0; v < n; v++)
+        groups = job->group[v] >= groups ? job->group[v] + 1 : groups;
+    int *count = calloc((size_t)groups + 1, sizeof *count);
+    struct share *sh = &s->sh;
+    if (!count)
+        return -1;
+    for (int v = 0; v < n; v++)
+        if (job->group[v] >= 0)
+            count[job->group[v]]++;
+    for (int g = 0; g < groups; g++) /* count[g] becomes g's slot */
+        count[g] = count[g] > job->cores ? sh->nslots++ : -1;
+    sh->slot = sh->nslots ? malloc((size_t)n * sizeof *sh->slot) : NULL;
+    size_t cells = (size_t)sh->nslots * SHARE_BUCKETS;
+    sh->prev = sh->slot ? calloc(2 * cells, sizeof *sh->prev) : NULL;
+    sh->cur = sh->prev ? sh->prev + cells : NULL;
+    for (int v = 0; sh->prev && v < n; v++)
+        sh->slot[v] = job->group[v] >= 0 ? count[job->group[v]] : -1;
+    free(count);
+    return !sh->nslots ? 0 : sh->prev ? 1 : -1;
+}
+
+/* After a pass: the profile to run the next one by (the first one's as it is, later ones
+ * averaged with what came before, which damps the back and forth of a fixed point). */
+static void share_next(struct share *sh)
+{
+    size_t cells = (size_t)sh->nslots * SHARE_BUCKETS;
+    for (size_t k = 0; k < cells; k++) {
+        sh->prev[k] = sh->on ? (sh->prev[k] + sh->cur[k]) / 2 : sh->cur[k];
+        sh->cur[k] = 0;
+    }
+    sh->on = 1;
+}
+
+/* The passes: one; or, with a credit window or shared cores, until the releases and the
+ * completion stop moving. The first pass with shared cores only sizes their profile, the
+ * next counts who is runnable when, and the ones after run by it. FM_OK or FM_ERR_NOMEM. */
+static int run_passes(struct sim *s, const int *order, struct fm_model_out *out)
+{
+    int credits = s->job && s->job->window > 0 && s->job->window < s->m;
+    int sharing = share_init(s);
+    if (sharing < 0)
+        return FM_ERR_NOMEM;
+    double last = -1;
+    for (int pass = 0; pass < (credits || sharing ? MODEL_PASSES : 1); pass++) {
+        double moved = one_pass(s, order, out), eps = 1e-12 * (out->T > 0 ? out->T : 1);
+        int settled = moved <= eps && fabs(out->T - last) <= 1e-3 * out->T;
+        if (sharing && !(s->sh.width > 0)) {
+            double bound = sharing_bound(s), span = out->T > bound ? out->T : bound;
+            if (bound < 0)
+                return FM_ERR_NOMEM;
+            s->sh.width = span * SHARE_SPAN / SHARE_BUCKETS;
+            sharing = span > 0;
+            settled = 0;
+        } else if (sharing) {
+            settled = settled && s->sh.on;
+            share_next(&s->sh);
+        }
+        if (settled && pass > 0)
+            break;
+        last = out->T;
+    }
+    return FM_OK;
+}
+
 static int args_ok(const struct fm_model_tree *t, int m, size_t payload, size_t bytes,
                    enum fm_model_mode mode, const struct fm_costs *c, struct fm_model_out *out)
 {
@@ -268,13 +411,11 @@ static int sim_run(const struct fm_model_tree *t, int m, size_t payload, size_t 
                  : FM_ERR_NOMEM;
     if (rc == FM_OK && visit_order(t, order))
         rc = FM_ERR_INVALID;
+    /* Pass 1 takes every credit as back at `latency` (rel_prev all 0); each later pass
+     * limits by the last pass's releases. */
+    if (rc == FM_OK)
+        rc = run_passes(&s, order, out);
     if (rc == FM_OK) {
-        int credits = job && job->window > 0 && job->window < m;
-        /* Pass 1 takes every credit as back at `latency` (rel_prev all 0); each later pass
-         * limits by the last pass's releases. */
-        for (int pass = 0; pass < (credits ? MODEL_PASSES : 1); pass++)
-            if (one_pass(&s, order, out) <= 1e-12 * (out->T > 0 ? out->T : 1) && pass > 0)
-                break;
         out->cpu_bound = sharing_bound(&s);
         if (out->cpu_bound < 0)
             rc = FM_ERR_NOMEM;
@@ -288,6 +429,8 @@ static int sim_run(const struct fm_model_tree *t, int m, size_t payload, size_t 
     free(s.busy);
     free(s.sent);
     free(s.last_copy);
+    free(s.sh.slot);
+    free(s.sh.prev);
     return rc;
 }
 

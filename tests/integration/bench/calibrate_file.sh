@@ -27,12 +27,12 @@ grep -q "calibrated in" "$dir/err" || { cat "$dir/err"; fail "no calibration mea
 [ -f "$file" ] || fail "rank 0 wrote no $file"
 cat "$file"
 keys="send_msg_ns send_pkt_ns send_ns_per_kib fill_ns_per_kib gap_ns_per_kib recv_pkt_ns
-      recv_ns_per_kib copy_ns_per_kib latency_ns wake_ns spin_ns burst_bytes"
+      recv_ns_per_kib copy_ns_per_kib latency_ns wake_ns spin_ns burst_bytes poll_ns"
 for k in $keys; do
   [ "$(grep -c "^$k=" "$file")" -eq 1 ] || fail "$k not once in the file"
 done
 # Bounds: per-packet costs under 1 ms, per KiB under 1 ms (1 MB/s), latency under 10 ms, the
-# wake-up and the polling span under 1 s; something measured at all.
+# wake-up and the polling span under 1 s, its busy part under 100 ms; something measured at all.
 awk -F= '/^[a-z]/ {
   v = $2 + 0
   if ($2 !~ /^[0-9.e+-]+$/ || v < 0) { print "not a number >= 0: " $0; bad = 1 }
@@ -40,10 +40,17 @@ awk -F= '/^[a-z]/ {
   if ($1 ~ /_per_kib$/ || $1 ~ /_pkt_ns$/ || $1 == "send_msg_ns") lim = 1e6
   if ($1 == "latency_ns") lim = 1e7
   if ($1 == "wake_ns" || $1 == "spin_ns") lim = 1e9
+  if ($1 == "poll_ns") lim = 1e8
   if (v > lim) { print "implausible: " $0; bad = 1 }
   if ($1 == "send_pkt_ns" || $1 == "recv_pkt_ns") sum += v
+  if ($1 == "spin_ns") spin = v
+  if ($1 == "poll_ns") poll = v
 }
-END { if (sum <= 0) { print "nothing measured"; bad = 1 }; exit bad }' "$file" ||
+END {
+  if (sum <= 0) { print "nothing measured"; bad = 1 }
+  if (poll > spin) { print "poll_ns (the busy part of the polling) over spin_ns"; bad = 1 }
+  exit bad
+}' "$file" ||
   fail "implausible costs"
 cp "$file" "$dir/first"
 
