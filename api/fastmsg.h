@@ -390,6 +390,23 @@ int fm_mcast_calibrate(fm_context *ctx);
 int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, unsigned flags,
                           size_t len, double *seconds, char *chosen);
 
+/* Everything the model predicts for one multicast (fm_mcast_predict). */
+typedef struct fm_mcast_prediction {
+    double seconds;        /* completion: the slowest member's copy complete */
+    char resolved[64];     /* the tree as fm_mcast_predict_time's chosen names it */
+    size_t packet_size;    /* payload bytes per packet (auto may choose below FM_PACKET_SIZE) */
+    uint64_t packets;      /* packets of the message */
+    double held_packets;   /* most packets any member holds at once for its children, from a
+                            * packet's arrival until its last copy has left (compare with
+                            * fm_stats.fwd_held_peak / buffer_bytes) */
+    uint64_t buffer_bytes; /* bytes of one packet buffer as fm_stats counts them */
+} fm_mcast_prediction;
+
+/* fm_mcast_predict_time's prediction with its details into *out (the same arguments; out not
+ * NULL). Errors: as fm_mcast_predict_time's. Never blocks; no communication. */
+int fm_mcast_predict(fm_context *ctx, int n, int root, const char *tree, unsigned flags, size_t len,
+                     fm_mcast_prediction *out);
+
 /* Append len bytes of buf to the message. buf is the caller's again when the call returns,
  * whatever it returns. Outside handlers it may block while driving progress until credits
  * let the full packets leave (FM_ERR_TIMEOUT when the destination sends no credit back for
@@ -563,6 +580,9 @@ typedef struct fm_stats {
 
 /* Copy the context's counters into *stats. Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID. */
 int fm_get_stats(const fm_context *ctx, fm_stats *stats);
+/* Start the peaks (mcast_held_peak, mem_peak_bytes, fwd_held_peak) again from what is held
+ * now, so that a program can read the most one phase of it held. Errors: FM_ERR_NOT_INIT. */
+int fm_reset_peaks(fm_context *ctx);
 
 /* End the whole job now: every process exits with a non-zero status. Prints msg (may be NULL)
  * naming this rank. Does not return. */

@@ -17,7 +17,10 @@
  * for the send, CLOCK_PROCESS_CPUTIME_ID around begin..end), and the slowest member's time is
  * that multicast's completion time. A run is ITERS such multicasts; each row gives medians
  * over the iterations, then over the runs. Waiting is by fm_wait, so many ranks can share few
- * cores (its back-off is included in the times).
+ * cores (its back-off is included in the times). Every rank also reports its
+ * fm_stats.fwd_held_peak, restarted at each row (fm_reset_peaks): held is the most packet
+ * buffers any member held at once for forwarding in the row, mheld the model's most for one
+ * multicast (fm_mcast_predict).
  * With --common-clock (every rank on one kernel: one machine, or emulated hosts that are
  * network namespaces) CLOCK_MONOTONIC is the same clock everywhere, so each member is timed
  * from the root's start instead: the barrier's exit skew leaves the figures.
@@ -38,6 +41,7 @@ typedef struct report { /* member -> rank 0, once per multicast */
     int32_t iter;
     int32_t pad;
     mc_times t;
+    double held; /* fm_stats.fwd_held_peak since the row began */
 } report;
 
 typedef struct mc {
@@ -54,6 +58,7 @@ typedef struct mc {
     double t_done;   /* the delivery callback's time */
     mc_times *times; /* rank 0: every rank's, for the current multicast */
     int nreports;
+    double held;     /* rank 0: the row's most fwd_held_peak of any rank */
     int nquiet;      /* quiet times received from rank 0 */
     double quiet_us; /* this multicast's: nothing is sent until t_start + quiet_us */
     double *scratch; /* mc_run_row's */
@@ -84,10 +89,12 @@ static int on_report(fm_stream *s, int sender, void *arg)
 {
     mc *m = arg;
     report r;
-    if (fm_receive(s, &r, sizeof r) != (ssize_t)sizeof r || r.iter != m->iter)
+    if (fm_receive(s, &r, sizeof r) != (ssize_t)sizeof r || r.iter != m->iter) {
         m->bad++;
-    else
+    } else {
         m->times[sender] = r.t;
+        m->held = r.held > m->held ? r.held : m->held;
+    }
     m->nreports++;
     return FM_DONE;
 }
@@ -194,8 +201,14 @@ static int one_mcast(void *arg, size_t size, int check, double quiet_us, mc_samp
     }
     if (rc == FM_OK)
         rc = stay_quiet(m);
+    fm_stats st;
+    if (rc == FM_OK)
+        rc = fm_get_stats(m->ctx, &st);
     if (rc != FM_OK)
         return rc;
+    mine.held = (double)st.fwd_held_peak;
+    if (mine.held > m->held)
+        m->held = mine.held;
     if (m->me != 0)
         return send_report(m, &mine);
     m->times[0] = mine.t;
@@ -235,16 +248,20 @@ static int sweep(mc *m)
                 m->tree = o->trees[t];
                 m->flags = flags[o->modes[k]];
                 size_t size = o->sizes[i];
-                double secs = -1, row[MC_COLS];
-                char chosen[64] = "?";
-                rc = fm_mcast_predict_time(m->ctx, m->n, m->root, m->tree, m->flags, size, &secs,
-                                           chosen);
+                double row[MC_COLS];
+                fm_mcast_prediction p;
+                rc = fm_mcast_predict(m->ctx, m->n, m->root, m->tree, m->flags, size, &p);
+                m->held = 0;
+                if (rc == FM_OK)
+                    rc = fm_reset_peaks(m->ctx);
                 if (rc == FM_OK)
                     rc = mc_run_row(o, m->me, size, one_mcast, m, m->scratch, row);
                 if (rc == FM_OK && m->me == 0) {
-                    mc_label lb = {bench_fm_label(), m->n,   o->calibrate ? "1" : "0",
-                                   m->tree,          chosen, mode};
-                    mc_print_row(o, &lb, size, row, secs * 1e6);
+                    mc_label lb = {bench_fm_label(), m->n,       o->calibrate ? "1" : "0",
+                                   m->tree,          p.resolved, mode};
+                    mc_extra x = {p.seconds * 1e6, m->held / (double)p.buffer_bytes,
+                                  p.held_packets};
+                    mc_print_row(o, &lb, size, row, &x);
                 }
                 if (rc != FM_OK)
                     fprintf(stderr, PROG ": rank %d: %s %s, %zu B: %s\n", m->me, m->tree, mode,

@@ -64,10 +64,11 @@ long mc_iters(const mc_opts *o, size_t size);
 /* The column names both programs print; a comparison parses them. */
 #define MC_CSV_HEADER                                                                              \
     "provider,ranks,packet_size,credits,calibrated,tree,resolved,mode,size,completion_us,"         \
-    "min_member_us,max_member_us,skew_us,root_cpu_us,model_us,ratio,iters\n"
+    "min_member_us,max_member_us,skew_us,root_cpu_us,model_us,ratio,iters,held_pkts,"              \
+    "model_held_pkts\n"
 #define MC_TABLE_HEADER                                                                            \
     "# tree       resolved       mode   size(B) complete_us    min_us    max_us   skew_us    "     \
-    "cpu_us  model_us  ratio iters\n"
+    "cpu_us  model_us  ratio iters   held  mheld\n"
 
 /* The byte at offset i of every multicast message; receivers check their copies with it. */
 static inline unsigned char mc_pattern(size_t i)
@@ -124,8 +125,16 @@ typedef struct mc_label {
  * figures were taken (after `method`, the program's own words on its model), the column key
  * and names. noun names one operation in the key ("multicast"). */
 void mc_print_head(const mc_opts *o, const char *method, const char *noun);
-/* One row; model_us < 0: no model (model and ratio "-"). */
+/* What a row shows besides the timed figures; each < 0 when the program has none ("-"). */
+typedef struct mc_extra {
+    double model_us;   /* the model's completion (model_us; ratio = completion / it) */
+    double held;       /* packets a member held at once for forwarding, the most over the row's
+                        * multicasts and members (fm_stats.fwd_held_peak) */
+    double model_held; /* the model's most for one multicast */
+} mc_extra;
+
+/* One row. */
 void mc_print_row(const mc_opts *o, const mc_label *lb, size_t size, const double row[MC_COLS],
-                  double model_us);
+                  const mc_extra *x);
 
 #endif

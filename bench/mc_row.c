@@ -64,24 +64,35 @@ void mc_print_head(const mc_opts *o, const char *method, const char *noun)
     fflush(stdout);
 }
 
+/* v with fmt into buf, or "-" when v < 0. */
+static const char *or_dash(char *buf, size_t len, const char *fmt, double v)
+{
+    if (v < 0)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, fmt, v);
+    return buf;
+}
+
 void mc_print_row(const mc_opts *o, const mc_label *lb, size_t size, const double row[MC_COLS],
-                  double model_us)
+                  const mc_extra *x)
 {
     const bench_label *st = &lb->settings;
     long iters = mc_iters(o, size);
-    char model[32] = "-", ratio[32] = "-";
-    if (model_us >= 0) {
-        snprintf(model, sizeof model, o->csv ? "%.2f" : "%9.2f", model_us);
-        snprintf(ratio, sizeof ratio, o->csv ? "%.3f" : "%6.2f",
-                 model_us > 0 ? row[0] / model_us : 0);
-    }
+    char model[32], ratio[32], held[32], mheld[32];
+    or_dash(model, sizeof model, "%.2f", x->model_us);
+    or_dash(ratio, sizeof ratio, o->csv ? "%.3f" : "%.2f",
+            x->model_us > 0 ? row[0] / x->model_us : x->model_us);
+    or_dash(held, sizeof held, "%.0f", x->held);
+    or_dash(mheld, sizeof mheld, "%.1f", x->model_held);
     if (o->csv)
-        printf("%s,%d,%s,%s,%s,%s,%s,%s,%zu,%.2f,%.2f,%.2f,%.2f,%.2f,%s,%s,%ld\n", st->provider,
-               lb->ranks, st->packet_size, st->credits, lb->calibrated, lb->tree, lb->resolved,
-               lb->mode, size, row[0], row[1], row[2], row[3], row[4], model, ratio, iters);
-    else
-        printf("%-12s %-14s %-4s %9zu %11.2f %9.2f %9.2f %9.2f %9.2f %9s %6s %5ld\n", lb->tree,
+        printf("%s,%d,%s,%s,%s,%s,%s,%s,%zu,%.2f,%.2f,%.2f,%.2f,%.2f,%s,%s,%ld,%s,%s\n",
+               st->provider, lb->ranks, st->packet_size, st->credits, lb->calibrated, lb->tree,
                lb->resolved, lb->mode, size, row[0], row[1], row[2], row[3], row[4], model, ratio,
-               iters);
+               iters, held, mheld);
+    else
+        printf("%-12s %-14s %-4s %9zu %11.2f %9.2f %9.2f %9.2f %9.2f %9s %6s %5ld %6s %6s\n",
+               lb->tree, lb->resolved, lb->mode, size, row[0], row[1], row[2], row[3], row[4],
+               model, ratio, iters, held, mheld);
     fflush(stdout);
 }

@@ -5,9 +5,9 @@
 # the root namespace. Addresses come from 198.18.0.0/15 (RFC 2544, benchmarking only) and
 # exist only inside these namespaces. See README.md beside this file.
 #
-#   cluster.sh up N [--rate RATE] [--delay DELAY] [--prefix P]
+#   cluster.sh up N [--rate RATE] [--burst BYTES] [--delay DELAY] [--prefix P]
 #   cluster.sh down [--prefix P]
-#   cluster.sh run N [--rate RATE] [--delay DELAY] [--prefix P] -- CMD [ARGS...]
+#   cluster.sh run N [--rate RATE] [--burst BYTES] [--delay DELAY] [--prefix P] -- CMD [ARGS...]
 #   cluster.sh hosts N [--prefix P]
 #   cluster.sh addr K
 #
@@ -23,14 +23,15 @@ readonly CL_NETEM_PKTS=100000
 
 cl_prefix=fmh
 cl_rate=
+cl_burst=
 cl_delay=
 cl_n=
 
 cl_usage() {
     cat <<'EOF'
-usage: cluster.sh up N [--rate RATE] [--delay DELAY] [--prefix P]
+usage: cluster.sh up N [--rate RATE] [--burst BYTES] [--delay DELAY] [--prefix P]
        cluster.sh down [--prefix P]
-       cluster.sh run N [--rate RATE] [--delay DELAY] [--prefix P] -- CMD [ARGS...]
+       cluster.sh run N [--rate RATE] [--burst BYTES] [--delay DELAY] [--prefix P] -- CMD [ARGS...]
        cluster.sh hosts N [--prefix P]
        cluster.sh addr K
   up     create hosts P0..P{N-1} (network namespaces) on a bridge in namespace Psw;
@@ -43,6 +44,8 @@ usage: cluster.sh up N [--rate RATE] [--delay DELAY] [--prefix P]
   hosts  print P0,P1,...,P{N-1}
   addr   print host K's address
   --rate RATE    shape every link to RATE both ways (tc units: 1gbit, 100mbit, ...)
+  --burst BYTES  the shaper's bucket (tbf burst): bytes an idle link passes at once
+                 (default 2 ms of the rate, at least 3028 = two full frames)
   --delay DELAY  add DELAY one way at every host's egress (netem; e.g. 50us)
   --prefix P     namespace names (default fmh); letters, digits, '-' and '_', starting
                  with a letter, not ending with a digit, so that two prefixes never clash
@@ -83,10 +86,11 @@ cl_parse_opts() {
     cl_rest=()
     while (($#)); do
         case $1 in
-        --rate | --delay | --prefix)
+        --rate | --burst | --delay | --prefix)
             (($# >= 2)) || cl_fail "$1 needs a value"
             case $1 in
             --rate) cl_rate=$2 ;;
+            --burst) cl_burst=$2 ;;
             --delay) cl_delay=$2 ;;
             --prefix) cl_prefix=$2 ;;
             esac
@@ -154,6 +158,7 @@ cl_shape() {
     # 2 ms worth of tokens, at least two full frames: smooth at 1gbit, not bursty when slow.
     burst=$(($(cl_rate_bytes "$cl_rate") / 500))
     ((burst >= 3028)) || burst=3028
+    [ -z "$cl_burst" ] || burst=$cl_burst
     out=$(tc -n "$ns" qdisc add dev "$dev" root tbf rate "$cl_rate" burst "$burst" \
         limit "$CL_QLIMIT" 2>&1) && return 0
     if grep -qi "unknown" <<<"$out"; then
@@ -227,6 +232,9 @@ cl_up() {
     cl_require_root
     [ -z "$cl_rate" ] || [ -n "$(cl_rate_bytes "$cl_rate")" ] ||
         cl_fail "bad --rate '$cl_rate' (tc units: 1gbit, 100mbit, 10mbps, ...)"
+    [ -z "$cl_burst" ] || { [[ $cl_burst =~ ^[0-9]+$ ]] && ((cl_burst >= 1514)); } ||
+        cl_fail "bad --burst '$cl_burst' (bytes, at least one full frame: 1514)"
+    [ -z "$cl_burst" ] || [ -n "$cl_rate" ] || cl_fail "--burst needs --rate"
     [ -z "$(cl_existing)" ] ||
         cl_fail "cluster '$cl_prefix' is up already (cluster.sh down --prefix $cl_prefix)"
     # Anything that fails from here on (set -e included) removes what was made.

@@ -24,7 +24,8 @@
  * buffer with bytes that differ from the pattern everywhere, then compares every byte.
  *
  * Columns as fastmsg-bench-mcast's. MPI_Bcast picks its own algorithm and has no model, so tree is
- * "ompi-bcast" or "mpich-bcast", and resolved, mode, model_us, ratio (and the fastmsg settings
+ * "ompi-bcast" or "mpich-bcast", and resolved, mode, model_us, ratio, held_pkts,
+ * model_held_pkts (and the fastmsg settings
  * packet_size, credits, calibrated) are "-". Rank 0 prints; MPI errors end the job. */
 #include <limits.h>
 #include <sched.h>
@@ -126,7 +127,8 @@ static void sweep(bc *b)
         if (b->me == 0) {
             mc_label l = lb;
             l.ranks = b->n;
-            mc_print_row(b->o, &l, b->o->sizes[i], row, -1);
+            static const mc_extra none = {-1, -1, -1};
+            mc_print_row(b->o, &l, b->o->sizes[i], row, &none);
         }
     }
 }

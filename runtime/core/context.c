@@ -109,6 +109,17 @@ int fm_get_stats(const fm_context *ctx, fm_stats *stats)
     return FM_OK;
 }
 
+int fm_reset_peaks(fm_context *ctx)
+{
+    if (!fm_ctx_live(ctx))
+        return FM_ERR_NOT_INIT;
+    fm_pool_state *ps = &ctx->pool;
+    ps->held_peak = ps->held;
+    ps->bytes_peak = ps->bytes_recv + ps->bytes_send + ps->bytes_copy;
+    ctx->stats.fwd_held_peak = ps->fwd_held;
+    return FM_OK;
+}
+
 void fm_abort(fm_context *ctx, int code, const char *msg)
 {
     char line[512];

@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "model.h"
+#include "pool.h"
 #include "mcast_state.h"
 #include "topo_view.h"
 #include "tree_choice.h"
@@ -146,34 +147,53 @@ static void job_view(fm_context *ctx, const struct fm_tree_desc *d, struct job_v
  * that line. */
 #define FM_MODEL_EXACT 256
 
+/* One simulation: completion into *T and, when held is not NULL, the most packets any member
+ * held at once (held_each: NULL, or t->n doubles of scratch). */
+static int sim_once(const struct fm_model_tree *t, const struct fm_costs *c,
+                    const struct fm_model_job *job, int m, size_t payload, size_t bytes, int mode,
+                    double *held_each, double *T, double *held)
+{
+    struct fm_model_out out = {.held = held_each};
+    int rc = fm_model_sim(t, m, payload, bytes, (enum fm_model_mode)mode, c, job, &out);
+    *T = out.T;
+    for (int v = 0; held && v < t->n; v++)
+        *held = v == 0 || held_each[v] > *held ? held_each[v] : *held;
+    return rc;
+}
+
 static int model_time(const struct fm_model_tree *t, const struct fm_costs *c,
                       const struct fm_model_job *job, size_t bytes, size_t payload, int mode,
-                      double *T)
+                      double *T, double *held)
 {
     int m = packets(bytes, payload);
     int exact = (1 << 17) / t->n; /* members x packets simulated, at most about 2^17 */
     exact = exact > FM_MODEL_EXACT ? FM_MODEL_EXACT : exact < 4 ? 4 : exact;
-    struct fm_model_out out = {0};
+    double *each = held ? malloc((size_t)t->n * sizeof *each) : NULL;
+    if (held && !each)
+        return FM_ERR_NOMEM;
+    int rc;
     if (m <= exact) {
-        int rc = fm_model_sim(t, m, payload, bytes, (enum fm_model_mode)mode, c, job, &out);
-        *T = out.T;
-        return rc;
+        rc = sim_once(t, c, job, m, payload, bytes, mode, each, T, held);
+    } else { /* along the line through exact and exact / 2 packets */
+        double hi, lo, held_hi = 0, held_lo = 0;
+        rc = sim_once(t, c, job, exact, payload, (size_t)exact * payload, mode, each, &hi,
+                      held ? &held_hi : NULL);
+        if (rc == FM_OK)
+            rc = sim_once(t, c, job, exact / 2, payload, (size_t)(exact / 2) * payload, mode, each,
+                          &lo, held ? &held_lo : NULL);
+        double per_pkt = (double)(m - exact) / (exact / 2);
+        *T = hi + per_pkt * (hi - lo);
+        if (held) { /* FCFS and store-and-forward hold more with more packets, never over m */
+            double h = held_hi + per_pkt * (held_hi - held_lo);
+            *held = h < m ? h : m;
+        }
     }
-    double hi, lo;
-    int rc = fm_model_sim(t, exact, payload, (size_t)exact * payload, (enum fm_model_mode)mode, c,
-                          job, &out);
-    hi = out.T;
-    if (rc == FM_OK)
-        rc = fm_model_sim(t, exact / 2, payload, (size_t)(exact / 2) * payload,
-                          (enum fm_model_mode)mode, c, job, &out);
-    lo = out.T;
-    if (rc == FM_OK)
-        *T = hi + (double)(m - exact) * (hi - lo) / (exact / 2);
+    free(each);
     return rc;
 }
 
-int fm_mcast_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes, size_t payload,
-                     int mode, double *T)
+int fm_mcast_model_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes,
+                           size_t payload, int mode, double *T, double *held)
 {
     const struct fm_costs *c = fm_mcast_costs(ctx, NULL);
     int *first, *kids;
@@ -184,7 +204,7 @@ int fm_mcast_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes
         struct job_view v;
         job_view(ctx, d, &v);
         struct fm_model_tree t = {d->n, d->root, first, kids};
-        rc = model_time(&t, c, &v.job, bytes ? bytes : 1, payload, mode, T);
+        rc = model_time(&t, c, &v.job, bytes ? bytes : 1, payload, mode, T, held);
         free(v.group);
     }
     free(first);
@@ -235,7 +255,7 @@ static int best_tree(fm_context *ctx, size_t bytes, size_t payload, int mode,
             cand.builder = builder;
             cand.param = params[k];
             if (resolved(ctx, bytes, payload, &cand) ||
-                fm_mcast_predict(ctx, &cand, bytes, payload, mode, &T))
+                fm_mcast_model_predict(ctx, &cand, bytes, payload, mode, &T, NULL))
                 continue;
             if (best_t < 0 || T < best_t * (1 - 1e-9)) {
                 best_t = T;
@@ -316,14 +336,15 @@ int fm_mcast_mode(unsigned flags)
                                           : FM_MODEL_FPFS;
 }
 
-int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, unsigned flags,
-                          size_t len, double *seconds, char *chosen)
+int fm_mcast_predict(fm_context *ctx, int n, int root, const char *tree, unsigned flags, size_t len,
+                     fm_mcast_prediction *out)
 {
     if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
     int mode = fm_mcast_mode(flags);
-    if (n < 1 || root < 0 || root >= n || !seconds || mode < 0)
+    if (n < 1 || root < 0 || root >= n || !out || mode < 0)
         return FM_ERR_INVALID;
+    *out = (fm_mcast_prediction){0};
     /* Members are ranks 0..n-1 when the job has them (where they are then counts). */
     int *ranks = n <= ctx->size ? malloc((size_t)n * sizeof *ranks) : NULL;
     for (int r = 0; ranks && r < n; r++)
@@ -336,15 +357,34 @@ int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, un
     size_t payload;
     int rc = fm_mcast_choose(ctx, tree, len, 0, mode, &d, &payload);
     if (rc == FM_OK)
-        rc = fm_mcast_predict(ctx, &d, len, payload, mode, seconds);
+        rc = fm_mcast_model_predict(ctx, &d, len, payload, mode, &out->seconds, &out->held_packets);
     free(ranks);
-    if (rc == FM_OK && chosen) {
-        const char *name = fm_tree_name(d.builder);
-        int at = snprintf(chosen, 64, d.param ? "%s:%d" : "%s", name, d.param);
-        if (payload != ctx->packet_size && at > 0 && at < 64)
-            snprintf(chosen + at, (size_t)(64 - at), "@%zu", payload);
+    if (rc == FM_OK) {
+        char *name = out->resolved;
+        int at = snprintf(name, sizeof out->resolved, d.param ? "%s:%d" : "%s",
+                          fm_tree_name(d.builder), d.param);
+        if (payload != ctx->packet_size && at > 0 && (size_t)at < sizeof out->resolved)
+            snprintf(name + at, sizeof out->resolved - (size_t)at, "@%zu", payload);
+        out->packet_size = payload;
+        out->packets = (uint64_t)packets(len ? len : 1, payload);
+        out->buffer_bytes = fm_pool_pkt_bytes(ctx);
     }
     return rc == FM_ERR_INVALID ? FM_ERR_TREE : rc;
+}
+
+int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, unsigned flags,
+                          size_t len, double *seconds, char *chosen)
+{
+    fm_mcast_prediction p;
+    if (!seconds)
+        return fm_ctx_live(ctx) ? FM_ERR_INVALID : FM_ERR_NOT_INIT;
+    int rc = fm_mcast_predict(ctx, n, root, tree, flags, len, &p);
+    if (rc == FM_OK) {
+        *seconds = p.seconds;
+        if (chosen)
+            memcpy(chosen, p.resolved, sizeof p.resolved);
+    }
+    return rc;
 }
 
 int fm_mcast_check_config(const fm_config *cfg, char *err, size_t errlen)

@@ -23,9 +23,10 @@ int fm_mcast_choose(fm_context *ctx, const char *spec, size_t len, size_t min_pa
                     struct fm_tree_desc *d, size_t *payload);
 
 /* The model's prediction (seconds) for a multicast of bytes (descriptor included) down d in
- * packets of payload bytes. */
-int fm_mcast_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes, size_t payload,
-                     int mode, double *seconds);
+ * packets of payload bytes; held (may be NULL): the most packets any member holds at once for
+ * its children. */
+int fm_mcast_model_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes,
+                           size_t payload, int mode, double *seconds, double *held);
 
 /* The costs in use (NULL: out of memory); *source (may be NULL) says where those that
  * FM_MCAST_COSTS does not set come from: "estimated", "FM_MCAST_COSTS_FILE", "calibrated", or

@@ -41,7 +41,7 @@ static size_t choose(fm_context *c, const char *spec, int n, size_t bytes, size_
 static double predict(fm_context *c, const struct fm_tree_desc *d, size_t bytes, size_t payload)
 {
     double t = -1;
-    assert_int_equal(fm_mcast_predict(c, d, bytes, payload, 0, &t), FM_OK);
+    assert_int_equal(fm_mcast_model_predict(c, d, bytes, payload, 0, &t, NULL), FM_OK);
     return t;
 }
 
@@ -119,7 +119,7 @@ static void long_messages_extrapolate(void **state)
                 assert_int_equal(fm_mcast_choose(&c, trees[i], bytes, 0, mode, &d, &payload),
                                  FM_OK);
                 double fast = -1;
-                assert_int_equal(fm_mcast_predict(&c, &d, bytes, payload, mode, &fast), FM_OK);
+                assert_int_equal(fm_mcast_model_predict(&c, &d, bytes, payload, mode, &fast, NULL), FM_OK);
                 int first[14], kids[12];
                 assert_int_equal(fm_tree_layout(&d, first, kids), FM_OK);
                 struct fm_model_tree t = {13, 3, first, kids};

@@ -250,6 +250,7 @@ static void before_init(void **state)
     fm_group *g = (fm_group *)&g;
     fm_ev *w = (fm_ev *)&w;
     fm_stats st;
+    fm_mcast_prediction pred;
     double t;
     int one = 1;
     unsigned char junk[64] = {0};
@@ -270,7 +271,9 @@ static void before_init(void **state)
         EXPECT(fm_mcast_begin_list(c, &me, 1, NULL, 0, 8, H_CHECK, &s), FM_ERR_NOT_INIT);
         EXPECT(fm_mcast_calibrate(c), FM_ERR_NOT_INIT);
         EXPECT(fm_mcast_predict_time(c, 2, 0, "flat", 0, 8, &t, NULL), FM_ERR_NOT_INIT);
+        EXPECT(fm_mcast_predict(c, 2, 0, "flat", 0, 8, &pred), FM_ERR_NOT_INIT);
         EXPECT(fm_get_stats(c, &st), FM_ERR_NOT_INIT);
+        EXPECT(fm_reset_peaks(c), FM_ERR_NOT_INIT);
         EXPECT(fm_finalize(c), FM_ERR_NOT_INIT);
         EXPECT(fm_ev_start(c, EV_DEFAULT, &w), FM_ERR_NOT_INIT);
         assert_null(w);
@@ -524,6 +527,18 @@ static void bad_tree(void **state)
     /* good names next to them */
     EXPECT(fm_mcast_predict_time(ctx, 2, 0, "kbinomial:2", 0, 8, &t, name), FM_OK);
     assert_true(t > 0);
+    /* the details agree with fm_mcast_predict_time: 3 members, 3 packets, FCFS */
+    fm_mcast_prediction p;
+    size_t len = 2 * st_packet_size() + 1;
+    EXPECT(fm_mcast_predict_time(ctx, 3, 0, "chain", FM_MCAST_FCFS, len, &t, name), FM_OK);
+    EXPECT(fm_mcast_predict(ctx, 3, 0, "chain", FM_MCAST_FCFS, len, &p), FM_OK);
+    assert_true(p.seconds == t && !strcmp(p.resolved, name) && !strcmp(name, "chain"));
+    assert_true(p.packet_size == st_packet_size() && p.packets == 3);
+    assert_true(p.buffer_bytes >= p.packet_size && p.buffer_bytes % 64 == 0);
+    /* member 1 forwards to its one child: it holds at least one packet, never more than 3 */
+    assert_true(p.held_packets >= 1 && p.held_packets <= 3);
+    EXPECT(fm_mcast_predict(ctx, 3, 0, "chain", 0, len, NULL), FM_ERR_INVALID);
+    EXPECT(fm_mcast_predict(ctx, 3, 0, "nosuchtree", 0, len, &p), FM_ERR_TREE);
     EXPECT(fm_mcast_predict_time(ctx, 2, 1, NULL, 0, 1000, &t, NULL), FM_OK);
     EXPECT(fm_group_destroy(g), FM_OK);
 }

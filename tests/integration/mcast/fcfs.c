@@ -12,8 +12,8 @@
  *            in FCFS its first child (and that one's child) still get it whole, the second
  *            gets packet 0 and FM_ERR_TRUNCATED; then in FPFS every member gets it whole.
  * In every mode a leaf and the root hold nothing for forwarding, an inner member something,
- * and once the sends have completed nothing stays held (the count inside the library). Every
- * rank prints PASS or FAIL with the reason.
+ * and once the sends have completed nothing stays held (the count inside the library), so
+ * fm_reset_peaks starts the held peaks from 0. Every rank prints PASS or FAIL with the reason.
  *
  *   fastmsg-run -n 5 fcfs fcfs|fpfs|refused */
 #include <stdio.h>
@@ -154,6 +154,20 @@ static int check_released(void)
     return fail("packet buffers held for forwarding were never released");
 }
 
+/* fm_reset_peaks starts the peaks from what is held now: nothing for forwarding (after
+ * check_released), and the memory held now. */
+static int check_reset(void)
+{
+    fm_stats st;
+    if (fm_reset_peaks(ctx) != FM_OK || fm_get_stats(ctx, &st) != FM_OK)
+        return fail("fm_reset_peaks or fm_get_stats failed");
+    if (st.fwd_held_peak != 0 || st.mcast_held_peak != 0)
+        return fail("a peak of held packets survived fm_reset_peaks");
+    if (st.mem_peak_bytes != st.mem_recv_bytes + st.mem_send_bytes + st.mem_copy_bytes)
+        return fail("mem_peak_bytes is not what is held after fm_reset_peaks");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     mode = argc > 1 ? argv[1] : "fcfs";
@@ -188,6 +202,8 @@ int main(int argc, char **argv)
         failed = fail("final barrier");
     if (!failed)
         failed = check_released();
+    if (!failed)
+        failed = check_reset();
     fm_finalize(ctx);
     if (!failed)
         printf("rank %d: PASS\n", me);
