@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "mcast_desc.h"
+#include "prefix/prefix_route.h"
 #include "run_wire.h"
 #include "wire.h"
 
@@ -208,6 +209,31 @@ static void run_corpus(void)
     put("run", "records", buf, 1 + nrec);
 }
 
+/* A destination set after the 2-byte nranks - 1 prefix, in the encoder's own form. */
+static void dests(const char *name, int nranks, const int *ranks, int n)
+{
+    uint8_t buf[2 + 256];
+    buf[0] = (uint8_t)(nranks - 1);
+    buf[1] = (uint8_t)((nranks - 1) >> 8);
+    int len = fm_prefix_dests_encode(ranks, n, nranks, buf + 2, sizeof buf - 2);
+    if (len < 0) {
+        fprintf(stderr, "make_corpus: %s: encode failed (%d)\n", name, len);
+        exit(1);
+    }
+    put("prefix_dests", name, buf, 2 + (size_t)len);
+}
+
+static void prefix_corpus(void)
+{
+    const int run[8] = {3, 4, 5, 6, 7, 8, 9, 10}, spread[4] = {0, 200, 1000, 60000};
+    const int holes[6] = {16, 18, 19, 23, 30, 31};
+    dests("empty", 100, NULL, 0);
+    dests("one", 100, run, 1);
+    dests("bitmap", 100, run, 8);
+    dests("bitmap-holes", 64, holes, 6);
+    dests("list", 65536, spread, 4);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -223,5 +249,6 @@ int main(int argc, char **argv)
     mcast_corpus();
     pmi1_corpus();
     run_corpus();
+    prefix_corpus();
     return 0;
 }

@@ -24,15 +24,19 @@ LAYERS = {
     "core": BASE | {"util", "providers", "boot", "topo"},
     "services": BASE | {"util", "providers", "boot", "topo", "core"},
     "trees": BASE | {"util"},
-    "mcast": BASE | {"util", "providers", "boot", "topo", "core", "services", "trees"},
-    "init": BASE | {"util", "providers", "boot", "topo", "core", "services", "trees", "mcast"},
+    "prefix": BASE | {"util"},
+    "mcast": BASE | {"util", "providers", "boot", "topo", "core", "services", "trees", "prefix"},
+    "init": BASE | {"util", "providers", "boot", "topo", "core", "services", "trees", "prefix",
+                    "mcast"},
     "ev": BASE,
     "launcher": BASE | {"util", "boot"},
-    "tools": BASE | {"util", "providers", "boot", "topo", "core", "services", "trees", "mcast"},
+    "tools": BASE | {"util", "providers", "boot", "topo", "core", "services", "trees", "prefix",
+                     "mcast"},
 }
 # First match wins: longer prefixes first.
 PREFIXES = [
     ("runtime/mcast/trees/", "trees"),
+    ("runtime/mcast/prefix/", "prefix"),
     ("runtime/util/", "util"),
     ("runtime/boot/", "boot"),
     ("runtime/topo/", "topo"),
