@@ -382,7 +382,8 @@ int fm_mcast_begin_list(fm_context *ctx, const int *members, int n, const char *
 int fm_mcast_calibrate(fm_context *ctx);
 
 /* The model's predicted completion time, in seconds, of a multicast of len bytes from root
- * position root to n members down tree (as fm_mcast_begin resolves it, "auto" included),
+ * position root to n members of a group down tree (as fm_mcast_begin resolves it, "auto"
+ * included; packet 0 carries the multicast's descriptor before the bytes, as it does),
  * from the costs in use; *chosen (if not NULL, 64 bytes) gets the tree's resolved name, e.g.
  * "kbinomial:3", followed by "@N" when auto chose packets of N payload bytes, fewer than
  * FM_PACKET_SIZE (e.g. "chain@16384"). flags: as fm_mcast_begin's, the mode the model
@@ -395,7 +396,7 @@ typedef struct fm_mcast_prediction {
     double seconds;        /* completion: the slowest member's copy complete */
     char resolved[64];     /* the tree as fm_mcast_predict_time's chosen names it */
     size_t packet_size;    /* payload bytes per packet (auto may choose below FM_PACKET_SIZE) */
-    uint64_t packets;      /* packets of the message */
+    uint64_t packets;      /* packets of the message, its descriptor included */
     double held_packets;   /* most packets any member holds at once for its children, from a
                             * packet's arrival until its last copy has left (compare with
                             * fm_stats.fwd_held_peak / buffer_bytes) */

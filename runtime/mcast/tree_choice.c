@@ -20,6 +20,7 @@
 #include "log.h"
 #include "model.h"
 #include "pool.h"
+#include "mcast_desc.h"
 #include "mcast_state.h"
 #include "topo_view.h"
 #include "tree_choice.h"
@@ -354,10 +355,12 @@ int fm_mcast_predict(fm_context *ctx, int n, int root, const char *tree, unsigne
                              .root = root,
                              .topo = ranks ? fm_mcast_topo_view(&view, ctx->topo, ranks, NULL, n)
                                            : NULL};
-    size_t payload;
-    int rc = fm_mcast_choose(ctx, tree, len, 0, mode, &d, &payload);
+    /* As a group's multicast sends it: the descriptor in packet 0, before the bytes. */
+    size_t payload, desc = fm_mcast_desc_size(0), bytes = len + desc;
+    int rc = fm_mcast_choose(ctx, tree, bytes, desc, mode, &d, &payload);
     if (rc == FM_OK)
-        rc = fm_mcast_model_predict(ctx, &d, len, payload, mode, &out->seconds, &out->held_packets);
+        rc = fm_mcast_model_predict(ctx, &d, bytes, payload, mode, &out->seconds,
+                                    &out->held_packets);
     free(ranks);
     if (rc == FM_OK) {
         char *name = out->resolved;
@@ -366,7 +369,7 @@ int fm_mcast_predict(fm_context *ctx, int n, int root, const char *tree, unsigne
         if (payload != ctx->packet_size && at > 0 && (size_t)at < sizeof out->resolved)
             snprintf(name + at, sizeof out->resolved - (size_t)at, "@%zu", payload);
         out->packet_size = payload;
-        out->packets = (uint64_t)packets(len ? len : 1, payload);
+        out->packets = (uint64_t)packets(bytes, payload);
         out->buffer_bytes = fm_pool_pkt_bytes(ctx);
     }
     return rc == FM_ERR_INVALID ? FM_ERR_TREE : rc;
