@@ -41,7 +41,33 @@ struct sim {
     double *arrival, *rel, *rel_prev, *busy, *sent;
     double *last_copy; /* per packet of the member being simulated: when its last copy left */
     struct share sh;
+    uint64_t order_seed; /* 0: copies leave in posting order; else the seed of a random one */
 };
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* The first `now` children of v got packet j in posting order; deal the arrival times out in
+ * a random order instead (the link's slots stay; which child has which slot changes). */
+static void shuffle_arrivals(struct sim *s, int v, int j, int now)
+{
+    const int *kid = s->t->kids + s->t->first[v];
+    uint64_t x = mix64(s->order_seed ^ mix64(((uint64_t)(unsigned)v << 32) | (unsigned)j));
+    for (int i = now - 1; i > 0; i--) { /* Fisher-Yates */
+        x = mix64(x);
+        int k = (int)(x % (uint64_t)(i + 1));
+        double *a = &s->arrival[(size_t)kid[i] * s->m + (size_t)j];
+        double *b = &s->arrival[(size_t)kid[k] * s->m + (size_t)j];
+        double t = *a;
+        *a = *b;
+        *b = t;
+    }
+}
 
 static int bucket_of(const struct share *sh, double t)
 {
@@ -198,6 +224,8 @@ static double simulate_member(struct sim *s, int v, double *held)
         cpu = take(s, v, j, cpu);
         for (int i = 0; i < now; i++)
             cpu = post(s, &l, v, i, j, cpu);
+        if (s->order_seed && now > 1 && c->gap_byte > 0)
+            shuffle_arrivals(s, v, j, now);
         double copies = (keep ? size * c->copy_byte : 0) + (root ? 0 : size * c->copy_byte);
         cpu = run_cpu(s, v, cpu, copies);
         s->busy[v] += copies;
@@ -384,12 +412,12 @@ static int args_ok(const struct fm_model_tree *t, int m, size_t payload, size_t 
            bytes > (size_t)(m - 1) * payload && bytes <= (size_t)m * payload;
 }
 
-static int sim_run(const struct fm_model_tree *t, int m, size_t payload, size_t bytes,
-                   enum fm_model_mode mode, const struct fm_costs *c,
-                   const struct fm_model_job *job, int classic, struct fm_model_out *out)
+/* One simulation, the links' order given by seed (0: posting order). */
+static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t bytes,
+                    enum fm_model_mode mode, const struct fm_costs *c,
+                    const struct fm_model_job *job, int classic, uint64_t seed,
+                    struct fm_model_out *out)
 {
-    if (!args_ok(t, m, payload, bytes, mode, c, out))
-        return FM_ERR_INVALID;
     size_t cells = (size_t)t->n * (size_t)m;
     struct sim s = {.t = t,
                     .c = c,
@@ -398,7 +426,8 @@ static int sim_run(const struct fm_model_tree *t, int m, size_t payload, size_t 
                     .m = m,
                     .classic = classic,
                     .payload = payload,
-                    .bytes = bytes};
+                    .bytes = bytes,
+                    .order_seed = seed};
     int *order = malloc((size_t)t->n * sizeof *order);
     s.arrival = calloc(cells, sizeof *s.arrival);
     s.rel = calloc(cells, sizeof *s.rel);
@@ -431,6 +460,46 @@ static int sim_run(const struct fm_model_tree *t, int m, size_t payload, size_t 
     free(s.last_copy);
     free(s.sh.slot);
     free(s.sh.prev);
+    return rc;
+}
+
+/* Any member with more than one child? */
+static int fans_out(const struct fm_model_tree *t)
+{
+    for (int v = 0; v < t->n; v++)
+        if (t->first[v + 1] - t->first[v] > 1)
+            return 1;
+    return 0;
+}
+
+/* The simulation, or the mean of job->orders of them in random link orders. */
+static int sim_run(const struct fm_model_tree *t, int m, size_t payload, size_t bytes,
+                   enum fm_model_mode mode, const struct fm_costs *c,
+                   const struct fm_model_job *job, int classic, struct fm_model_out *out)
+{
+    if (!args_ok(t, m, payload, bytes, mode, c, out))
+        return FM_ERR_INVALID;
+    int k = job && job->orders > 1 && c->gap_byte > 0 && fans_out(t) ? job->orders : 1;
+    if (k == 1)
+        return sim_once(t, m, payload, bytes, mode, c, job, classic, 0, out);
+    size_t n = (size_t)t->n;
+    double *each = calloc(2 * n, sizeof *each), *sum = each + n, T = 0, bound = 0;
+    if (!each)
+        return FM_ERR_NOMEM;
+    struct fm_model_out one = {.member = each, .held = out->held};
+    int rc = FM_OK;
+    for (int i = 0; i < k && rc == FM_OK; i++) {
+        rc = sim_once(t, m, payload, bytes, mode, c, job, classic, (uint64_t)i + 1, &one);
+        T += one.T / k;
+        bound = one.cpu_bound > bound ? one.cpu_bound : bound;
+        for (size_t v = 0; v < n; v++)
+            sum[v] += each[v] / k;
+    }
+    out->T = T;
+    out->cpu_bound = bound;
+    if (out->member)
+        memcpy(out->member, sum, n * sizeof *sum);
+    free(each);
     return rc;
 }
 

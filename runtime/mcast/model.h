@@ -48,6 +48,12 @@ struct fm_model_job {
                        * (when link_shared) one link */
     double cores;     /* cores per group; 0: no sharing */
     int link_shared;  /* a group is one host: its members' copies share its link */
+    /* The copies of one packet that a member posts to several children leave its link in an
+     * order of the provider's and kernel's choosing, not the posting order (measured over tcp:
+     * a flat tree's children got a 32 KiB message in a different order each time). With
+     * orders > 1 the completion is the mean over that many random orders (a link with a gap
+     * only); 0 or 1: the posting order. */
+    int orders;
 };
 
 struct fm_model_out {

@@ -115,6 +115,9 @@ static double lambda_steps(const struct fm_costs *c, double B)
 }
 
 /* The model's view of the job around a tree of n members: credits, and who shares cores. */
+/* Random link orders the model averages over where a link has a gap (model.h). */
+#define FM_MODEL_ORDERS 3
+
 struct job_view {
     struct fm_model_job job;
     int *group;
@@ -122,7 +125,7 @@ struct job_view {
 
 static void job_view(fm_context *ctx, const struct fm_tree_desc *d, struct job_view *v)
 {
-    *v = (struct job_view){.job.window = (int)ctx->cfg.credits};
+    *v = (struct job_view){.job.window = (int)ctx->cfg.credits, .job.orders = FM_MODEL_ORDERS};
     long cores = ctx->cfg.mcast_cores;
     const struct fm_tree_topo *topo = d->topo;
     if (cores == 0 && !topo)
@@ -167,7 +170,8 @@ static int model_time(const struct fm_model_tree *t, const struct fm_costs *c,
                       double *T, double *held)
 {
     int m = packets(bytes, payload);
-    int exact = (1 << 17) / t->n; /* members x packets simulated, at most about 2^17 */
+    /* members x packets simulated, at most about 2^17 (over all the link orders) */
+    int exact = (1 << 17) / t->n / (c->gap_byte > 0 && job->orders > 1 ? job->orders : 1);
     exact = exact > FM_MODEL_EXACT ? FM_MODEL_EXACT : exact < 4 ? 4 : exact;
     double *each = held ? malloc((size_t)t->n * sizeof *each) : NULL;
     if (held && !each)
@@ -176,7 +180,7 @@ static int model_time(const struct fm_model_tree *t, const struct fm_costs *c,
     if (m <= exact) {
         rc = sim_once(t, c, job, m, payload, bytes, mode, each, T, held);
     } else { /* along the line through exact and exact / 2 packets */
-        double hi, lo, held_hi = 0, held_lo = 0;
+        double hi = 0, lo = 0, held_hi = 0, held_lo = 0;
         rc = sim_once(t, c, job, exact, payload, (size_t)exact * payload, mode, each, &hi,
                       held ? &held_hi : NULL);
         if (rc == FM_OK)

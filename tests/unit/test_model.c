@@ -267,6 +267,36 @@ static void loggp_link_and_burst(void **state)
     assert_true(member[1] == 1 && fabs(out.T - 6) < 1e-9);
 }
 
+/* Root 0 -> {1, 2}, 1 -> {3}, one 1000-byte packet: post 1, link 0.01 per byte, receive 10,
+ * no latency, the link's order of one packet's copies random (job.orders). The root's link
+ * has two slots: copies leave at 11 and 21. In posting order child 1 has the first: it is
+ * done at 21 + 1 (its post to 3), 3 gets the copy at 22 + 10 and is done at 42; child 2 at 31.
+ * The other way child 1 takes the copy at 21 and is done at 32, member 3 at 52, child 2 at 21. One order: the posting order. Many: each way about half the time, a mean near 47. */
+static void loggp_link_order(void **state)
+{
+    (void)state;
+    int first[5] = {0, 2, 3, 3, 3}, kids[3] = {1, 2, 3};
+    struct fm_model_tree t = {4, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01, .recv_pkt = 10};
+    struct fm_model_job job = {.orders = 1};
+    double member[4];
+    struct fm_model_out out = {.member = member};
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(out.T == 42 && member[1] == 22 && member[2] == 31 && member[3] == 42);
+    job.orders = 64;
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(out.T > 44 && out.T < 50);
+    /* each member's mean lies between its two outcomes, in step with the others */
+    double reversed = (out.T - 42) / 10; /* the share of orders with child 2 first */
+    assert_true(fabs(member[1] - (22 + 10 * reversed)) < 1e-9);
+    assert_true(fabs(member[2] - (31 - 10 * reversed)) < 1e-9);
+    /* no link gap: nothing to reorder (child 1 there at 1, done at 12; 2 at 2, done at 12; 3
+     * there at 12, done at 22) */
+    c.gap_byte = 0;
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(out.T == 22 && member[1] == 12 && member[2] == 12 && member[3] == 22);
+}
+
 /* Chain 0 -> 1, 3 packets, post 1, latency 1, receive 5, one credit: packet j + 1 leaves only
  * once member 1 released packet j and the credit came back (latency). Packet 0 there at 2,
  * taken by 7; packet 1 leaves at 7 + 1, there at 9, taken by 14; packet 2 leaves at 15, there
@@ -353,6 +383,7 @@ int main(void)
         cmocka_unit_test(fpfs_never_loses),    cmocka_unit_test(run_on_given_tree),
         cmocka_unit_test(bad_trees_and_args),  cmocka_unit_test(seconds_form),
         cmocka_unit_test(loggp_chain_by_hand), cmocka_unit_test(loggp_link_and_burst),
+        cmocka_unit_test(loggp_link_order),
         cmocka_unit_test(loggp_credit_window), cmocka_unit_test(loggp_shared_cores),
         cmocka_unit_test(loggp_fcfs_buffers),
     };
