@@ -271,7 +271,8 @@ static void loggp_link_and_burst(void **state)
  * no latency, the link's order of one packet's copies random (job.orders). The root's link
  * has two slots: copies leave at 11 and 21. In posting order child 1 has the first: it is
  * done at 21 + 1 (its post to 3), 3 gets the copy at 22 + 10 and is done at 42; child 2 at 31.
- * The other way child 1 takes the copy at 21 and is done at 32, member 3 at 52, child 2 at 21. One order: the posting order. Many: each way about half the time, a mean near 47. */
+ * The other way child 1 takes the copy at 21 and is done at 32, member 3 at 52, child 2 at 21. One
+ * order: the posting order. Many: each way about half the time, a mean near 47. */
 static void loggp_link_order(void **state)
 {
     (void)state;
@@ -383,9 +384,8 @@ int main(void)
         cmocka_unit_test(fpfs_never_loses),    cmocka_unit_test(run_on_given_tree),
         cmocka_unit_test(bad_trees_and_args),  cmocka_unit_test(seconds_form),
         cmocka_unit_test(loggp_chain_by_hand), cmocka_unit_test(loggp_link_and_burst),
-        cmocka_unit_test(loggp_link_order),
-        cmocka_unit_test(loggp_credit_window), cmocka_unit_test(loggp_shared_cores),
-        cmocka_unit_test(loggp_fcfs_buffers),
+        cmocka_unit_test(loggp_link_order),    cmocka_unit_test(loggp_credit_window),
+        cmocka_unit_test(loggp_shared_cores),  cmocka_unit_test(loggp_fcfs_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
