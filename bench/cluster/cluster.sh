@@ -3,12 +3,17 @@
 # An emulated cluster on one machine: N hosts, each a network namespace with one interface
 # (fm0) on a Linux bridge that lives in a switch namespace of its own, so nothing is added to
 # the root namespace. Addresses come from 198.18.0.0/15 (RFC 2544, benchmarking only) and
-# exist only inside these namespaces. See README.md beside this file.
+# exist only inside these namespaces. With --racks R the hosts sit on R rack bridges joined to
+# a core bridge by one uplink each, all in that switch namespace, still one L2 domain. See
+# README.md beside this file.
 #
-#   cluster.sh up N [--rate RATE] [--burst BYTES] [--delay DELAY] [--prefix P]
+#   cluster.sh up N [--racks R [--uplink-rate RATE]] [--rate RATE] [--burst BYTES]
+#                   [--delay DELAY] [--prefix P]
 #   cluster.sh down [--prefix P]
-#   cluster.sh run N [--rate RATE] [--burst BYTES] [--delay DELAY] [--prefix P] -- CMD [ARGS...]
+#   cluster.sh run N [the options of up] -- CMD [ARGS...]
 #   cluster.sh hosts N [--prefix P]
+#   cluster.sh topo N --racks R [--prefix P]
+#   cluster.sh counters [--prefix P]
 #   cluster.sh addr K
 #
 # Exits 77 (the test suite's "skip") with a one-line reason where namespaces, veth pairs,
@@ -22,6 +27,8 @@ readonly CL_QLIMIT=$((32 * 1024 * 1024))
 readonly CL_NETEM_PKTS=100000
 
 cl_prefix=fmh
+cl_racks=
+cl_uplink_rate=
 cl_rate=
 cl_burst=
 cl_delay=
@@ -29,23 +36,36 @@ cl_n=
 
 cl_usage() {
     cat <<'EOF'
-usage: cluster.sh up N [--rate RATE] [--burst BYTES] [--delay DELAY] [--prefix P]
+usage: cluster.sh up N [--racks R [--uplink-rate RATE]] [--rate RATE] [--burst BYTES]
+                       [--delay DELAY] [--prefix P]
        cluster.sh down [--prefix P]
-       cluster.sh run N [--rate RATE] [--burst BYTES] [--delay DELAY] [--prefix P] -- CMD [ARGS...]
+       cluster.sh run N [the options of up] -- CMD [ARGS...]
        cluster.sh hosts N [--prefix P]
+       cluster.sh topo N --racks R [--prefix P]
+       cluster.sh counters [--prefix P]
        cluster.sh addr K
   up     create hosts P0..P{N-1} (network namespaces) on a bridge in namespace Psw;
          every host has lo and fm0 (198.18.0.K+1/15), a route for 224.0.0.0/4 via fm0,
-         and /etc/netns/PK/hosts naming every host
+         and /etc/netns/PK/hosts naming every host. With --racks, also writes the
+         topology file /run/fastmsg-cluster-P.topo and says so
   down   remove cluster P (idempotent)
   run    up, run CMD in the root namespace (use netns-agent to enter a host), down always;
          exits with CMD's status. CMD sees CLUSTER_HOSTS, CLUSTER_N, CLUSTER_PREFIX,
-         CLUSTER_ADDR0 and CLUSTER_AGENT (the netns-agent beside this script)
+         CLUSTER_ADDR0 and CLUSTER_AGENT (the netns-agent beside this script); with
+         --racks also CLUSTER_RACKS and CLUSTER_TOPO (the topology file)
   hosts  print P0,P1,...,P{N-1}
+  topo   print an FM_TOPOLOGY file for N hosts in R racks: "PK RACK POSITION" per host
+  counters  print each uplink's bytes and packets, up (out of the rack) and down (into it)
   addr   print host K's address
-  --rate RATE    shape every link to RATE both ways (tc units: 1gbit, 100mbit, ...)
-  --burst BYTES  the shaper's bucket (tbf burst): bytes an idle link passes at once
-                 (default 2 ms of the rate, at least 3028 = two full frames)
+  --racks R      R rack bridges (1..N) joined to a core bridge by one uplink each; rack k
+                 holds hosts k*S..k*S+S-1 with S = ceil(N/R), so only the last rack may be
+                 smaller (and none may be empty)
+  --uplink-rate RATE  shape every uplink to RATE both ways (default with --rate: RATE x S / 4,
+                 4:1 oversubscribed; without --rate or --uplink-rate uplinks are unshaped)
+  --rate RATE    shape every host link to RATE both ways (tc units: 1gbit, 100mbit, ...)
+  --burst BYTES  the host links' bucket (tbf burst): bytes an idle link passes at once
+                 (default 2 ms of the rate, at least 3028 = two full frames; uplinks always
+                 take the default of their own rate)
   --delay DELAY  add DELAY one way at every host's egress (netem; e.g. 50us)
   --prefix P     namespace names (default fmh); letters, digits, '-' and '_', starting
                  with a letter, not ending with a digit, so that two prefixes never clash
@@ -86,9 +106,11 @@ cl_parse_opts() {
     cl_rest=()
     while (($#)); do
         case $1 in
-        --rate | --burst | --delay | --prefix)
+        --rate | --burst | --delay | --prefix | --racks | --uplink-rate)
             (($# >= 2)) || cl_fail "$1 needs a value"
             case $1 in
+            --racks) cl_racks=$2 ;;
+            --uplink-rate) cl_uplink_rate=$2 ;;
             --rate) cl_rate=$2 ;;
             --burst) cl_burst=$2 ;;
             --delay) cl_delay=$2 ;;
@@ -127,6 +149,18 @@ cl_rate_bytes() {
     }'
 }
 
+# Bits per second -> tc's units, in the largest unit that keeps it whole: 1gbit, 250mbit, ...
+cl_bits_name() {
+    local b=$1 u
+    for u in gbit:1000000000 mbit:1000000 kbit:1000; do
+        ((b < ${u#*:} || b % ${u#*:})) || {
+            echo "$((b / ${u#*:}))${u%:*}"
+            return 0
+        }
+    done
+    echo "${b}bit"
+}
+
 cl_require_root() {
     command -v ip >/dev/null || cl_skip "no 'ip' command (Debian package iproute2)"
     [ "$(id -u)" -eq 0 ] || cl_skip "network namespaces need root (uid is $(id -u))"
@@ -143,11 +177,11 @@ cl_existing() {
 # Shaping of one device: tbf for a rate alone; netem when there is a delay (with the rate
 # folded in, as netem's own rate).
 cl_shape() {
-    local ns=$1 dev=$2 delay=$3 out burst
+    local ns=$1 dev=$2 delay=$3 out
     if [ -n "$delay" ]; then
-        local rate=()
-        [ -z "$cl_rate" ] || rate=(rate "$cl_rate")
-        out=$(tc -n "$ns" qdisc add dev "$dev" root netem delay "$delay" "${rate[@]}" \
+        local netem_rate=()
+        [ -z "$cl_rate" ] || netem_rate=(rate "$cl_rate")
+        out=$(tc -n "$ns" qdisc add dev "$dev" root netem delay "$delay" "${netem_rate[@]}" \
             limit "$CL_NETEM_PKTS" 2>&1) && return 0
         if grep -qi "unknown" <<<"$out"; then
             cl_skip "--delay needs the netem qdisc, which this kernel lacks" \
@@ -155,14 +189,22 @@ cl_shape() {
         fi
         cl_fail "tc netem on $ns/$dev: $out"
     fi
+    cl_tbf "$ns" "$dev" "$cl_rate" "$cl_burst"
+}
+
+# tbf on one device at rate $3 with bucket $4 (empty: the default for that rate).
+cl_tbf() {
+    local ns=$1 dev=$2 rate=$3 burst=$4 out
     # 2 ms worth of tokens, at least two full frames: smooth at 1gbit, not bursty when slow.
-    burst=$(($(cl_rate_bytes "$cl_rate") / 500))
-    ((burst >= 3028)) || burst=3028
-    [ -z "$cl_burst" ] || burst=$cl_burst
-    out=$(tc -n "$ns" qdisc add dev "$dev" root tbf rate "$cl_rate" burst "$burst" \
+    if [ -z "$burst" ]; then
+        burst=$(($(cl_rate_bytes "$rate") / 500))
+        ((burst >= 3028)) || burst=3028
+    fi
+    out=$(tc -n "$ns" qdisc add dev "$dev" root tbf rate "$rate" burst "$burst" \
         limit "$CL_QLIMIT" 2>&1) && return 0
     if grep -qi "unknown" <<<"$out"; then
-        cl_skip "--rate needs the tbf qdisc, which this kernel lacks (CONFIG_NET_SCH_TBF)"
+        cl_skip "--rate and --uplink-rate need the tbf qdisc, which this kernel lacks" \
+            "(CONFIG_NET_SCH_TBF)"
     fi
     cl_fail "tc tbf on $ns/$dev: $out"
 }
@@ -187,6 +229,61 @@ cl_switch_up() {
         2>&1) || cl_skip "cannot create a bridge: $out"
     ip -n "$sw" link set br0 up
     ip -n "$sw" link set lo up
+    [ -z "$cl_racks" ] || cl_racks_up "$sw"
+}
+
+# Hosts per rack: S = ceil(N/R).
+cl_rack_size() {
+    echo $(((cl_n + cl_racks - 1) / cl_racks))
+}
+
+# The bridge that host $1 plugs into: br0 in a star, its rack's bridge rkR with racks.
+cl_host_bridge() {
+    if [ -z "$cl_racks" ]; then
+        echo br0
+    else
+        echo "rk$(($1 / $(cl_rack_size)))"
+    fi
+}
+
+# Racks: bridges rk0..rk{R-1}, each joined to the core bridge (br0) by one veth pair, uK on
+# rack K's side and cK on the core's; uK's egress is rack K's way up, cK's its way down, and
+# both are shaped at the uplink rate. IPv6 is off in the switch namespace, so that the
+# bridges and ports send no neighbour or listener messages over the uplinks.
+cl_racks_up() {
+    local sw=$1 k
+    # shellcheck disable=SC2016 # expanded by the inner sh
+    ip netns exec "$sw" sh -c 'for f in /proc/sys/net/ipv6/conf/*/disable_ipv6; do
+        [ ! -w "$f" ] || echo 1 >"$f"; done'
+    for ((k = 0; k < cl_racks; k++)); do
+        ip -n "$sw" link add "rk$k" type bridge stp_state 0 forward_delay 0 mcast_snooping 0
+        ip -n "$sw" link set "rk$k" up
+        ip -n "$sw" link add "u$k" type veth peer name "c$k"
+        ip -n "$sw" link set "u$k" master "rk$k"
+        ip -n "$sw" link set "c$k" master br0
+        if [ -n "$cl_uplink_rate" ]; then
+            command -v tc >/dev/null || cl_skip "shaping needs 'tc' (Debian package iproute2)"
+            cl_tbf "$sw" "u$k" "$cl_uplink_rate" ""
+            cl_tbf "$sw" "c$k" "$cl_uplink_rate" ""
+        fi
+        ip -n "$sw" link set "u$k" up
+        ip -n "$sw" link set "c$k" up
+    done
+}
+
+# The FM_TOPOLOGY file of N hosts in R racks: x = rack, y = position in the rack.
+cl_topo_text() {
+    local k s
+    s=$(cl_rack_size)
+    echo "# FM_TOPOLOGY=file:PATH for cluster.sh's $cl_n hosts in $cl_racks racks" \
+        "(prefix $cl_prefix): NAME RACK POSITION"
+    for ((k = 0; k < cl_n; k++)); do
+        echo "$(cl_ns "$k") $((k / s)) $((k % s))"
+    done
+}
+
+cl_topo_path() {
+    echo "/run/fastmsg-cluster-$cl_prefix.topo"
 }
 
 cl_host_up() {
@@ -202,7 +299,7 @@ cl_host_up() {
         [ "$k" -ne 0 ] || cl_skip "cannot create a veth pair: $out"
         cl_fail "veth for $ns: $out"
     fi
-    ip -n "$sw" link set "p$k" master br0
+    ip -n "$sw" link set "p$k" master "$(cl_host_bridge "$k")"
     ip -n "$sw" link set "p$k" up
     ip -n "$ns" link set lo up
     ip -n "$ns" addr add "$(cl_addr "$k")/15" dev fm0
@@ -235,6 +332,13 @@ cl_up() {
     [ -z "$cl_burst" ] || { [[ $cl_burst =~ ^[0-9]+$ ]] && ((cl_burst >= 1514)); } ||
         cl_fail "bad --burst '$cl_burst' (bytes, at least one full frame: 1514)"
     [ -z "$cl_burst" ] || [ -n "$cl_rate" ] || cl_fail "--burst needs --rate"
+    cl_check_racks
+    [ -z "$cl_uplink_rate" ] || [ -n "$(cl_rate_bytes "$cl_uplink_rate")" ] ||
+        cl_fail "bad --uplink-rate '$cl_uplink_rate' (tc units: 1gbit, 100mbit, 10mbps, ...)"
+    if [ -n "$cl_racks" ] && [ -z "$cl_uplink_rate" ] && [ -n "$cl_rate" ]; then
+        # 4:1 oversubscribed: a rack's hosts together could send 4 times what its uplink can.
+        cl_uplink_rate=$(cl_bits_name $(($(cl_rate_bytes "$cl_rate") * 8 * $(cl_rack_size) / 4)))
+    fi
     [ -z "$(cl_existing)" ] ||
         cl_fail "cluster '$cl_prefix' is up already (cluster.sh down --prefix $cl_prefix)"
     # Anything that fails from here on (set -e included) removes what was made.
@@ -244,7 +348,42 @@ cl_up() {
     for ((k = 0; k < cl_n; k++)); do
         cl_host_up "$k"
     done
+    [ -z "$cl_racks" ] || cl_topo_text >"$(cl_topo_path)"
     trap - EXIT
+}
+
+# --racks R: a number in 1..N such that no rack is left empty.
+cl_check_racks() {
+    local s
+    [ -n "$cl_racks" ] || {
+        [ -z "$cl_uplink_rate" ] || cl_fail "--uplink-rate needs --racks"
+        return 0
+    }
+    if ! [[ $cl_racks =~ ^[0-9]+$ ]] || ((cl_racks < 1 || cl_racks > cl_n)); then
+        cl_fail "--racks must be a number of racks in 1..$cl_n (the hosts), not '$cl_racks'"
+    fi
+    cl_racks=$((10#$cl_racks))
+    s=$(cl_rack_size)
+    (((cl_racks - 1) * s < cl_n)) ||
+        cl_fail "$cl_n hosts in racks of $s (ceil($cl_n/$cl_racks)) fill only" \
+            "$(((cl_n + s - 1) / s)) racks, not $cl_racks"
+}
+
+# Bytes and packets through each uplink, from the rack's end (uK): tx is up, rx is down.
+cl_counters() {
+    local sw racks k files=()
+    cl_require_root
+    sw=$(cl_switch)
+    ip netns list 2>/dev/null | awk '{print $1}' | grep -qFx "$sw" ||
+        cl_fail "cluster '$cl_prefix' is not up (no namespace $sw)"
+    racks=$(ip -n "$sw" -o link show | grep -cE '^[0-9]+: u[0-9]+@') || true
+    ((racks > 0)) || cl_fail "cluster '$cl_prefix' has no racks (cluster.sh up N --racks R)"
+    for ((k = 0; k < racks; k++)); do
+        files+=("/sys/class/net/u$k/statistics/"{tx_bytes,rx_bytes,tx_packets,rx_packets})
+    done
+    echo "# rack up_bytes down_bytes up_packets down_packets"
+    ip netns exec "$sw" cat "${files[@]}" |
+        awk '{ v[NR % 4] = $1 } NR % 4 == 0 { print (NR / 4) - 1, v[1], v[2], v[3], v[0] }'
 }
 
 # Processes still inside namespace $1 (left by a job that did not clean up) keep it alive
@@ -277,12 +416,21 @@ cl_down() {
         rmdir "$d" 2>/dev/null || true
     done
     rmdir /etc/netns 2>/dev/null || true
+    rm -f "$(cl_topo_path)"
     left=$(cl_existing)
     # Returns rather than exits: the traps that call this keep their own status.
     [ -z "$left" ] || {
         echo "cluster.sh: still there: $(tr '\n' ' ' <<<"$left")" >&2
         return 1
     }
+}
+
+# What up made, when there is more to say than the hosts' names (racks).
+cl_up_report() {
+    [ -n "$cl_racks" ] || return 0
+    echo "cluster $cl_prefix: $cl_n hosts in $cl_racks racks of at most $(cl_rack_size)," \
+        "host links ${cl_rate:-unshaped}, uplinks ${cl_uplink_rate:-unshaped}"
+    echo "topology: $(cl_topo_path) (FM_TOPOLOGY=file:$(cl_topo_path))"
 }
 
 cl_hosts() {
@@ -341,6 +489,10 @@ cl_run() {
     CLUSTER_HOSTS=$(cl_hosts) CLUSTER_N=$cl_n CLUSTER_PREFIX=$cl_prefix
     CLUSTER_ADDR0=$(cl_addr 0) CLUSTER_AGENT=$here/netns-agent
     export CLUSTER_HOSTS CLUSTER_N CLUSTER_PREFIX CLUSTER_ADDR0 CLUSTER_AGENT
+    if [ -n "$cl_racks" ]; then
+        CLUSTER_RACKS=$cl_racks CLUSTER_TOPO=$(cl_topo_path)
+        export CLUSTER_RACKS CLUSTER_TOPO
+    fi
     # In the background so that a signal reaches the traps at once; stdin stays CMD's.
     "${cl_rest[@]}" <&0 &
     cl_child=$!
@@ -354,22 +506,35 @@ main() {
     local cmd=${1:-}
     (($#)) && shift
     case $cmd in
-    up | run | hosts)
+    up | run | hosts | topo)
         (($#)) || cl_fail "$cmd needs N (see cluster.sh --help)"
         cl_check_n "$1"
-        cl_n=$1
+        cl_n=$((10#$1))
         shift
         cl_parse_opts "$@"
         [ "$cmd" = run ] || ((${#cl_rest[@]} == 0)) || cl_fail "unexpected '${cl_rest[0]}'"
         case $cmd in
-        up) cl_up ;;
+        up)
+            cl_up
+            cl_up_report
+            ;;
         run) cl_run ;;
         hosts) cl_hosts ;;
+        topo)
+            [ -n "$cl_racks" ] || cl_fail "topo needs --racks R"
+            cl_check_racks
+            cl_topo_text
+            ;;
         esac
         ;;
     down)
         cl_parse_opts "$@"
         cl_down
+        ;;
+    counters)
+        cl_parse_opts "$@"
+        ((${#cl_rest[@]} == 0)) || cl_fail "unexpected '${cl_rest[0]}'"
+        cl_counters
         ;;
     addr)
         if (($# != 1)) || ! [[ $1 =~ ^[0-9]+$ ]] || (($1 >= CL_MAX_HOSTS)); then

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# fastmsg across an emulated 4-host cluster (bench/cluster): each rank in its own network
-# namespace, started by fastmsg-run through netns-agent, FM_PROVIDER=tcp over fm0.
-#   plain:  every rank on its own host; hello; multicasts of every builder, every byte checked
-#           on every member; every TCP connection seen is between 198.18 addresses
-#   shaped: links shaped to 1gbit (tbf); multicasts up to 16 MiB; no qdisc drops
+# fastmsg across an emulated cluster (bench/cluster): each rank in its own network namespace,
+# started by fastmsg-run through netns-agent, FM_PROVIDER=tcp over fm0.
+#   plain:  4 hosts, every rank on its own host; hello; multicasts of every builder, every
+#           byte checked on every member; every TCP connection seen is between 198.18 addresses
+#   shaped: 4 hosts, links shaped to 1gbit (tbf); multicasts up to 16 MiB; no qdisc drops
+#   racks:  8 hosts in 2 racks of 4 (--racks 2 --rate 1gbit, uplinks 1gbit): the topology
+#           file; every host reaches every other over TCP; IP multicast reaches both racks;
+#           a flow inside a rack crosses no uplink, a flow between racks crosses its racks'
+#           uplinks in its direction (byte counters); fastmsg-info --topology with
+#           FM_TOPOLOGY=file: shows the racks; hello and multicasts across the racks
 # Afterwards nothing of the cluster may be left. Skips (77) where namespaces cannot be made.
 #
-# usage: run.sh plain|shaped CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK
-#        run.sh --inside plain|shaped FASTMSG_RUN HELLO MCAST_CHECK   (under cluster.sh run)
+# usage: run.sh plain|shaped|racks CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO
+#        run.sh --inside MODE FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO (under cluster.sh run)
 set -euo pipefail
 
-readonly N=4
+N=4
 here=$(cd "$(dirname "$0")" && pwd)
 
 fail() {
@@ -19,12 +24,13 @@ fail() {
     exit 1
 }
 
-# One fastmsg-run job launched in host 0, every rank through netns-agent on its own host.
-# Prints the output and leaves it in $out; fails the test if the job fails.
+# One fastmsg-run job launched in host 0, every rank through netns-agent on its own host
+# (ranks: $job_ranks, default N; rank r on host r mod N). Prints the output and leaves it in
+# $out; fails the test if the job fails.
 job() {
     local secs=$1 rc=0
     shift
-    out=$(timeout -k 5 "$secs" "$CLUSTER_AGENT" "${CLUSTER_PREFIX}0" "$fmrun" -n "$N" \
+    out=$(timeout -k 5 "$secs" "$CLUSTER_AGENT" "${CLUSTER_PREFIX}0" "$fmrun" -n "${job_ranks:-$N}" \
         --agent "$CLUSTER_AGENT" --hosts "$CLUSTER_HOSTS" --addr "$CLUSTER_ADDR0" "$@" 2>&1) ||
         rc=$?
     echo "$out"
@@ -95,6 +101,116 @@ inside_shaped() {
     ! grep -qE "dropped [1-9]" <<<"$stats" || fail "a shaping qdisc dropped packets"
 }
 
+# Uplink byte deltas of a flows.sh run ("rack K up X down Y") into up0 down0 up1 down1.
+uplink_deltas() {
+    awk '$1 == "rack" { printf "%s %s ", $4, $6 }' <<<"$1"
+}
+
+inside_racks() {
+    local k j line want got pids=() rc row r h x d others
+    local flow="$cluster_dir/flow.py" flows="$cluster_dir/flows.sh"
+    # The topology file: one line per host, NAME RACK POSITION, and what `topo` prints.
+    [ -f "$CLUSTER_TOPO" ] || fail "no topology file $CLUSTER_TOPO"
+    cat "$CLUSTER_TOPO"
+    expect_count "$N" '^[^#]' "$(cat "$CLUSTER_TOPO")"
+    for ((k = 0; k < N; k++)); do
+        expect_count 1 "^$CLUSTER_PREFIX$k $((k / 4)) $((k % 4))\$" "$(cat "$CLUSTER_TOPO")"
+    done
+    [ "$(bash "$cluster" topo "$N" --racks 2 --prefix "$CLUSTER_PREFIX")" = \
+        "$(cat "$CLUSTER_TOPO")" ] || fail "cluster.sh topo differs from $CLUSTER_TOPO"
+    for d in u0 c0 u1 c1; do
+        tc -n "${CLUSTER_PREFIX}sw" qdisc show dev "$d" | grep -q "tbf.*rate 1Gbit" ||
+            fail "uplink end $d is not shaped to 1gbit"
+    done
+
+    # Every host reaches every other: one listener per host, 1 KiB from each other host.
+    for ((k = 0; k < N; k++)); do
+        ip netns exec "$CLUSTER_PREFIX$k" python3 "$flow" recv --port 5003 --flows $((N - 1)) \
+            --timeout 30 >"$tmp/reach-$k" &
+        pids+=($!)
+    done
+    for ((k = 0; k < N; k++)); do
+        others=
+        for ((j = 0; j < N; j++)); do
+            ((j == k)) || others+="${others:+,}$CLUSTER_PREFIX$j"
+        done
+        ip netns exec "$CLUSTER_PREFIX$k" python3 "$flow" send --port 5003 --bytes 1K \
+            --timeout 30 "$others" >/dev/null &
+        pids+=($!)
+    done
+    rc=0
+    for k in "${pids[@]}"; do
+        wait "$k" || rc=1
+    done
+    [ "$rc" -eq 0 ] || fail "a host did not reach another over TCP"
+    for ((k = 0; k < N; k++)); do
+        got=$(grep -cE '^flow [0-9]+ from 198\.18\.[0-9.]+ bytes 1024 ' "$tmp/reach-$k" || true)
+        [ "$got" -eq $((N - 1)) ] || fail "host $k heard from $got hosts, want $((N - 1))"
+    done
+    echo "every host reached every other (1 KiB over TCP each way)"
+
+    # IP multicast from host 0 (rack 0) floods to every other host, in both racks.
+    pids=()
+    for ((k = 1; k < N; k++)); do
+        ip netns exec "$CLUSTER_PREFIX$k" python3 "$flow" mcast-recv 239.255.18.6 \
+            --timeout 10 >"$tmp/mcast-$k" &
+        pids+=($!)
+    done
+    for ((k = 1; k < N; k++)); do
+        for ((r = 0; r < 100; r++)); do
+            ! grep -q joined "$tmp/mcast-$k" || break
+            sleep 0.05
+        done
+    done
+    ip netns exec "${CLUSTER_PREFIX}0" python3 "$flow" mcast-send 239.255.18.6 --count 5
+    rc=0
+    for k in "${pids[@]}"; do
+        wait "$k" || rc=1
+    done
+    [ "$rc" -eq 0 ] || fail "a host did not receive host 0's multicast: $(cat "$tmp"/mcast-*)"
+    echo "IP multicast from ${CLUSTER_PREFIX}0 reached all $((N - 1)) other hosts"
+
+    # Counters: 1 MiB inside rack 0 crosses no uplink (a few bytes of noise allowed); 1 MiB
+    # from rack 0 to rack 1 goes up rack 0's uplink and down rack 1's, its acks the other way.
+    out=$(bash "$flows" --prefix "$CLUSTER_PREFIX" --bytes 1M 0:1) || fail "flows.sh 0:1"
+    echo "$out"
+    read -r -a d <<<"$(uplink_deltas "$out")"
+    ((${#d[@]} == 4)) || fail "no uplink counters in: $out"
+    for x in "${d[@]}"; do
+        ((x < 4096)) || fail "a flow inside rack 0 moved $x bytes over an uplink"
+    done
+    out=$(bash "$flows" --prefix "$CLUSTER_PREFIX" --bytes 1M 2:6) || fail "flows.sh 2:6"
+    echo "$out"
+    read -r -a d <<<"$(uplink_deltas "$out")"
+    ((${#d[@]} == 4)) || fail "no uplink counters in: $out"
+    ((d[0] >= 1048576 && d[3] >= 1048576)) ||
+        fail "1 MiB from rack 0 to rack 1: rack 0 up ${d[0]}, rack 1 down ${d[3]}, want >= 1 MiB"
+    ((d[1] < 262144 && d[2] < 262144)) ||
+        fail "1 MiB from rack 0 to rack 1: rack 0 down ${d[1]}, rack 1 up ${d[2]}, want acks only"
+
+    # The job's topology is the file's: 2 ranks a host (rank r on host r mod N), coordinates
+    # (rack, position) of its host.
+    export FM_TOPOLOGY=file:$CLUSTER_TOPO
+    job_ranks=$((2 * N)) job 60 "$info" --topology
+    for ((r = 0; r < 2 * N; r++)); do
+        h=$((r % N))
+        row=$(grep -E "^ *$r +$h +$CLUSTER_PREFIX$h +$((r / N))/2 +\($((h / 4)),$((h % 4))\)\$" \
+            <<<"$out" || true)
+        [ -n "$row" ] || fail "no row for rank $r on host $h at ($((h / 4)),$((h % 4)))"
+    done
+    want="$((2 * N)) ranks on $N hosts, coordinates 2x4 from $CLUSTER_TOPO"
+    grep -qF "$want" <<<"$out" || fail "no summary '$want'"
+
+    job 60 bash "$here/where.sh" "$hello"
+    for ((k = 0; k < N; k++)); do
+        line="^where: rank $k host $CLUSTER_PREFIX$k netns $CLUSTER_PREFIX$k fm0 "
+        expect_count 1 "$line$(bash "$cluster" addr "$k" | sed 's/\./\\./g')/15\$" "$out"
+    done
+    expect_count "$N" "greetings ok" "$out"
+    job 150 "$mcast" --trees "$every_tree" --sizes 0,1,P+1,1M+7
+    expect_count "$N" "PASS" "$out"
+}
+
 # The root namespace's interfaces, by name.
 root_links() {
     ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | sort
@@ -113,14 +229,23 @@ outside() {
     # Unique, so that it cannot meet another cluster; not ending with a digit (cluster.sh).
     prefix=fmt$$x
     [ "$mode" != shaped ] || shape=(--rate 1gbit)
+    if [ "$mode" = racks ]; then
+        command -v python3 >/dev/null || {
+            echo "SKIP: no python3 (bench/cluster/flow.py)"
+            exit 77
+        }
+        shape=(--racks 2 --rate 1gbit)
+        racks_layouts
+    fi
     before=$(root_links)
     timeout -k 10 240 bash "$cluster" run "$N" "${shape[@]}" --prefix "$prefix" -- \
-        bash "$0" --inside "$mode" "$fmrun" "$hello" "$mcast" || rc=$?
+        bash "$0" --inside "$mode" "$fmrun" "$hello" "$mcast" "$info" || rc=$?
     [ "$rc" -ne 77 ] || exit 77
 
     local left=
     left=$(ip netns list | awk '{print $1}' | grep -E "^$prefix" || true)
-    [ ! -d "/etc/netns/${prefix}0" ] || left+=" /etc/netns/${prefix}0"
+    left+=$(find /etc/netns -maxdepth 1 -name "$prefix*" 2>/dev/null | tr '\n' ' ' || true)
+    [ ! -e "/run/fastmsg-cluster-$prefix.topo" ] || left+=" /run/fastmsg-cluster-$prefix.topo"
     after=$(root_links)
     new=$(comm -13 <(echo "$before") <(echo "$after") | grep -E '^(fm0|br0|p[0-9]+)$' || true)
     bash "$cluster" down --prefix "$prefix" || true
@@ -130,21 +255,37 @@ outside() {
     echo "PASS: $mode"
 }
 
+# How hosts are split into racks (no namespaces needed): S = ceil(N/R) a rack, only the last
+# smaller, none empty.
+racks_layouts() {
+    local got
+    got=$(bash "$cluster" topo 10 --racks 4 --prefix q | awk '!/^#/ {print $2}' | uniq -c |
+        awk '{printf "%s ", $1}')
+    [ "$got" = "3 3 3 1 " ] || fail "10 hosts in 4 racks: racks of $got, want 3 3 3 1"
+    ! bash "$cluster" topo 5 --racks 4 2>/dev/null || fail "5 hosts in 4 racks were accepted"
+    ! bash "$cluster" topo 4 --racks 0 2>/dev/null || fail "0 racks were accepted"
+}
+
 every_tree=flat,chain,binomial,kbinomial,kbinomial:2,postal,postal:3,auto
 export FM_PROVIDER=tcp FM_IFACE=fm0 FM_TIMEOUT=60
 if [ "${1:-}" = --inside ]; then
-    [ $# -eq 5 ] || fail "usage: run.sh --inside MODE FASTMSG_RUN HELLO MCAST_CHECK"
-    mode=$2 fmrun=$3 hello=$4 mcast=$5
-    cluster=$(dirname "$CLUSTER_AGENT")/cluster.sh
+    [ $# -eq 6 ] || fail "usage: run.sh --inside MODE FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO"
+    mode=$2 fmrun=$3 hello=$4 mcast=$5 info=$6
+    [ "$mode" != racks ] || N=8
+    cluster_dir=$(dirname "$CLUSTER_AGENT")
+    cluster=$cluster_dir/cluster.sh
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     case $mode in
     plain) inside_plain ;;
     shaped) inside_shaped ;;
+    racks) inside_racks ;;
     *) fail "unknown mode $mode" ;;
     esac
 else
-    [ $# -eq 5 ] || fail "usage: run.sh plain|shaped CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK"
-    cluster=$2 fmrun=$3 hello=$4 mcast=$5
+    [ $# -eq 6 ] ||
+        fail "usage: run.sh plain|shaped|racks CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO"
+    cluster=$2 fmrun=$3 hello=$4 mcast=$5 info=$6
+    [ "$1" != racks ] || N=8
     outside "$1"
 fi
