@@ -96,7 +96,9 @@ static void share_count(struct sim *s, int v, double t0, double t1)
 static double run_cpu(struct sim *s, int v, double t, double x)
 {
     struct share *sh = &s->sh;
-    int g = sh->slot ? sh->slot[v] : -1;
+    if (!sh->slot) /* nothing shared: the common case, kept cheap (auto runs this a lot) */
+        return t + x;
+    int g = sh->slot[v];
     double now = t, left = x;
     if (g < 0 || !sh->on) {
         now = t + x;
@@ -385,7 +387,7 @@ static int run_passes(struct sim *s, const int *order, struct fm_model_out *out)
     double last = -1;
     for (int pass = 0; pass < (credits || sharing ? MODEL_PASSES : 1); pass++) {
         double moved = one_pass(s, order, out), eps = 1e-12 * (out->T > 0 ? out->T : 1);
-        int settled = moved <= eps && fabs(out->T - last) <= 1e-3 * out->T;
+        int settled = moved <= eps && (!sharing || fabs(out->T - last) <= 1e-3 * out->T);
         if (sharing && !(s->sh.width > 0)) {
             double bound = sharing_bound(s), span = out->T > bound ? out->T : bound;
             if (bound < 0)

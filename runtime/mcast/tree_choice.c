@@ -170,8 +170,14 @@ static int model_time(const struct fm_model_tree *t, const struct fm_costs *c,
                       double *T, double *held)
 {
     int m = packets(bytes, payload);
-    /* members x packets simulated, at most about 2^17 (over all the link orders) */
-    int exact = (1 << 17) / t->n / (c->gap_byte > 0 && job->orders > 1 ? job->orders : 1);
+    /* members x packets simulated, at most about 2^17 over all the link orders; where even 4
+     * packets of every member would exceed that, one order (the posting order) */
+    struct fm_model_job one_order = *job;
+    int orders = c->gap_byte > 0 && job->orders > 1 ? job->orders : 1;
+    if ((long)t->n * 4 * orders > (1L << 17))
+        one_order.orders = orders = 1;
+    job = &one_order;
+    int exact = (1 << 17) / t->n / orders;
     exact = exact > FM_MODEL_EXACT ? FM_MODEL_EXACT : exact < 4 ? 4 : exact;
     double *each = held ? malloc((size_t)t->n * sizeof *each) : NULL;
     if (held && !each)
