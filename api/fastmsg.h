@@ -289,7 +289,10 @@ int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len,
  *   A multicast goes from a root to an ordered list of members (the root among them), down
  *   a tree whose shape is named by a builder: "flat" (the root sends to all), "chain",
  *   "binomial", "kbinomial[:k]" (k >= 1; absent: the best k for this message), "postal[:L]"
- *   (L = lambda in steps, >= 1; absent: from the job's costs), or "auto": the tree and
+ *   (L = lambda in steps, >= 1; absent: from the job's costs), "prefix[:b]" (topology-id prefix
+ *   routing, base b in 2..256, absent: 4: members' ids from their rack (a topology file's first
+ *   coordinate), host and place on the host, so a rack or host gets one copy from outside), or
+ *   "auto": the tree and
  *   parameter the model predicts fastest for this member count, message size and mode. The
  *   model simulates each member's sends, receives and copies packet by packet as forwarding
  *   does, with credits, wake-ups and members sharing cores, from the costs

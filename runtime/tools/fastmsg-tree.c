@@ -19,7 +19,7 @@ static const char usage[] =
     "usage: fastmsg-tree BUILDER[:PARAM] -n N [-m M] [--lambda L] [--root R] [--store-forward]\n"
     "Prints each member's children in send order (\"R: C1 C2 ...\", members 0..N-1), then\n"
     "\"steps S\": the FPFS model's completion time in steps (one step = one packet copy sent).\n"
-    "  BUILDER          flat, chain, binomial, kbinomial[:K], postal[:LAMBDA]\n"
+    "  BUILDER          flat, chain, binomial, kbinomial[:K], postal[:LAMBDA], prefix[:B]\n"
     "                   kbinomial without K: the optimal k for N and M (told on stderr)\n"
     "  -n N             members (>= 1)\n"
     "  -m M             packets per message (default 1)\n"

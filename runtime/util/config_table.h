@@ -56,7 +56,7 @@
     X(FM_TREE, tree, STR, "auto", 0, 0,                                                            \
       "multicast tree when the caller names none: auto (the model's fastest tree and packet "      \
       "size for each message), "                                                                   \
-      "flat, chain, binomial, kbinomial[:k], postal[:lambda]")                                     \
+      "flat, chain, binomial, kbinomial[:k], postal[:lambda], prefix[:b]")                         \
     X(FM_MCAST_COSTS, mcast_costs, STR, "", 0, 0,                                                  \
       "the model's costs for FM_TREE=auto, as key=value items (send_msg_ns, send_pkt_ns, "         \
       "send_ns_per_kib, fill_ns_per_kib, gap_ns_per_kib, recv_pkt_ns, recv_ns_per_kib, "           \

@@ -23,7 +23,7 @@ LAYERS = {
     "topo": BASE | {"util"},
     "core": BASE | {"util", "providers", "boot", "topo"},
     "services": BASE | {"util", "providers", "boot", "topo", "core"},
-    "trees": BASE | {"util"},
+    "trees": BASE | {"util", "prefix"},
     "prefix": BASE | {"util"},
     "mcast": BASE | {"util", "providers", "boot", "topo", "core", "services", "trees", "prefix"},
     "init": BASE | {"util", "providers", "boot", "topo", "core", "services", "trees", "prefix",

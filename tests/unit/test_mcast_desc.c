@@ -11,7 +11,7 @@
 #include "mcast_desc.h"
 
 #define NRANKS    16
-#define NBUILDERS 5
+#define NBUILDERS 6
 
 static unsigned char seen[NRANKS];
 

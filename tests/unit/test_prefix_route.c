@@ -511,6 +511,120 @@ static void multicast_topo_ids(void **state)
 }
 
 /* The paper's figure: 8 ids of 3 binary digits, 001 sends to {010, 100, 101}. */
+/* ---- the whole tree ---- */
+
+/* A tree from root against its definition, by brute force over every rank: every route ends at
+ * the root within m hops with the common prefix growing towards its rank at every hop; a
+ * member reached over a hop of level l (root: -1) has, for each cell (i, j) with i > l that
+ * holds any rank, exactly one child there, the nearest of that cell (brute_nearest), and its
+ * children come largest subtree first, then in cell order. */
+static int subtree(const int *parent, int nranks, int x)
+{
+    int size = 1;
+    for (int c = 0; c < nranks; c++)
+        if (parent[c] == x)
+            size += subtree(parent, nranks, c);
+    return size;
+}
+
+static void check_tree(const uint8_t *ids, int nranks, int m, int b, int root, const int *parent,
+                       const int *slot)
+{
+    assert_int_equal(parent[root], -1);
+    for (int r = 0; r < nranks; r++) {
+        int hops = 0;
+        for (int y = r; y != root; y = parent[y]) {
+            assert_true(parent[y] >= 0 && parent[y] < nranks);
+            assert_true(lcp(ids, m, parent[y], r) < lcp(ids, m, y, r));
+            assert_true(++hops <= m);
+        }
+    }
+    for (int x = 0; x < nranks; x++) {
+        int reached = x == root ? -1 : lcp(ids, m, parent[x], x);
+        int kids = 0, order[64], size[64];
+        for (int i = reached + 1; i < m; i++)
+            for (int j = 0; j < b; j++) {
+                if (j == ids[x * m + i])
+                    continue;
+                int want = brute_nearest(ids, nranks, m, x, i, j), got = -1;
+                for (int c = 0; c < nranks; c++)
+                    if (parent[c] == x && lcp(ids, m, x, c) == i && ids[c * m + i] == j) {
+                        assert_int_equal(got, -1); /* one child per cell */
+                        got = c;
+                    }
+                assert_int_equal(got, want);
+                if (got < 0)
+                    continue;
+                assert_true(kids < 64 && slot[got] >= 0 && slot[got] < 64);
+                order[kids] = slot[got];
+                size[kids++] = subtree(parent, nranks, got);
+            }
+        int all = 0;
+        for (int c = 0; c < nranks; c++)
+            all += parent[c] == x;
+        assert_int_equal(all, kids); /* no child outside those cells */
+        /* kids are in cell order here: slot a before slot b iff larger, or as large and first */
+        for (int a = 0; a < kids; a++)
+            for (int c = a + 1; c < kids; c++)
+                assert_true((order[a] < order[c]) == (size[a] >= size[c]));
+    }
+}
+
+static void tree_random_ids(void **state)
+{
+    (void)state;
+    static const int bases[] = {2, 4, 16};
+    rng_state = 7;
+    for (size_t bi = 0; bi < sizeof bases / sizeof bases[0]; bi++)
+        for (int nranks = 1; nranks <= 120; nranks += 17) {
+            int b = bases[bi], m = sparse_digits(nranks, b);
+            uint8_t *ids = malloc((size_t)nranks * (size_t)m);
+            int *parent = malloc(sizeof(int) * (size_t)nranks);
+            int *slot = malloc(sizeof(int) * (size_t)nranks);
+            void *scratch = malloc(fm_prefix_tree_scratch_size(nranks, m, b));
+            assert_non_null(ids && parent && slot && scratch);
+            random_ids(ids, nranks, m, b);
+            for (int root = 0; root < nranks; root += 1 + nranks / 7) {
+                assert_int_equal(fm_prefix_tree(ids, nranks, m, b, root, FM_PREFIX_NEAREST, 0,
+                                                parent, slot, scratch),
+                                 FM_OK);
+                check_tree(ids, nranks, m, b, root, parent, slot);
+            }
+            free(ids);
+            free(parent);
+            free(slot);
+            free(scratch);
+        }
+}
+
+static void tree_errors(void **state)
+{
+    (void)state;
+    uint8_t ids[6] = {0, 1, 1, 0, 0, 1}; /* 3 ranks, 2 digits, base 2; rank 2 repeats rank 0 */
+    int parent[3], slot[3];
+    char scratch[256];
+    assert_true(fm_prefix_tree_scratch_size(3, 2, 2) <= sizeof scratch);
+    assert_int_equal(fm_prefix_tree(ids, 3, 2, 2, 0, FM_PREFIX_NEAREST, 0, parent, slot, scratch),
+                     FM_ERR_INVALID);
+    ids[4] = 1;
+    ids[5] = 0; /* rank 2 = 10 repeats rank 1 */
+    assert_int_equal(fm_prefix_tree(ids, 3, 2, 2, 0, FM_PREFIX_NEAREST, 0, parent, slot, scratch),
+                     FM_ERR_INVALID);
+    ids[5] = 1; /* 01, 10, 11 */
+    assert_int_equal(fm_prefix_tree(ids, 3, 2, 2, 0, FM_PREFIX_NEAREST, 0, parent, slot, scratch),
+                     FM_OK);
+    check_tree(ids, 3, 2, 2, 0, parent, slot);
+    assert_int_equal(fm_prefix_tree(ids, 3, 2, 2, 3, FM_PREFIX_NEAREST, 0, parent, slot, scratch),
+                     FM_ERR_RANK);
+    assert_int_equal(fm_prefix_tree(ids, 3, 2, 2, 0, 9, 0, parent, slot, scratch), FM_ERR_INVALID);
+    assert_int_equal(fm_prefix_tree(ids, 3, 2, 2, 0, FM_PREFIX_NEAREST, 0, NULL, slot, scratch),
+                     FM_ERR_INVALID);
+    ids[1] = 2; /* a digit not below the base */
+    assert_int_equal(fm_prefix_tree(ids, 3, 2, 2, 0, FM_PREFIX_NEAREST, 0, parent, slot, scratch),
+                     FM_ERR_INVALID);
+    assert_int_equal(fm_prefix_tree_scratch_size(0, 2, 2), 0);
+}
+
 static void split_paper_example(void **state)
 {
     (void)state;
@@ -829,6 +943,8 @@ int main(void)
         cmocka_unit_test(table_nearest_example),
         cmocka_unit_test(table_random_spread),
         cmocka_unit_test(table_errors),
+        cmocka_unit_test(tree_random_ids),
+        cmocka_unit_test(tree_errors),
         cmocka_unit_test(split_paper_example),
         cmocka_unit_test(split_errors),
         cmocka_unit_test(multicast_random_ids),

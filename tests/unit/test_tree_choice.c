@@ -119,7 +119,8 @@ static void long_messages_extrapolate(void **state)
                 assert_int_equal(fm_mcast_choose(&c, trees[i], bytes, 0, mode, &d, &payload),
                                  FM_OK);
                 double fast = -1;
-                assert_int_equal(fm_mcast_model_predict(&c, &d, bytes, payload, mode, &fast, NULL), FM_OK);
+                assert_int_equal(fm_mcast_model_predict(&c, &d, bytes, payload, mode, &fast, NULL),
+                                 FM_OK);
                 int first[14], kids[12];
                 assert_int_equal(fm_tree_layout(&d, first, kids), FM_OK);
                 struct fm_model_tree t = {13, 3, first, kids};

@@ -173,6 +173,93 @@ static void postal_one(int n, int root)
     }
 }
 
+/* Digits of n - 1 in base b: the prefix tree's id length without a topology. */
+static int digits(int n, int b)
+{
+    int m = 1;
+    for (long long span = b; span < n; span *= b)
+        m++;
+    return m;
+}
+
+static void prefix_one(int n, int root)
+{
+    static const int bases[] = {2, 3, 4, 16};
+    for (int i = 0; i < 4; i++) {
+        struct fm_tree_desc d = desc("prefix", bases[i], n, root);
+        check_tree(&d, (bases[i] - 1) * digits(n, bases[i]));
+    }
+    struct fm_tree_desc d = desc("prefix", 0, n, root); /* the default base, 4 */
+    check_tree(&d, 3 * digits(n, 4));
+}
+
+static void prefix_spans(void **state)
+{
+    (void)state;
+    every_n_and_root(prefix_one);
+}
+
+/* A topology for prefix trees: member p is on host host_of[p]; its first coordinate (a rack)
+ * is rack_of_host[its host]. */
+struct fake_topo {
+    const int *host_of, *rack_of_host;
+};
+
+static int fake_host(const void *arg, int pos)
+{
+    return ((const struct fake_topo *)arg)->host_of[pos];
+}
+
+static int fake_coord(const void *arg, int pos, int *coord)
+{
+    const struct fake_topo *f = arg;
+    coord[0] = f->rack_of_host[f->host_of[pos]];
+    coord[1] = 0;
+    return FM_OK;
+}
+
+/* Copies that cross from one group to another, where group_of[p] names member p's group. */
+static int crossings(const struct tree *t, const int *group_of)
+{
+    int count = 0;
+    for (int p = 0; p < t->n; p++)
+        if (p != t->root && group_of[t->parent[p]] != group_of[p])
+            count++;
+    return count;
+}
+
+/* 24 members on 6 hosts (4 each, interleaved in the list: member p on host p % 6), hosts in 3
+ * racks of 2: from every root, with or without racks, each host gets exactly one copy from
+ * outside it, and with racks each rack one from outside it; a flat tree sends 20 across hosts. */
+static void prefix_one_copy_per_host(void **state)
+{
+    (void)state;
+    enum { N = 24, HOSTS = 6 };
+    int host_of[N], rack_of_host[HOSTS] = {0, 0, 1, 1, 2, 2}, rack_of[N];
+    for (int p = 0; p < N; p++) {
+        host_of[p] = p % HOSTS;
+        rack_of[p] = rack_of_host[host_of[p]];
+    }
+    struct fake_topo f = {host_of, rack_of_host};
+    struct fm_tree_topo hosts = {&f, 0, fake_host, NULL}, racks = {&f, 2, fake_host, fake_coord};
+    static struct tree t;
+    for (int root = 0; root < N; root++) {
+        struct fm_tree_desc d = desc("prefix", 2, N, root);
+        d.topo = &hosts;
+        collect(&d, &t);
+        sizes_from_root(&t);
+        assert_int_equal(crossings(&t, host_of), HOSTS - 1);
+        d.topo = &racks;
+        collect(&d, &t);
+        sizes_from_root(&t);
+        assert_int_equal(crossings(&t, host_of), HOSTS - 1);
+        assert_int_equal(crossings(&t, rack_of), 3 - 1);
+        d = desc("flat", 0, N, root);
+        collect(&d, &t);
+        assert_int_equal(crossings(&t, host_of), N - N / HOSTS);
+    }
+}
+
 static void flat_spans(void **state)
 {
     (void)state;
@@ -759,7 +846,8 @@ static void parser(void **state)
     parse_ok("postal:2", "postal", 2);
     parse_ok("postal", "postal", 0);
     parse_bad("", "unknown tree ''");
-    parse_bad("star", "unknown tree 'star' (known: flat, chain, binomial, kbinomial, postal)");
+    parse_bad("star",
+              "unknown tree 'star' (known: flat, chain, binomial, kbinomial, postal, prefix)");
     parse_bad("Binomial", "unknown");
     parse_bad("binomia", "unknown");
     parse_bad("binomial:3", "takes no parameter");
@@ -790,6 +878,8 @@ int main(void)
         cmocka_unit_test(binomial_spans),
         cmocka_unit_test(kbinomial_spans),
         cmocka_unit_test(postal_spans),
+        cmocka_unit_test(prefix_spans),
+        cmocka_unit_test(prefix_one_copy_per_host),
         cmocka_unit_test(single_member),
         cmocka_unit_test(exact_small_trees),
         cmocka_unit_test(kbinomial_reference),

@@ -542,3 +542,133 @@ int fm_prefix_dests_decode(const uint8_t *buf, size_t len, int nranks, int *out,
         return FM_ERR_INVALID;
     }
 }
+
+/* ---- the whole multicast tree from one root ---- */
+
+/* What cover() needs besides the set it covers. */
+struct ptree {
+    const uint8_t *ids;
+    int m, b, choice;
+    uint64_t seed;
+    int *parent, *slot, *start; /* start: m * b + 1 counters, shared by every level */
+    int *dup;                   /* set when two ids are equal: no digit tells them apart */
+};
+
+static int cell_of(const struct ptree *t, int x, int r)
+{
+    const uint8_t *id = id_of(t->ids, t->m, r);
+    int l = fm_prefix_lcp(id_of(t->ids, t->m, x), id, t->m);
+    if (l == t->m) {
+        *t->dup = 1;
+        return 0;
+    }
+    return l * t->b + id[l];
+}
+
+/* The member of set[0..k) (one group of x's split, level l) that x sends the group to. */
+static int pick(const struct ptree *t, int x, int l, const int *set, int k)
+{
+    int best = set[0];
+    for (int i = 1; i < k; i++)
+        if (better(t->ids, t->m, x, l, t->choice, t->seed, set[i], best))
+            best = set[i];
+    return best;
+}
+
+/* The groups of set[0..k) by x's cells are contiguous: their starts into starts[], the count
+ * returned. */
+static int group_starts(const struct ptree *t, int x, const int *set, int k, int *starts)
+{
+    int g = 0;
+    for (int i = 0, j; i < k; i = j) {
+        int c = cell_of(t, x, set[i]);
+        for (j = i + 1; j < k && cell_of(t, x, set[j]) == c; j++)
+            ;
+        starts[g++] = i;
+    }
+    return g;
+}
+
+/* x's children (set[starts[a]], slot = its group's size for now) get their send order: the
+ * largest group first, then (level, digit) order, as the other trees send largest subtree
+ * first. O(g^2) for g groups, at most m * (b - 1). */
+static void order_children(const struct ptree *t, const int *set, const int *starts, int g)
+{
+    int *rank = t->start; /* free again once every group is covered */
+    for (int a = 0; a < g; a++) {
+        int size = t->slot[set[starts[a]]];
+        rank[a] = 0;
+        for (int c = 0; c < g; c++) {
+            int other = t->slot[set[starts[c]]];
+            rank[a] += other > size || (other == size && c < a);
+        }
+    }
+    for (int a = 0; a < g; a++)
+        t->slot[set[starts[a]]] = rank[a];
+}
+
+/* x sends to one member of each group of its split of set[0..k) (x not in it), largest group
+ * first, and each of those covers the rest of its group. tmp: k ints beside set. The groups
+ * are contiguous after a counting sort, and a group's recursion reorders only its own range,
+ * so one tmp and one start serve every level. */
+static void cover(const struct ptree *t, int x, int *set, int *tmp, int k)
+{
+    int cells = t->m * t->b;
+    if (k == 0)
+        return;
+    memset(t->start, 0, ((size_t)cells + 1) * sizeof *t->start);
+    for (int i = 0; i < k; i++)
+        t->start[cell_of(t, x, set[i]) + 1]++;
+    for (int c = 0; c < cells; c++)
+        t->start[c + 1] += t->start[c];
+    for (int i = 0; i < k; i++)
+        tmp[t->start[cell_of(t, x, set[i])]++] = set[i];
+    memcpy(set, tmp, (size_t)k * sizeof *set);
+    for (int i = 0, j; i < k; i = j) {
+        int c = cell_of(t, x, set[i]);
+        for (j = i + 1; j < k && cell_of(t, x, set[j]) == c; j++)
+            ;
+        int next = pick(t, x, c / t->b, set + i, j - i);
+        for (int q = i; q < j; q++) /* next to the front of its group */
+            if (set[q] == next) {
+                set[q] = set[i];
+                set[i] = next;
+                break;
+            }
+        t->parent[next] = x;
+        t->slot[next] = j - i;
+        cover(t, next, set + i + 1, tmp + i + 1, j - i - 1);
+    }
+    order_children(t, set, tmp, group_starts(t, x, set, k, tmp));
+}
+
+size_t fm_prefix_tree_scratch_size(int nranks, int m, int b)
+{
+    if (nranks < 1 || !digits_ok(m) || !base_ok(b))
+        return 0;
+    return ((size_t)2 * (size_t)nranks + (size_t)m * (size_t)b + 1) * sizeof(int);
+}
+
+int fm_prefix_tree(const uint8_t *ids, int nranks, int m, int b, int root, int choice,
+                   uint64_t seed, int *parent, int *slot, void *scratch)
+{
+    if (!ids || !parent || !slot || !scratch || nranks < 1 || !digits_ok(m) || !base_ok(b))
+        return FM_ERR_INVALID;
+    if (choice != FM_PREFIX_RANDOM && choice != FM_PREFIX_NEAREST)
+        return FM_ERR_INVALID;
+    if (root < 0 || root >= nranks)
+        return FM_ERR_RANK;
+    for (int i = 0; i < nranks * m; i++)
+        if (ids[i] >= b)
+            return FM_ERR_INVALID;
+    int *set = scratch, *tmp = set + nranks, k = 0, dup = 0;
+    for (int r = 0; r < nranks; r++) {
+        if (r != root)
+            set[k++] = r;
+        parent[r] = -1;
+        slot[r] = 0;
+    }
+    struct ptree t = {ids, m, b, choice, seed, parent, slot, tmp + nranks, &dup};
+    cover(&t, root, set, tmp, k);
+    return dup ? FM_ERR_INVALID : FM_OK;
+}

@@ -112,6 +112,25 @@ int fm_prefix_split(const uint8_t *ids, int nranks, int m, int b, int self, cons
                     const int *dests, int n, int *order, struct fm_prefix_hop *hops, int cap,
                     void *scratch);
 
+/* ---- the whole tree of one multicast to every rank ---- */
+
+/* Scratch bytes fm_prefix_tree needs (0 for bad arguments). */
+size_t fm_prefix_tree_scratch_size(int nranks, int m, int b);
+
+/* The tree a multicast from root to every other rank takes when each rank splits what it must
+ * cover as fm_prefix_split does and sends each group to one of its members, chosen as a table
+ * entry is (choice, seed; the candidates are the group's members, which are exactly the ranks
+ * with that prefix): parent[r] (-1 for the root) and slot[r], r's place among its parent's
+ * children in send order: the largest group first, then (level, digit) ascending (the farthest
+ * first).
+ * FM_ERR_INVALID for a digit not below b or two equal ids (parent and slot are then
+ * meaningless). Allocates nothing (it runs in forwarding). Every route
+ * takes at most m hops and the common prefix with r grows along r's route. scratch:
+ * fm_prefix_tree_scratch_size bytes. Cost O(nranks * m^2) time (each rank is sorted once per
+ * hop of its route), recursion depth at most m. */
+int fm_prefix_tree(const uint8_t *ids, int nranks, int m, int b, int root, int choice,
+                   uint64_t seed, int *parent, int *slot, void *scratch);
+
 /* ---- destination sets on the wire ---- */
 
 /* Encoded forms (the first byte is the tag; varints are unsigned LEB128, at most 5 bytes,
