@@ -229,6 +229,8 @@ static int resolved(fm_context *ctx, size_t bytes, size_t payload, struct fm_tre
     const struct fm_costs *c = fm_mcast_costs(ctx, NULL);
     d->m = packets(bytes, payload);
     d->lambda = c ? lambda_steps(c, (double)(bytes < payload ? bytes : payload)) : 1.0;
+    if (d->param == 0 && d->builder == fm_tree_lookup("prefix"))
+        d->param = (int)ctx->cfg.prefix_base; /* the root's choice travels in the descriptor */
     struct fm_tree_desc r;
     if (fm_tree_resolve(d, &r) != FM_OK || fm_tree_check(&r) != FM_OK)
         return FM_ERR_TREE;

@@ -69,6 +69,10 @@
       "file of the model's costs (key=value lines): every rank loads it when it exists, and "      \
       "fm_mcast_calibrate then uses it instead of measuring; when it does not exist, "             \
       "fm_mcast_calibrate measures and rank 0 writes it, so a site calibrates once")               \
+    X(FM_PREFIX_BASE, prefix_base, INT, "4", 2, 256,                                               \
+      "base of the topology ids of prefix trees named without one (FM_TREE=prefix): the digits "   \
+      "of a rack, a host and a place on the host; 2 gives a binomial-like tree inside each, "      \
+      "larger bases flatter ones")                                                                 \
     X(FM_MCAST_CORES, mcast_cores, INT, "0", 0, 65536,                                             \
       "cores the model lets members share: 0 = each host's online cores, shared by the ranks on "  \
       "it; N = the whole job's ranks share N cores (emulated hosts on one machine)")               \

@@ -63,6 +63,13 @@ done
 [ "$(grep -v '^#' <<<"$out" | head -1 | awk '{print $3}')" = fcfs ] ||
   fail "the modes not in the order given"
 
+# A prefix tree named without its base takes FM_PREFIX_BASE's (the root's, in the descriptor).
+FM_PREFIX_BASE=2 run "$mc" -r 1 -i 2 --trees prefix,prefix:3 --sizes 8,3000
+for s in 8 3000; do
+  grep -Eq "^prefix +prefix:2 +fpfs +$s " <<<"$out" || fail "prefix did not take FM_PREFIX_BASE=2"
+  grep -Eq "^prefix:3 +prefix:3 +fpfs +$s " <<<"$out" || fail "prefix:3 did not keep its base"
+done
+
 # An unknown tree fails cleanly.
 timeout -k 5 30 "$fmrun" -n 4 "$mc" --trees nosuchtree --max 8 -r 1 -i 1 >/dev/null 2>&1
 [ $? -ne 0 ] || fail "an unknown tree does not fail"
