@@ -305,17 +305,27 @@ static double one_pass(struct sim *s, const int *order, struct fm_model_out *out
     return moved;
 }
 
+/* How many group ids the job's sharing uses (the largest + 1); 0 when nothing is shared. */
+static int group_count(const struct sim *s)
+{
+    const struct fm_model_job *job = s->job;
+    int groups = 0;
+    if (!job || !job->group || !(job->cores > 0))
+        return 0;
+    for (int v = 0; v < s->t->n; v++)
+        groups = job->group[v] >= groups ? job->group[v] + 1 : groups;
+    return groups;
+}
+
 /* Completion is at least each sharing group's CPU work over its cores, and (a shared link)
  * its bytes at the link's rate. Sums per group id (members of no group, < 0, share nothing);
  * -1 when out of memory. */
 static double sharing_bound(const struct sim *s)
 {
     const struct fm_model_job *job = s->job;
-    int n = s->t->n, groups = 0;
-    if (!job || !job->group || !(job->cores > 0))
+    int n = s->t->n, groups = group_count(s);
+    if (!groups)
         return 0;
-    for (int v = 0; v < n; v++)
-        groups = job->group[v] >= groups ? job->group[v] + 1 : groups;
     double *cpu = calloc(2 * (size_t)groups + 1, sizeof *cpu), *bytes = cpu + groups, bound = 0;
     if (!cpu)
         return -1;
@@ -339,11 +349,9 @@ static double sharing_bound(const struct sim *s)
 static int share_init(struct sim *s)
 {
     const struct fm_model_job *job = s->job;
-    int n = s->t->n, groups = 0;
-    if (!job || !job->group || !(job->cores > 0))
+    int n = s->t->n, groups = group_count(s);
+    if (!groups)
         return 0;
-    for (int v = 0; v < n; v++)
-        groups = job->group[v] >= groups ? job->group[v] + 1 : groups;
     int *count = calloc((size_t)groups + 1, sizeof *count);
     struct share *sh = &s->sh;
     if (!count)
