@@ -129,6 +129,8 @@ static int await(mc *m, const int *flag, int want)
  * come already, while they sent their last report). */
 static int share_quiet(mc *m, double quiet_us)
 {
+    if (!(m->o->quiet > 0)) /* (every rank has the same command line) */
+        return FM_OK;
     if (m->me != 0)
         return await(m, &m->nquiet, m->iter);
     m->quiet_us = quiet_us;

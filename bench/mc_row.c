@@ -79,10 +79,11 @@ void mc_print_row(const mc_opts *o, const mc_label *lb, size_t size, const doubl
 {
     const bench_label *st = &lb->settings;
     long iters = mc_iters(o, size);
-    char model[32], ratio[32], held[32], mheld[32];
+    char model[32], ratio[32] = "-", held[32], mheld[32];
     or_dash(model, sizeof model, "%.2f", x->model_us);
-    or_dash(ratio, sizeof ratio, o->csv ? "%.3f" : "%.2f",
-            x->model_us > 0 ? row[0] / x->model_us : x->model_us);
+    if (x->model_us >= 0) /* (a completion below 0 is the barrier's skew: shown as it is) */
+        snprintf(ratio, sizeof ratio, o->csv ? "%.3f" : "%.2f",
+                 x->model_us > 0 ? row[0] / x->model_us : 0);
     or_dash(held, sizeof held, "%.0f", x->held);
     or_dash(mheld, sizeof mheld, "%.1f", x->model_held);
     if (o->csv)

@@ -76,7 +76,8 @@ static int one_bcast(void *arg, size_t size, int check, double quiet_us, mc_samp
         for (size_t i = 0; i < size; i++)
             b->buf[i] = (unsigned char)~mc_pattern(i);
     mb_watchdog_arm();
-    MPI_Bcast(&quiet_us, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (b->o->quiet > 0) /* (every rank has the same command line) */
+        MPI_Bcast(&quiet_us, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     double t_start = bench_now_us(CLOCK_MONOTONIC) + b->o->settle_us;
     if (b->me == b->root) {

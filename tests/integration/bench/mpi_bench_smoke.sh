@@ -118,6 +118,15 @@ for s in 1024 65536 1048576; do
 done
 [ "$(wc -l <<<"$out")" -eq 4 ] || fail "expected a header and 3 bcast CSV rows"
 
+# Quiet members: rank 0 hands every rank the quiet time; rows as before (a multicast that
+# outlasts it may add a comment line).
+run "$bc" --csv --quiet 1 -r 2 -i 3 --sizes 8,4K
+for s in 8 4096; do
+  grep -Eq "^$mpi,$n,-,-,-,$tree,-,-,$s(,$num){5},-,-,[0-9]+,-,-$" <<<"$out" ||
+    fail "no bcast CSV row for $s B with --quiet"
+done
+[ "$(grep -vc '^#' <<<"$out")" -eq 3 ] || fail "expected a header and 2 bcast CSV rows (--quiet)"
+
 # Refusals under the launcher: a root outside the job, a fastmsg-only option.
 refused any "--root below $n" timeout -k 5 60 "${launch[@]}" "$bc" --root "$n" --max 8 ||
   fail "MPI bcast took --root $n"
