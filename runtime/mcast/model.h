@@ -51,8 +51,8 @@ struct fm_model_job {
     /* The copies of one packet that a member posts to several children leave its link in an
      * order of the provider's and kernel's choosing, not the posting order (measured over tcp:
      * a flat tree's children got a 32 KiB message in a different order each time). With
-     * orders > 1 the completion is the mean over that many random orders (a link with a gap
-     * only); 0 or 1: the posting order. */
+     * orders > 1 the completion (and each member's) is the mean over that many random orders,
+     * held the last order's (a link with a gap only); 0 or 1: the posting order. */
     int orders;
 };
 
