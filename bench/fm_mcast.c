@@ -350,6 +350,9 @@ int main(int argc, char **argv)
     } else if ((rc = setup(&m, ctx, &o)) != FM_OK) {
         fprintf(stderr, PROG ": rank %d: setup: %s\n", fm_rank(ctx), fm_strerror(rc));
         status = 1;
+    } else if (o.concurrent) {
+        if (mc_concurrent(ctx, &o) != FM_OK)
+            status = 1;
     } else {
         if (m.me == 0)
             print_header(&m);

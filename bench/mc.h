@@ -41,6 +41,7 @@ typedef struct mc_opts {
     double timeout_s; /* give up a stalled wait after this long */
     double settle_us; /* root's pause after the barrier before it sends */
     double quiet;     /* members' quiet time: this x the previous completion (--quiet) */
+    int concurrent;   /* --concurrent K: every rank a root at once to K random others; 0: off */
     int common_clock; /* every rank reads one CLOCK_MONOTONIC: time from the root's send */
 } mc_opts;
 
@@ -75,6 +76,16 @@ static inline unsigned char mc_pattern(size_t i)
 {
     return (unsigned char)(i * 131 + 7);
 }
+
+/* --concurrent's CSV columns (mc_concurrent.c). */
+#define MC_CONCURRENT_CSV_HEADER                                                                   \
+    "provider,ranks,packet_size,credits,tree,size,dests,each_us,each_max_us,round_us,"             \
+    "aggregate_MBps,rounds\n"
+
+/* --concurrent: the whole run (fastmsg-bench-mcast's trees and sizes); FM_OK or an error after
+ * saying it on stderr. */
+struct fm_context;
+int mc_concurrent(struct fm_context *ctx, const mc_opts *o);
 
 /* What each rank reports to rank 0 after one multicast. */
 typedef struct mc_times {

@@ -57,7 +57,11 @@ static void usage(FILE *f, const char *prog, void *st)
             "                      larger sizes, at least 3)\n",
             cli->noun);
     if (cli->trees)
-        fputs("      --calibrate     measure the model's costs first (fm_mcast_calibrate)\n", f);
+        fputs("      --calibrate     measure the model's costs first (fm_mcast_calibrate)\n"
+              "      --concurrent K  every rank a root at once, each to K others drawn at random\n"
+              "                      (fm_mcast_begin_list; needs --common-clock): per tree and\n"
+              "                      size, each multicast's completion and the aggregate rate\n",
+              f);
     fprintf(f,
             "      --root R        the %sing rank (default 0)\n"
             "      --settle US     the root waits this long after each barrier, so that every\n"
@@ -153,6 +157,7 @@ enum {
     OPT_CSV,
     OPT_SETTLE,
     OPT_QUIET,
+    OPT_CONC,
     OPT_CLOCK
 };
 
@@ -169,6 +174,7 @@ static const struct option long_opts[] = {
     {"root", required_argument, NULL, OPT_ROOT},
     {"settle", required_argument, NULL, OPT_SETTLE},
     {"quiet", required_argument, NULL, OPT_QUIET},
+    {"concurrent", required_argument, NULL, OPT_CONC},
     {"common-clock", no_argument, NULL, OPT_CLOCK},
     {"timeout", required_argument, NULL, OPT_TO},
     {"csv", no_argument, NULL, OPT_CSV},
@@ -182,14 +188,16 @@ static int apply(void *st, int c, const char *arg, const char *prog)
     parse *p = st;
     mc_opts *o = p->o;
     long v = 0;
-    if (!p->cli->trees && (c == OPT_TREES || c == OPT_SF || c == OPT_MODES || c == OPT_CAL)) {
+    if (!p->cli->trees &&
+        (c == OPT_TREES || c == OPT_SF || c == OPT_MODES || c == OPT_CAL || c == OPT_CONC)) {
         fprintf(stderr,
                 "%s: %s is fastmsg-bench-mcast's option (fastmsg's trees); this program has none\n",
                 prog,
                 c == OPT_TREES   ? "--trees"
                 : c == OPT_SF    ? "--sf-too"
                 : c == OPT_MODES ? "--modes"
-                                 : "--calibrate");
+                : c == OPT_CAL   ? "--calibrate"
+                                 : "--concurrent");
         return -2;
     }
     switch (c) {
@@ -239,6 +247,11 @@ static int apply(void *st, int c, const char *arg, const char *prog)
         o->quiet = f;
         return 0;
     }
+    case OPT_CONC:
+        if (bench_parse_long(arg, 1, 4095, &v))
+            return -1;
+        o->concurrent = (int)v;
+        return 0;
     case OPT_CSV:
         o->csv = 1;
         return 0;

@@ -70,6 +70,24 @@ for s in 8 3000; do
   grep -Eq "^prefix:3 +prefix:3 +fpfs +$s " <<<"$out" || fail "prefix:3 did not keep its base"
 done
 
+# Every rank a root at once, each to 2 random others: a row per tree and size, every copy checked
+# (a wrong one fails the job).
+run "$mc" --concurrent 2 --common-clock --csv -r 1 -i 3 --trees flat,binomial,prefix:2 --sizes 8,3000
+[ "$(head -1 <<<"$out")" = "provider,ranks,packet_size,credits,tree,size,dests,each_us,each_max_us,round_us,aggregate_MBps,rounds" ] ||
+  fail "bad --concurrent CSV header"
+for t in flat binomial prefix:2; do
+  for s in 8 3000; do
+    grep -Eq "^shm,4,[^,]+,[^,]+,$t,$s,2(,$num){3},[0-9]+\.[0-9]+,3$" <<<"$out" ||
+      fail "no --concurrent row for $t $s B"
+  done
+done
+[ "$(wc -l <<<"$out")" -eq 7 ] || fail "expected a header and 6 --concurrent rows"
+for bad in "--concurrent 4 --common-clock" "--concurrent 2"; do
+  # shellcheck disable=SC2086
+  timeout -k 5 30 "$fmrun" -n 4 "$mc" $bad --sizes 8 -r 1 -i 1 >/dev/null 2>&1
+  [ $? -ne 0 ] || fail "$bad was not refused"
+done
+
 # An unknown tree fails cleanly.
 timeout -k 5 30 "$fmrun" -n 4 "$mc" --trees nosuchtree --max 8 -r 1 -i 1 >/dev/null 2>&1
 [ $? -ne 0 ] || fail "an unknown tree does not fail"
