@@ -4,6 +4,17 @@
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 
+#include <stdint.h>
+
+/* splitmix64's finalizer (Steele, Lea, Flood 2014): a bijection that scrambles every bit, for
+ * the benchmarks' seeded draws (the same on every platform and libc). */
+static inline uint64_t bench_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 /* The median of v[0..n) (sorts v); 0 for n <= 0. */
 double bench_median(double *v, long n);
 /* Environment variable name, or dflt when it is unset or empty. */

@@ -2,23 +2,18 @@
 /* The benchmarks' layered random DAG and its sequential reference (dag_gen.h). */
 #include "dag_gen.h"
 
+#include "common.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-/* splitmix64 (Steele, Lea, Flood 2014): a tiny generator whose stream is fixed by its seed,
- * on every platform. */
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
+/* splitmix64 (bench_mix64 is its finalizer): a tiny generator whose stream is fixed by its
+ * seed, on every platform. */
 static uint64_t next64(uint64_t *s)
 {
     *s += 0x9e3779b97f4a7c15ULL;
-    return mix64(*s);
+    return bench_mix64(*s);
 }
 
 /* Uniform in [lo, hi] (the modulo's bias is below 2^-32 for the ranges used here). */
@@ -204,14 +199,14 @@ uint64_t dag_checksum(const void *buf, size_t len)
     for (size_t j = 0; i + j < len; j++)
         tail |= (uint64_t)b[i + j] << (8 * j);
     h = rotl(h ^ tail, 29) * 0x9e3779b97f4a7c15ULL;
-    return mix64(h);
+    return bench_mix64(h);
 }
 
 uint64_t dag_task_output(const dag *d, uint32_t t, const uint64_t *in_sums, unsigned char *out)
 {
-    uint64_t s = mix64(d->p.seed ^ mix64((uint64_t)t + 1));
+    uint64_t s = bench_mix64(d->p.seed ^ bench_mix64((uint64_t)t + 1));
     for (uint32_t i = 0; i < d->t[t].nin; i++)
-        s = mix64(s ^ in_sums[i]) + i;
+        s = bench_mix64(s ^ in_sums[i]) + i;
     size_t len = d->t[t].bytes, i = 0;
     for (; i + 8 <= len; i += 8) {
         uint64_t w = next64(&s);
@@ -226,7 +221,7 @@ uint64_t dag_task_output(const dag *d, uint32_t t, const uint64_t *in_sums, unsi
 
 uint64_t dag_combine(uint32_t t, uint64_t sum)
 {
-    return mix64(sum ^ mix64((uint64_t)t + 0x51ed27));
+    return bench_mix64(sum ^ bench_mix64((uint64_t)t + 0x51ed27));
 }
 
 uint64_t dag_reference(const dag *d, uint64_t *sums, dag_output_hook *hook, void *arg, int *ok)

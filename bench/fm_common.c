@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Start-up, shutdown and settings of fastmsg's benchmark programs (fm_common.h). */
+/* Start-up, shutdown, settings, waits and whole-message writes of fastmsg's benchmark programs
+ * (fm_common.h). */
 #include "fm_common.h"
 
 #include <stdio.h>
+#include <time.h>
 
 fm_context *bench_fm_init(const char *prog)
 {
@@ -47,4 +49,29 @@ void bench_fm_print_memory(fm_context *ctx, const char *prefix)
            (double)st.mem_send_bytes / 1048576, (double)st.mem_copy_bytes / 1048576,
            (double)st.mem_registered_bytes / 1048576, (double)st.mem_peak_bytes / 1048576, proc);
     fflush(stdout);
+}
+
+int bench_fm_await(fm_context *ctx, const int *flag, int want, double timeout_s)
+{
+    double last = bench_now_us(CLOCK_MONOTONIC);
+    while (*flag < want) {
+        long rc = fm_wait(ctx, 100);
+        if (rc < 0)
+            return (int)rc;
+        double t = bench_now_us(CLOCK_MONOTONIC);
+        if (rc > 0)
+            last = t;
+        else if (t - last > timeout_s * 1e6)
+            return FM_ERR_TIMEOUT;
+    }
+    return FM_OK;
+}
+
+int bench_fm_write(int rc, fm_stream *s, const void *buf, size_t len)
+{
+    if (rc == FM_OK)
+        rc = fm_send_piece(s, buf, len);
+    if (rc == FM_OK)
+        rc = fm_end_message(s);
+    return rc;
 }

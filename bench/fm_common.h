@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What fastmsg's benchmark programs (fastmsg-bench-pingpong, fastmsg-bench-mcast) share beyond
- * common.h: start-up and shutdown with their error lines, and the settings their headers and CSV
- * rows name. */
+ * common.h: start-up and shutdown with their error lines, the settings their headers and CSV
+ * rows name, a wait for a handler's count, and a whole message written to an open stream. */
 #ifndef BENCH_FM_COMMON_H
 #define BENCH_FM_COMMON_H
 
@@ -19,5 +19,11 @@ bench_label bench_fm_label(void);
 /* One line on stdout, after prefix: the packet buffers ctx holds now (fm_stats.mem_*), and
  * this process's VmRSS and VmHWM. */
 void bench_fm_print_memory(fm_context *ctx, const char *prefix);
+/* fm_wait until *flag (set by a handler) reaches want; FM_ERR_TIMEOUT after timeout_s
+ * seconds without progress, or fm_wait's error. */
+int bench_fm_await(fm_context *ctx, const int *flag, int want, double timeout_s);
+/* The whole message: rc is the begin call's; on FM_OK, buf's len bytes into s, then the end.
+ * The first error. */
+int bench_fm_write(int rc, fm_stream *s, const void *buf, size_t len);
 
 #endif

@@ -111,18 +111,7 @@ static int on_quiet(fm_stream *s, int sender, void *arg)
 /* fm_wait until *flag reaches want, or fail after the --timeout without progress. */
 static int await(mc *m, const int *flag, int want)
 {
-    double last = bench_now_us(CLOCK_MONOTONIC);
-    while (*flag < want) {
-        long rc = fm_wait(m->ctx, 100);
-        if (rc < 0)
-            return (int)rc;
-        double t = bench_now_us(CLOCK_MONOTONIC);
-        if (rc > 0)
-            last = t;
-        else if (t - last > m->o->timeout_s * 1e6)
-            return FM_ERR_TIMEOUT;
-    }
-    return FM_OK;
+    return bench_fm_await(m->ctx, flag, want, m->o->timeout_s);
 }
 
 /* Rank 0 gives every rank this multicast's quiet time; the others wait for it (it may have
@@ -136,11 +125,7 @@ static int share_quiet(mc *m, double quiet_us)
     m->quiet_us = quiet_us;
     fm_stream *s;
     int rc = fm_begin_message_multi(m->ctx, m->others, m->n - 1, sizeof quiet_us, m->h_quiet, &s);
-    if (rc == FM_OK)
-        rc = fm_send_piece(s, &quiet_us, sizeof quiet_us);
-    if (rc == FM_OK)
-        rc = fm_end_message(s);
-    return rc;
+    return bench_fm_write(rc, s, &quiet_us, sizeof quiet_us);
 }
 
 /* Drive progress without sending until t_start + the quiet time. */
@@ -159,11 +144,7 @@ static int send_report(mc *m, const report *r)
 {
     fm_stream *s;
     int rc = fm_begin_message(m->ctx, 0, sizeof *r, m->h_report, &s);
-    if (rc == FM_OK)
-        rc = fm_send_piece(s, r, sizeof *r);
-    if (rc == FM_OK)
-        rc = fm_end_message(s);
-    return rc;
+    return bench_fm_write(rc, s, r, sizeof *r);
 }
 
 /* One multicast of size bytes down the row's tree (mc_one_fn); rank 0 gets *out. The check

@@ -57,10 +57,7 @@ static unsigned char pattern(size_t i, int root)
 
 static uint64_t mix(uint64_t x)
 {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
+    return bench_mix64(x + 0x9e3779b97f4a7c15ull); /* splitmix64's step */
 }
 
 /* Root's k ranks this round into out (a partial Fisher-Yates over the others). */
@@ -116,18 +113,7 @@ static int on_report(fm_stream *s, int sender, void *arg)
 
 static int await(cc *c, const int *flag, int want)
 {
-    double last = bench_now_us(CLOCK_MONOTONIC);
-    while (*flag < want) {
-        long rc = fm_wait(c->ctx, 100);
-        if (rc < 0)
-            return (int)rc;
-        double t = bench_now_us(CLOCK_MONOTONIC);
-        if (rc > 0)
-            last = t;
-        else if (t - last > c->o->timeout_s * 1e6)
-            return FM_ERR_TIMEOUT;
-    }
-    return FM_OK;
+    return bench_fm_await(c->ctx, flag, want, c->o->timeout_s);
 }
 
 /* How many copies this rank gets this round, and its own list. */
@@ -150,11 +136,7 @@ static int send_mine(cc *c)
 {
     fm_stream *s;
     int rc = fm_mcast_begin_list(c->ctx, c->members, c->k + 1, c->tree, 0, c->size, c->h_data, &s);
-    if (rc == FM_OK)
-        rc = fm_send_piece(s, c->sbuf, c->size);
-    if (rc == FM_OK)
-        rc = fm_end_message(s);
-    return rc;
+    return bench_fm_write(rc, s, c->sbuf, c->size);
 }
 
 static int send_report(cc *c)
@@ -162,11 +144,7 @@ static int send_report(cc *c)
     fm_stream *s;
     size_t len = sizeof(double) * (size_t)(c->n + 1);
     int rc = fm_begin_message(c->ctx, 0, len, c->h_report, &s);
-    if (rc == FM_OK)
-        rc = fm_send_piece(s, c->times, len);
-    if (rc == FM_OK)
-        rc = fm_end_message(s);
-    return rc;
+    return bench_fm_write(rc, s, c->times, len);
 }
 
 /* Rank 0: this round's per-multicast completions into c->each (from *ne on) and the round's

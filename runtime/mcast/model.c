@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fastmsg.h"
+#include "mix.h"
 #include "model.h"
 
 #define MODEL_PASSES  12
@@ -44,22 +45,14 @@ struct sim {
     uint64_t order_seed; /* 0: copies leave in posting order; else the seed of a random one */
 };
 
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 /* The first `now` children of v got packet j in posting order; deal the arrival times out in
  * a random order instead (the link's slots stay; which child has which slot changes). */
 static void shuffle_arrivals(struct sim *s, int v, int j, int now)
 {
     const int *kid = s->t->kids + s->t->first[v];
-    uint64_t x = mix64(s->order_seed ^ mix64(((uint64_t)(unsigned)v << 32) | (unsigned)j));
+    uint64_t x = fm_mix64(s->order_seed ^ fm_mix64(((uint64_t)(unsigned)v << 32) | (unsigned)j));
     for (int i = now - 1; i > 0; i--) { /* Fisher-Yates */
-        x = mix64(x);
+        x = fm_mix64(x);
         int k = (int)(x % (uint64_t)(i + 1));
         double *a = &s->arrival[(size_t)kid[i] * s->m + (size_t)j];
         double *b = &s->arrival[(size_t)kid[k] * s->m + (size_t)j];

@@ -153,9 +153,9 @@ static void job_view(fm_context *ctx, const struct fm_tree_desc *d, struct job_v
 
 /* One simulation: completion into *T and, when held is not NULL, the most packets any member
  * held at once (held_each: NULL, or t->n doubles of scratch). */
-static int sim_once(const struct fm_model_tree *t, const struct fm_costs *c,
-                    const struct fm_model_job *job, int m, size_t payload, size_t bytes, int mode,
-                    double *held_each, double *T, double *held)
+static int model_once(const struct fm_model_tree *t, const struct fm_costs *c,
+                      const struct fm_model_job *job, int m, size_t payload, size_t bytes, int mode,
+                      double *held_each, double *T, double *held)
 {
     struct fm_model_out out = {.held = held_each};
     int rc = fm_model_sim(t, m, payload, bytes, (enum fm_model_mode)mode, c, job, &out);
@@ -184,14 +184,14 @@ static int model_time(const struct fm_model_tree *t, const struct fm_costs *c,
         return FM_ERR_NOMEM;
     int rc;
     if (m <= exact) {
-        rc = sim_once(t, c, job, m, payload, bytes, mode, each, T, held);
+        rc = model_once(t, c, job, m, payload, bytes, mode, each, T, held);
     } else { /* along the line through exact and exact / 2 packets */
         double hi = 0, lo = 0, held_hi = 0, held_lo = 0;
-        rc = sim_once(t, c, job, exact, payload, (size_t)exact * payload, mode, each, &hi,
-                      held ? &held_hi : NULL);
+        rc = model_once(t, c, job, exact, payload, (size_t)exact * payload, mode, each, &hi,
+                        held ? &held_hi : NULL);
         if (rc == FM_OK)
-            rc = sim_once(t, c, job, exact / 2, payload, (size_t)(exact / 2) * payload, mode, each,
-                          &lo, held ? &held_lo : NULL);
+            rc = model_once(t, c, job, exact / 2, payload, (size_t)(exact / 2) * payload, mode,
+                            each, &lo, held ? &held_lo : NULL);
         double per_pkt = (double)(m - exact) / (exact / 2);
         *T = hi + per_pkt * (hi - lo);
         if (held) { /* FCFS and store-and-forward hold more with more packets, never over m */

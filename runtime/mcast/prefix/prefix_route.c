@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fastmsg.h"
+#include "mix.h"
 #include "prefix/prefix_route.h"
 
 static int base_ok(int b)
@@ -196,20 +197,12 @@ out:
 
 /* ---- table ---- */
 
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 /* A pseudo-random key per (seed, self, candidate): the smallest key among a cell's candidates
  * wins, a uniform choice that needs no counter per cell and no particular scan order. */
 static uint64_t random_key(uint64_t seed, int self, int r)
 {
-    uint64_t s = splitmix64(seed ^ splitmix64((uint64_t)(unsigned)self));
-    return splitmix64(s ^ (uint64_t)(unsigned)r);
+    uint64_t s = fm_mix64(seed ^ fm_mix64((uint64_t)(unsigned)self));
+    return fm_mix64(s ^ (uint64_t)(unsigned)r);
 }
 
 /* 1 when candidate r should replace cur in a cell of row l. */
