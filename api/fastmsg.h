@@ -526,6 +526,102 @@ int fm_wait_fd(const fm_context *ctx);
  * has work now (call fm_extract first). Never blocks. Errors: FM_ERR_NOT_INIT. */
 int fm_trywait(fm_context *ctx);
 
+/* Requests
+ *   Non-blocking whole-buffer operations beside the streaming calls: fm_isend (to one rank),
+ *   fm_isend_multi (one buffer to several ranks, as fm_begin_message_multi), fm_imcast and
+ *   fm_imcast_list (a multicast down any tree, as fm_mcast_begin and fm_mcast_begin_list; a
+ *   destination set of any shape with its nearest copies first: tree "prefix"). Each starts the
+ *   message and returns at once, never waiting and never running a handler or a callback, from
+ *   the main program or inside a handler alike. Progress then copies the buffer into packets as
+ *   send buffers free up (any call that drives progress: fm_extract, fm_wait, the fm_request_*
+ *   calls, blocking sends), a packet leaving as soon as it has a credit. The request completes
+ *   once the last byte is in a packet: buf is the caller's again from then on (not before:
+ *   it must stay valid and unchanged until completion); packets may still be on their way
+ *   (fm_finalize sends them). The receiver sees an ordinary message: its handler cannot tell.
+ *   Requests are copied through packets, never zero-copy.
+ *   Completion is learnt by fm_request_test, fm_request_wait, fm_request_waitany,
+ *   fm_request_waitsome, or the callback given at the start: it runs once, from progress
+ *   outside handlers (never inside the starting call), as a handler does (it may start
+ *   requests and send, not wait). A request is freed when a test or wait reports it (which
+ *   sets the caller's pointer to NULL), or, started with req NULL or given to
+ *   fm_request_free, right after its callback.
+ *   Order: requests start (their first packet leaves) in the order they were made, so two
+ *   requests to one rank start its handlers in that order. A request that cannot start yet
+ *   holds back the ones made after it (the send buffers it waits for are theirs too); a
+ *   streaming message begun meanwhile can go first.
+ *   Bounds: queued packets come out of the send buffers of "Flow control" (FM_OVERFLOW) and,
+ *   for several destinations and multicasts, FM_MCAST_BUFFER; a request beyond them waits
+ *   as a request (its buffer not copied yet). At most FM_REQUESTS requests exist at once (not
+ *   yet freed): starting one more gets FM_EAGAIN.
+ *   Status of a completed request: FM_OK; FM_ERR_TRUNCATED (several destinations or a
+ *   multicast: a copy could not be made, that destination's message was cut short, the others
+ *   are whole); FM_ERR_PEER or FM_ERR_PROVIDER (the job is broken). */
+typedef struct fm_request fm_request;
+
+/* A request's completion callback: status as above, arg as given at the start. */
+typedef void (*fm_request_fn)(int status, void *arg);
+
+/* Start sending len bytes of buf to rank dest (which may be this rank), for its handler id
+ * (see "Requests" above). done (may be NULL) runs once at completion with arg. *req gets the
+ * request (req NULL: nobody tests it; it is freed after its callback). On an error nothing
+ * was started and *req is NULL. Never blocks; never runs a handler.
+ * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (buf NULL with len > 0), FM_ERR_RANK,
+ * FM_ERR_HANDLER, FM_ERR_TOO_LONG (as fm_begin_message, outside handlers), FM_EAGAIN
+ * (FM_REQUESTS requests exist), FM_ERR_NOMEM. */
+int fm_isend(fm_context *ctx, int dest, const void *buf, size_t len, int handler,
+             fm_request_fn done, void *arg, fm_request **req);
+
+/* The same to each of the n ranks in dests, every packet written once (as
+ * fm_begin_message_multi; dests is read during the call only). Errors: as fm_isend's, and
+ * FM_ERR_EMPTY, FM_ERR_INVALID (dests NULL, n < 0), FM_ERR_SELF, FM_ERR_DUPLICATE. */
+int fm_isend_multi(fm_context *ctx, const int *dests, int n, const void *buf, size_t len,
+                   int handler, fm_request_fn done, void *arg, fm_request **req);
+
+/* A multicast of len bytes of buf from this rank to every other member of group, down tree
+ * with flags, as fm_mcast_begin (its tree is chosen during this call). Errors: as
+ * fm_mcast_begin's (store-and-forward and FCFS limits included) and fm_isend's. */
+int fm_imcast(fm_group *group, const char *tree, unsigned flags, const void *buf, size_t len,
+              int handler, fm_request_fn done, void *arg, fm_request **req);
+
+/* The same to the n ranks of members (this rank among them; members is read during the call
+ * only), as fm_mcast_begin_list. Errors: as fm_mcast_begin_list's and fm_isend's. */
+int fm_imcast_list(fm_context *ctx, const int *members, int n, const char *tree, unsigned flags,
+                   const void *buf, size_t len, int handler, fm_request_fn done, void *arg,
+                   fm_request **req);
+
+/* Whether *req has completed: FM_EAGAIN while it has not (*req unchanged); else its status
+ * (FM_OK or an error, see "Requests"), the request freed and *req set to NULL, its callback
+ * having run first. Outside handlers it drives one round of progress first (handlers and
+ * callbacks may run); inside a handler it only looks. Never blocks.
+ * Errors: FM_ERR_INVALID (req or *req NULL, or not a live request), FM_ERR_NOT_INIT (its
+ * context finalized), FM_ERR_PEER, FM_ERR_PROVIDER (progress failed; *req unchanged). */
+int fm_request_test(fm_request **req);
+
+/* Block, driving progress, until *req completes; then as fm_request_test. A wait that fails
+ * leaves *req (the request goes on): FM_ERR_TIMEOUT when a peer this rank waits for has sent
+ * nothing for FM_TIMEOUT seconds, FM_ERR_PEER, FM_ERR_PROVIDER. So *req NULL on return means
+ * the request is over, whatever the status; not NULL, that the wait failed.
+ * Errors: those, FM_ERR_INVALID, FM_ERR_NOT_INIT, FM_ERR_IN_HANDLER. */
+int fm_request_wait(fm_request **req);
+
+/* Block until one of the n requests in reqs has completed (NULL entries are skipped); *index
+ * gets its position, reqs[*index] is set to NULL and its status returned. With no request
+ * (every entry NULL, or n = 0) *index is -1 and it returns FM_OK at once. A failed wait:
+ * *index -1, as fm_request_wait. Errors: FM_ERR_INVALID (reqs or index NULL, n < 0, an entry
+ * not a live request), and as fm_request_wait. */
+int fm_request_waitany(fm_request **reqs, int n, int *index);
+
+/* Block until at least one of the n requests in reqs has completed, then report every one
+ * that has: *count of them, their positions in indices[0..*count-1] and statuses in
+ * statuses[] (statuses may be NULL), each reqs[] entry set to NULL. No request: *count 0 at
+ * once. Returns FM_OK, or a failed wait's error (*count 0). Errors: FM_ERR_INVALID (reqs,
+ * indices or count NULL, n < 0, an entry not a live request), and as fm_request_wait. */
+int fm_request_waitsome(fm_request **reqs, int n, int *indices, int *statuses, int *count);
+
+/* Let go of *req without waiting: it goes on, its callback still runs, and it is freed then
+ * (at once if it has completed). *req is set to NULL. Errors: FM_ERR_INVALID, FM_ERR_NOT_INIT. */
+int fm_request_free(fm_request **req);
+
 /* Counters of one context. */
 typedef struct fm_stats {
     uint64_t packets_sent, bytes_sent; /* data packets and payload bytes */

@@ -23,21 +23,28 @@ meson test -C "$build" --suite unit --print-errorlogs --num-processes 2 \
 # Whole jobs: every rank under valgrind. A rank with an error or a leak exits 1 and
 # fastmsg-run fails the job.
 run=$build/runtime/launcher/fastmsg-run
-job() { # PROVIDER N PROGRAM PATTERN COUNT: COUNT output lines must match PATTERN
+job() { # PROVIDER N PROGRAM PATTERN COUNT [ARGS]: COUNT output lines must match PATTERN
   local provider=$1 n=$2 prog=$3 pattern=$4 want=$5 out rc=0
+  shift 5
+  [[ $prog == */* ]] || prog=examples/$prog
   out=$(FM_PROVIDER=$provider FI_TCP_IFACE=lo FM_TIMEOUT=120 \
-        timeout -k 5 300 "$run" -n "$n" "${vg[@]}" "$build/examples/$prog" 2>&1) || rc=$?
+        timeout -k 5 300 "$run" -n "$n" "${vg[@]}" "$build/$prog" "$@" 2>&1) || rc=$?
   local got
   got=$(grep -c -- "$pattern" <<<"$out" || true)
   if [ $rc -ne 0 ] || [ "$got" -lt "$want" ]; then
     echo "$out"
-    echo "valgrind: FAIL: examples/$prog, $n ranks over $provider (exit $rc)"
+    echo "valgrind: FAIL: $prog $*, $n ranks over $provider (exit $rc)"
     status=1
   else
-    echo "valgrind: ok: examples/$prog, $n ranks over $provider"
+    echo "valgrind: ok: $prog $*, $n ranks over $provider"
   fi
 }
 job shm 2 hello "greetings ok" 2
 job tcp 2 hello "greetings ok" 2
 job shm 3 multicast "B, correct" 2
+# Requests: every one freed, whether tested, waited, detached or freed early, and the streams
+# of those finalize finds unfinished.
+req=tests/integration/stream/stream_requests
+job shm 3 $req "PASS handler" 3 handler
+job tcp 2 $req "PASS api" 2 api
 exit $status

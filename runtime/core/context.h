@@ -100,6 +100,17 @@ typedef struct fm_zcopy_state {
     uint64_t next_rtag;     /* receive tags: from a random start, never 0 */
 } fm_zcopy_state;
 
+/* Requests (request.c): started and not complete, in start order; complete with a callback
+ * still to run; freed ones kept for reuse; how many exist (FM_REQUESTS at most). */
+struct fm_request;
+typedef struct fm_req_state {
+    struct fm_request *head, *tail;
+    struct fm_request *notify, *notify_tail;
+    struct fm_request *free;
+    void *slabs;
+    long live;
+} fm_req_state;
+
 struct fm_mcast;       /* the multicast layer's state (runtime/mcast) */
 struct fm_mcast_hooks; /* what the core calls on multicast packets (hooks.h) */
 struct fm_services;    /* barrier and wire-up state (runtime/services) */
@@ -152,6 +163,8 @@ struct fm_context {
     double wclock, wlast;
 
     fm_zcopy_state zc;
+    fm_req_state req;
+    int req_opening; /* a request's stream is being opened: promise it no buffers (send.c) */
 
     const struct fm_mcast_hooks *mcast_hooks; /* NULL: multicast packets are dropped */
     struct fm_mcast *mcast;

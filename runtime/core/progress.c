@@ -16,6 +16,7 @@
 #include "progress.h"
 #include "recv.h"
 #include "recv_pool.h"
+#include "request.h"
 #include "send.h"
 #include "zcopy.h"
 
@@ -122,6 +123,11 @@ int fm_progress_once(fm_context *ctx)
         if (e && !rc)
             rc = e;
     }
+    /* Requests take the send buffers that came back; their callbacks run as handlers do. */
+    if (ctx->req.head)
+        n += fm_req_pump(ctx);
+    if (ctx->req.notify && !ctx->in_handler)
+        n += fm_req_notify(ctx);
     if (ctx->ndirty) {
         int e = fm_credits_settle(ctx);
         if (e && !rc)
@@ -343,5 +349,7 @@ int fm_trywait(fm_context *ctx)
         return FM_EAGAIN;
     if (ctx->run_held || ctx->run_groups)
         return FM_EAGAIN; /* held messages to start (a registration or group inside a handler) */
+    if (ctx->req.notify)
+        return FM_EAGAIN; /* callbacks of completed requests to run */
     return ctx->tp->ops->trywait(ctx->tp) == FM_OK ? FM_OK : FM_EAGAIN;
 }

@@ -179,7 +179,9 @@ FM_HOT int wait_sent(fm_stream *s, int end)
     return fm_progress_until(s->ctx, peer_drained, &s->peer, "credits");
 }
 
-static int next_packet(fm_stream *s)
+/* The stream's next packet buffer; FM_EAGAIN when none is free and the caller may not wait
+ * (a handler, or a request's fill) or, for nowait, never waits. */
+static int next_packet(fm_stream *s, int nowait)
 {
     fm_context *ctx = s->ctx;
     if (s->reserved) {
@@ -190,7 +192,7 @@ static int next_packet(fm_stream *s)
     s->cur = fm_pool_pop_send(ctx); /* (the pool grows only when it is empty) */
     if (s->cur || (s->cur = fm_pool_get_send(ctx, 0)))
         return FM_OK;
-    if (ctx->in_handler)
+    if (ctx->in_handler || nowait)
         return FM_EAGAIN; /* a stream opened outside, written inside a handler */
     int rc = fm_progress_until(ctx, send_buffer_free, NULL, "a send buffer");
     if (rc)
@@ -199,14 +201,19 @@ static int next_packet(fm_stream *s)
     return s->cur ? FM_OK : FM_ERR_NOMEM;
 }
 
-int fm_send_next_packet(fm_stream *s)
+static int lead_packet(fm_stream *s, int nowait)
 {
-    int rc = next_packet(s);
+    int rc = next_packet(s, nowait);
     if (rc == FM_OK && s->seq == 0 && s->desc_len) { /* a multicast's descriptor leads */
         memcpy(s->cur->buf + FM_WIRE_HDR_LEN, s->desc, s->desc_len);
         s->cur->len = s->desc_len;
     }
     return rc;
+}
+
+int fm_send_next_packet(fm_stream *s)
+{
+    return lead_packet(s, 0);
 }
 
 /* A sending stream of packets of cap payload bytes carrying len bytes (a multicast's
@@ -220,7 +227,7 @@ FM_HOT int stream_alloc(fm_context *ctx, size_t len, size_t cap, int handler, fm
     /* Never wait inside a handler: promise the message all its packet buffers now, or
      * refuse (FM_EAGAIN, or FM_ERR_TOO_LONG when no wait could ever make room). Packets
      * without credit then wait in memory, not in the handler. */
-    size_t need = ctx->in_handler ? len / cap + 1 : 0;
+    size_t need = ctx->in_handler && !ctx->req_opening ? len / cap + 1 : 0;
     int rc = need ? fm_pool_reserve(ctx, need) : FM_OK;
     if (rc)
         return rc;
@@ -306,6 +313,16 @@ FM_HOT int piece_fits(fm_stream *s, const void *buf, size_t len)
     return 1;
 }
 
+/* A full packet leaves; it is the last if the declared length is reached. */
+static void submit_full(fm_stream *s)
+{
+    int last = s->written == s->declared;
+    fm_send_submit(s, s->cur, FM_PKT_DATA, last);
+    s->cur = NULL;
+    if (last)
+        s->sending = 2;
+}
+
 int fm_send_piece(fm_stream *s, const void *buf, size_t len)
 {
     int rc = check_sending(s);
@@ -323,7 +340,7 @@ int fm_send_piece(fm_stream *s, const void *buf, size_t len)
     if (fm_zcopy_wanted(s, len) && (rc = fm_zcopy_send(s, &src, &len)) != FM_EAGAIN)
         return rc; /* (FM_EAGAIN: declined; the rest goes through packets) */
     while (len > 0) {
-        if (!s->cur && (rc = fm_send_next_packet(s)))
+        if (!s->cur && (rc = lead_packet(s, 0)))
             return rc;
         size_t room = s->cap - s->cur->len;
         size_t n = len < room ? len : room;
@@ -333,13 +350,8 @@ int fm_send_piece(fm_stream *s, const void *buf, size_t len)
         src += n;
         len -= n;
         if (s->cur->len == s->cap) {
-            /* A full packet leaves now; it is the last if the declared length is reached. */
-            int last = s->written == s->declared;
-            fm_send_submit(s, s->cur, FM_PKT_DATA, last);
-            s->cur = NULL;
-            if (last)
-                s->sending = 2;
-            if ((rc = wait_sent(s, last)))
+            submit_full(s);
+            if ((rc = wait_sent(s, s->sending == 2)))
                 return rc;
         }
     }
@@ -352,6 +364,30 @@ static int retryable(int rc)
     return rc == FM_EAGAIN || rc == FM_ERR_TIMEOUT || rc == FM_ERR_NOMEM;
 }
 
+/* The stream goes back to the free list; rc, or a multi-destination stream's cut copies. */
+static int release(fm_stream *s, int rc)
+{
+    fm_context *ctx = s->ctx;
+    if (s->multi) {
+        int cut = fm_multi_close(s);
+        rc = rc ? rc : cut;
+    }
+    fm_pool_unreserve(ctx, s->reserved);
+    s->reserved = 0;
+    s->sending = 0;
+    s->next = ctx->stream_free;
+    ctx->stream_free = s;
+    return rc;
+}
+
+void fm_send_abandon(fm_stream *s)
+{
+    if (s->cur)
+        fm_pool_put_send(s->ctx, s->cur);
+    s->cur = NULL;
+    release(s, FM_OK);
+}
+
 int fm_end_message(fm_stream *s)
 {
     int rc = check_sending(s);
@@ -359,7 +395,7 @@ int fm_end_message(fm_stream *s)
         rc = FM_OK; /* the last packet has left: with the final piece, or in an earlier call */
     } else if (rc == FM_OK) {
         if (!s->cur)
-            rc = fm_send_next_packet(s); /* an empty last packet ends the message */
+            rc = lead_packet(s, 0); /* an empty last packet ends the message */
         if (rc == FM_OK) {
             fm_send_submit(s, s->cur, FM_PKT_DATA, 1);
             s->cur = NULL;
@@ -372,15 +408,43 @@ int fm_end_message(fm_stream *s)
         rc = wait_sent(s, 1);
     if (retryable(rc))
         return rc; /* still open: a later call goes on from here (nothing is sent twice) */
-    fm_context *ctx = s->ctx;
-    if (s->multi) {
-        int cut = fm_multi_close(s);
-        rc = rc ? rc : cut;
+    return release(s, rc);
+}
+
+/* Requests (request.c) write their streams here, never waiting. */
+
+size_t fm_send_fill(fm_stream *s, const void *buf, size_t len)
+{
+    const unsigned char *src = buf;
+    size_t took = 0;
+    while (took < len) {
+        /* A multi-destination stream runs ahead of slow destinations only within
+         * FM_MCAST_BUFFER, as wait_sent lets a writer. */
+        if (!s->cur && s->multi && fm_pool_held_full(s->ctx) && !fm_multi_drained(s))
+            break;
+        if (!s->cur && lead_packet(s, 1) != FM_OK)
+            break;
+        size_t room = s->cap - s->cur->len, n = len - took < room ? len - took : room;
+        memcpy(s->cur->buf + FM_WIRE_HDR_LEN + s->cur->len, src + took, n);
+        s->cur->len += (uint32_t)n;
+        s->written += n;
+        took += n;
+        if (s->cur->len == s->cap)
+            submit_full(s);
     }
-    fm_pool_unreserve(ctx, s->reserved);
-    s->reserved = 0;
-    s->sending = 0;
-    s->next = ctx->stream_free;
-    ctx->stream_free = s;
-    return rc;
+    return took;
+}
+
+int fm_send_finish(fm_stream *s)
+{
+    if (s->sending == 1) {
+        if (!s->cur && (s->multi && fm_pool_held_full(s->ctx) && !fm_multi_drained(s)))
+            return FM_EAGAIN;
+        if (!s->cur && lead_packet(s, 1) != FM_OK)
+            return FM_EAGAIN; /* an empty last packet ends the message: none free yet */
+        fm_send_submit(s, s->cur, FM_PKT_DATA, 1);
+        s->cur = NULL;
+        s->sending = 2;
+    }
+    return release(s, FM_OK);
 }

@@ -14,5 +14,14 @@ int fm_send_flush_peer(fm_context *ctx, int peer);
 int fm_send_packet_now(fm_context *ctx, fm_pkt *p);
 void fm_send_queue(fm_context *ctx, fm_pkt *p);
 void fm_send_done(fm_context *ctx, fm_pkt *p);
+/* For requests: copy up to len bytes of buf into the stream's packets without waiting,
+ * sending each full one; stops where no send buffer is free (or a multi-destination stream
+ * is at FM_MCAST_BUFFER). Returns the bytes taken. */
+size_t fm_send_fill(fm_stream *s, const void *buf, size_t len);
+/* For requests: send the last packet and release the stream, without waiting: FM_EAGAIN
+ * (no buffer for it yet: call again), or fm_end_message's status once released. */
+int fm_send_finish(fm_stream *s);
+/* fm_finalize, for a request that never completed: release the stream as it is. */
+void fm_send_abandon(fm_stream *s);
 
 #endif

@@ -18,6 +18,7 @@
 #include "progress.h"
 #include "recv.h"
 #include "recv_pool.h"
+#include "request.h"
 #include "setup.h"
 #include "topo.h"
 #include "window.h"
@@ -254,6 +255,8 @@ int fm_core_open(fm_context *ctx)
 static int sends_drained(fm_context *ctx, void *arg)
 {
     (void)arg;
+    if (fm_req_pending(ctx) || ctx->req.notify)
+        return 0; /* requests not written yet, or callbacks to run */
     for (int r = 0; r < ctx->size; r++)
         if (ctx->peers[r].pending.head || ctx->peers[r].credit_busy)
             return 0;
@@ -267,6 +270,7 @@ int fm_core_drain(fm_context *ctx, const char *what)
 
 void fm_core_close(fm_context *ctx)
 {
+    fm_req_fini(ctx); /* (their streams go back before the streams are freed) */
     if (ctx->tp)
         fm_recv_fini(ctx);
     while (ctx->stream_free) {

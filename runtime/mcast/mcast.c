@@ -18,6 +18,7 @@
 #include "mcast_desc.h"
 #include "members.h"
 #include "multi.h"
+#include "request.h"
 #include "mcast_state.h"
 #include "topo_view.h"
 #include "tree_choice.h"
@@ -139,4 +140,45 @@ int fm_mcast_begin_list(fm_context *ctx, const int *members, int n, const char *
     if (rc)
         return rc;
     return mcast_begin(ctx, members, n, pos, 0, tree, flags, len, handler, stream);
+}
+
+/* Requests (core/request.c) over a root's stream. */
+
+int fm_imcast(fm_group *g, const char *tree, unsigned flags, const void *buf, size_t len,
+              int handler, fm_request_fn done, void *arg, fm_request **req)
+{
+    if (req)
+        *req = NULL;
+    int rc = fm_group_check(g);
+    if (rc)
+        return rc;
+    if (!buf && len)
+        return FM_ERR_INVALID;
+    fm_request *r;
+    if ((rc = fm_req_new(g->ctx, &r)))
+        return rc;
+    fm_stream *s = NULL;
+    rc = mcast_begin(g->ctx, g->members, g->n, g->pos, g->id, tree, flags, len, handler, &s);
+    return fm_req_start(r, rc, s, buf, len, done, arg, req);
+}
+
+int fm_imcast_list(fm_context *ctx, const int *members, int n, const char *tree, unsigned flags,
+                   const void *buf, size_t len, int handler, fm_request_fn done, void *arg,
+                   fm_request **req)
+{
+    if (req)
+        *req = NULL;
+    if (!fm_ctx_live(ctx))
+        return FM_ERR_NOT_INIT;
+    if (!buf && len)
+        return FM_ERR_INVALID;
+    int pos, rc = fm_members_check(ctx, members, n, &pos);
+    if (rc)
+        return rc;
+    fm_request *r;
+    if ((rc = fm_req_new(ctx, &r)))
+        return rc;
+    fm_stream *s = NULL;
+    rc = mcast_begin(ctx, members, n, pos, 0, tree, flags, len, handler, &s);
+    return fm_req_start(r, rc, s, buf, len, done, arg, req);
 }

@@ -50,6 +50,9 @@
       "their siblings; beyond it the root waits and a member keeps its parent's packets (and "     \
       "credits) until the slow child catches up; store-and-forward and FCFS hold whole messages "  \
       "within it; 0 = no child runs ahead of another")                                             \
+    X(FM_REQUESTS, requests, INT, "65536", 1, 1 << 24,                                             \
+      "requests (fm_isend, fm_imcast, ...) that may exist at once, not yet freed; starting one "   \
+      "more returns FM_EAGAIN")                                                                    \
     X(FM_WAIT_FD, wait_fd, BOOL, "1", 0, 0,                                                        \
       "sleep on the provider's wait fd where it has one (tcp); 0 = no wait fd: about 1 us less "   \
       "per tcp packet, and idle waits back off with sched_yield and short sleeps instead")         \

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Requests (request.c): whole-buffer messages that progress writes into packets as send
+ * buffers free up, never waiting in the call that starts them. */
+#ifndef FM_CORE_REQUEST_H
+#define FM_CORE_REQUEST_H
+
+#include "context.h"
+
+/* Starting a request over any stream: fm_req_new takes a request (FM_EAGAIN at FM_REQUESTS,
+ * FM_ERR_NOMEM) and marks the context so that the stream opened next is promised no buffers
+ * even inside a handler (requests fill it as buffers free up instead); fm_req_start then
+ * takes that opening's status and stream: on an error it gives the request back and returns
+ * the error, else it starts writing buf into the stream and returns FM_OK. */
+int fm_req_new(fm_context *ctx, fm_request **r);
+int fm_req_start(fm_request *r, int open_rc, fm_stream *s, const void *buf, size_t len,
+                 fm_request_fn done, void *arg, fm_request **req);
+
+/* From each progress round: write waiting requests into packets, in start order (returns
+ * how many moved on), and, outside handlers, run the callbacks of completed ones (returns
+ * how many ran). */
+int fm_req_pump(fm_context *ctx);
+int fm_req_notify(fm_context *ctx);
+/* Whether requests still have bytes to write (fm_finalize sends them first). */
+static inline int fm_req_pending(const fm_context *ctx)
+{
+    return ctx->req.head != NULL;
+}
+/* fm_finalize: free every request, their streams too (said on stderr when some never
+ * completed). */
+void fm_req_fini(fm_context *ctx);
+
+#endif
