@@ -333,6 +333,17 @@ typedef struct fm_group fm_group;
  * Not with FM_MCAST_STORE_FORWARD (FM_ERR_INVALID). */
 #define FM_MCAST_FCFS 2u
 
+/* Delivery acknowledgement, for the multicast requests (fm_imcast, fm_imcast_list) only: the
+ * request completes only once every member has the whole message (its last packet has
+ * arrived there; its handler may not have read it yet). Each member acknowledges to the rank
+ * it received the multicast from, once its own copy is complete and each of its children has
+ * acknowledged, so the root receives one acknowledgement per child, not one per member. A
+ * member whose copy was cut short makes the request's status FM_ERR_TRUNCATED. A member that
+ * dies leaves the request incomplete: a wait for it then fails (FM_ERR_PEER or
+ * FM_ERR_TIMEOUT). With the streaming calls (fm_mcast_begin, fm_mcast_begin_list):
+ * FM_ERR_INVALID. Combines with the forwarding modes. */
+#define FM_MCAST_ACK 4u
+
 /* Create a group of the n ranks in members (in that order; this rank need not be one).
  * Local: no communication. A multicast on the group that reaches a member before it has
  * created the group waits there, neither forwarded nor handled, holding its sender's credits
@@ -359,10 +370,10 @@ int fm_group_position(const fm_group *group);
  * fm_send_piece and fm_end_message; they wait as for fm_begin_message_multi to this rank's
  * children. Inside a handler it never blocks (FM_EAGAIN and FM_ERR_TOO_LONG as fm_begin_message).
  * Errors: FM_ERR_INVALID (group or stream NULL, group destroyed, unknown flags, both forwarding
- * modes), FM_ERR_NOT_INIT (after fm_finalize), FM_ERR_NOT_MEMBER, FM_ERR_TREE (unknown tree or bad
- * parameter), FM_ERR_HANDLER, FM_ERR_TOO_LONG (len over 2^48, over 2^32 packets of the multicast's
- * packet size, its descriptor included, in a handler over the budget, or store-and-forward or FCFS
- * beyond this rank's FM_MCAST_BUFFER), FM_EAGAIN, FM_ERR_NOMEM. */
+ * modes, FM_MCAST_ACK), FM_ERR_NOT_INIT (after fm_finalize), FM_ERR_NOT_MEMBER, FM_ERR_TREE
+ * (unknown tree or bad parameter), FM_ERR_HANDLER, FM_ERR_TOO_LONG (len over 2^48, over 2^32
+ * packets of the multicast's packet size, its descriptor included, in a handler over the budget, or
+ * store-and-forward or FCFS beyond this rank's FM_MCAST_BUFFER), FM_EAGAIN, FM_ERR_NOMEM. */
 int fm_mcast_begin(fm_group *group, const char *tree, unsigned flags, size_t len, int handler,
                    fm_stream **stream);
 /* The same to the n ranks of members (this rank among them), the list carried in the
@@ -578,7 +589,8 @@ int fm_isend_multi(fm_context *ctx, const int *dests, int n, const void *buf, si
                    int handler, fm_request_fn done, void *arg, fm_request **req);
 
 /* A multicast of len bytes of buf from this rank to every other member of group, down tree
- * with flags, as fm_mcast_begin (its tree is chosen during this call). Errors: as
+ * with flags, as fm_mcast_begin (its tree is chosen during this call); flags may also hold
+ * FM_MCAST_ACK: the request then completes once every member has the message. Errors: as
  * fm_mcast_begin's (store-and-forward and FCFS limits included) and fm_isend's. */
 int fm_imcast(fm_group *group, const char *tree, unsigned flags, const void *buf, size_t len,
               int handler, fm_request_fn done, void *arg, fm_request **req);

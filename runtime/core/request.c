@@ -11,6 +11,7 @@
  * free buffers is on its way, and complete, before the call returns; but it never runs a
  * callback: they run from progress outside handlers (fm_req_notify), as handlers do. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
 #include "members.h"
@@ -36,6 +37,10 @@ struct fm_request {
     size_t len, off;
     fm_request_fn done;
     void *arg;
+    int holds;   /* completion also waits for these (fm_req_hold: acknowledgements) */
+    int written; /* its stream is released: complete once holds are 0 */
+    int written_status;
+    unsigned char own[FM_REQ_INLINE]; /* internal messages keep their bytes here */
 };
 
 /* Requests come in slabs, kept until fm_finalize (which frees them all, reported or not). */
@@ -59,9 +64,10 @@ static int grow(fm_context *ctx)
     return FM_OK;
 }
 
-int fm_req_new(fm_context *ctx, fm_request **out)
+/* internal: not bounded by FM_REQUESTS (its callers bound themselves). */
+static int req_new(fm_context *ctx, fm_request **out, int internal)
 {
-    if (ctx->req.live >= ctx->cfg.requests)
+    if (ctx->req.live >= ctx->cfg.requests && !internal)
         return FM_EAGAIN;
     if (!ctx->req.free && grow(ctx))
         return FM_ERR_NOMEM;
@@ -72,6 +78,11 @@ int fm_req_new(fm_context *ctx, fm_request **out)
     ctx->req_opening = 1;
     *out = r;
     return FM_OK;
+}
+
+int fm_req_new(fm_context *ctx, fm_request **out)
+{
+    return req_new(ctx, out, 0);
 }
 
 /* Back to the free list (its memory stays until fm_finalize: a stale pointer reads a cleared
@@ -89,7 +100,6 @@ static void complete(fm_context *ctx, fm_request *r, int status)
 {
     r->state = REQ_DONE;
     r->status = status;
-    r->s = NULL;
     if (!r->done) {
         r->notified = 1;
         if (r->detached) {
@@ -107,7 +117,8 @@ static void complete(fm_context *ctx, fm_request *r, int status)
     ctx->req.notify_tail = r;
 }
 
-/* Write the head request as far as buffers allow: 1 when it completed, 0 when it waits. */
+/* Write the head request as far as buffers allow: 1 when it is written (its stream
+ * released; complete unless holds remain), 0 when it waits. */
 static int pump_one(fm_context *ctx, fm_request *r)
 {
     if (r->off < r->len)
@@ -120,8 +131,25 @@ static int pump_one(fm_context *ctx, fm_request *r)
     ctx->req.head = r->next;
     if (!ctx->req.head)
         ctx->req.tail = NULL;
-    complete(ctx, r, rc);
+    r->s = NULL;
+    r->written = 1;
+    r->written_status = rc;
+    if (!r->holds)
+        complete(ctx, r, rc);
     return 1;
+}
+
+void fm_req_hold(fm_request *r)
+{
+    r->holds++;
+}
+
+void fm_req_release(fm_request *r, int status)
+{
+    if (status && !r->written_status)
+        r->written_status = status;
+    if (--r->holds == 0 && r->written)
+        complete(r->ctx, r, r->written_status);
 }
 
 int fm_req_pump(fm_context *ctx)
@@ -201,6 +229,20 @@ void fm_req_fini(fm_context *ctx)
         free(sl);
     }
     ctx->req = (fm_req_state){0};
+}
+
+int fm_req_send_internal(fm_context *ctx, int dest, const void *buf, size_t len, int handler)
+{
+    if (len > FM_REQ_INLINE)
+        return FM_ERR_TOO_LONG;
+    fm_request *r;
+    int rc = req_new(ctx, &r, 1);
+    if (rc)
+        return rc;
+    memcpy(r->own, buf, len);
+    fm_stream *s = NULL;
+    rc = fm_send_open(ctx, dest, len, handler, &s);
+    return fm_req_start(r, rc, s, r->own, len, NULL, NULL, NULL);
 }
 
 /* The public calls. */

@@ -15,6 +15,18 @@ int fm_req_new(fm_context *ctx, fm_request **r);
 int fm_req_start(fm_request *r, int open_rc, fm_stream *s, const void *buf, size_t len,
                  fm_request_fn done, void *arg, fm_request **req);
 
+/* Completion of r also waits for a release (acknowledgements: mcast/ack.c); call before
+ * fm_req_start. fm_req_release: one hold goes, status (non-zero) becomes the request's if
+ * its own is FM_OK; the last one completes it if its stream is written. */
+void fm_req_hold(fm_request *r);
+void fm_req_release(fm_request *r, int status);
+
+/* A small message (at most FM_REQ_INLINE bytes, copied now) of the layers above the core to
+ * dest, for an internal handler id: a request nobody waits for, not counted in FM_REQUESTS
+ * (its callers bound how many they send). Never waits; FM_ERR_NOMEM. */
+#define FM_REQ_INLINE 32
+int fm_req_send_internal(fm_context *ctx, int dest, const void *buf, size_t len, int handler);
+
 /* From each progress round: write waiting requests into packets, in start order (returns
  * how many moved on), and, outside handlers, run the callbacks of completed ones (returns
  * how many ran). */

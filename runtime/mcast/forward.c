@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ack.h"
 #include "forward.h"
 #include "group.h"
 #include "log.h"
@@ -49,6 +50,7 @@
 #include "trees/tree.h"
 
 struct fm_fwd {
+    struct fm_ack *ack; /* FM_DESC_ACK: acknowledged once this copy is complete (ack.c) */
     int nkids;
     int hold_from;     /* children from this one on get the message from held copies */
     int refused;       /* no room for the copies: those children get packet 0 and an abort */
@@ -179,6 +181,12 @@ int fm_fwd_start(fm_context *ctx, fm_stream *s, fm_pkt *p)
     if (!f)
         return FM_MCAST_DROP;
     s->fwd = f;
+    if ((d.flags & FM_DESC_ACK) &&
+        !(f->ack = fm_ack_member(ctx, d.root_rank, d.ack_id, p->peer, f->nkids))) {
+        fm_log(0, "out of memory for a multicast from rank %u: dropped here", d.root_rank);
+        fm_fwd_free(s);
+        return FM_MCAST_DROP;
+    }
     if (fwd_reserve(ctx, f, s, p, d.desc_len)) {
         fm_log(0, "out of memory for a multicast from rank %u: dropped here", d.root_rank);
         fm_fwd_free(s);
@@ -294,11 +302,24 @@ static void hold(fm_context *ctx, fm_stream *s, fm_pkt *p)
         flush_held(ctx, s);
 }
 
+static void forward(fm_context *ctx, fm_stream *s, fm_pkt *p);
+
 void fm_fwd_packet(fm_context *ctx, fm_stream *s, fm_pkt *p)
 {
     struct fm_fwd *f = s->fwd;
-    if (!f || !f->nkids)
+    if (!f)
         return;
+    if (f->nkids)
+        forward(ctx, s, p);
+    if (f->ack && (p->flags & FM_PKT_LAST)) { /* this member's copy is complete (or cut) */
+        fm_ack_own(ctx, f->ack, p->flags & FM_PKT_ABORT ? FM_ERR_TRUNCATED : FM_OK);
+        f->ack = NULL;
+    }
+}
+
+static void forward(fm_context *ctx, fm_stream *s, fm_pkt *p)
+{
+    struct fm_fwd *f = s->fwd;
     /* Refused: every child gets this packet (packet 0) now, those after hold_from no more. */
     int now = f->refused ? f->nkids : f->hold_from;
     fm_wire_hdr h;
@@ -323,6 +344,8 @@ void fm_fwd_free(fm_stream *s)
     struct fm_fwd *f = s->fwd;
     if (!f)
         return;
+    if (f->ack) /* over before its last packet came: cut short */
+        fm_ack_own(s->ctx, f->ack, FM_ERR_TRUNCATED);
     while (f->held.head) {
         fm_pkt *q = f->held.head;
         f->held.head = q->next;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ack.h"
 #include "calibrate.h"
 #include "forward.h"
 #include "group.h"
@@ -30,7 +31,8 @@ int fm_mcast_init(fm_context *ctx)
     if (!(ctx->mcast = calloc(1, sizeof *ctx->mcast)))
         return FM_ERR_NOMEM;
     ctx->mcast_hooks = &hooks;
-    return fm_calibrate_init(ctx);
+    int rc = fm_ack_init(ctx);
+    return rc ? rc : fm_calibrate_init(ctx);
 }
 
 void fm_mcast_fini(fm_context *ctx)
@@ -39,6 +41,7 @@ void fm_mcast_fini(fm_context *ctx)
     if (!mc)
         return;
     fm_group_free_all(ctx);
+    fm_ack_fini(ctx);
     free(mc->costs);
     free(mc->calib_sink);
     free(mc);
@@ -46,34 +49,43 @@ void fm_mcast_fini(fm_context *ctx)
     ctx->mcast_hooks = NULL;
 }
 
-/* Open the root's stream: the descriptor d (root, n, tree already set), children as ranks. */
-static int open_root(fm_context *ctx, const struct fm_tree_desc *td, const fm_mcast_desc *d,
-                     const int *members, size_t len, size_t payload, int handler,
+/* Open the root's stream: the descriptor d (root, n, tree already set), children as ranks.
+ * ack: the request an acknowledged multicast completes (FM_DESC_ACK in d), else NULL. */
+static int open_root(fm_context *ctx, const struct fm_tree_desc *td, fm_mcast_desc *d,
+                     const int *members, size_t len, size_t payload, int handler, fm_request *ack,
                      fm_stream **stream)
 {
-    int list = !(d->flags & FM_DESC_GROUP);
-    size_t desc_len = fm_mcast_desc_size(list ? td->n : 0);
+    size_t desc_len = fm_mcast_desc_len(d);
     unsigned char *desc = malloc(desc_len);
     size_t scratch_len = fm_tree_scratch_size(td);
     void *scratch = scratch_len ? malloc(scratch_len) : NULL;
     int nk = fm_tree_children(td, td->root, NULL, 0, scratch);
     int *kids = malloc((size_t)(nk > 0 ? nk : 1) * sizeof *kids);
+    struct fm_ack *a = NULL;
+    if (ack && nk >= 0)
+        d->ack_id = fm_ack_root_open(ctx, nk, &a);
     int rc = FM_ERR_NOMEM;
-    if (desc && kids && (scratch || !scratch_len) && nk >= 0) {
+    if (desc && kids && (scratch || !scratch_len) && nk >= 0 && (!ack || !nk || a)) {
         fm_tree_children(td, td->root, kids, nk, scratch);
         for (int i = 0; i < nk; i++)
             kids[i] = members[kids[i]];
         fm_mcast_desc_encode(d, members, desc);
         rc = fm_multi_open(ctx, kids, nk, len, payload, handler, desc, desc_len, stream);
     }
+    if (a && rc == FM_OK)
+        fm_ack_root_commit(ctx, a, ack);
+    else if (a)
+        fm_ack_root_cancel(a);
     free(desc);
     free(scratch);
     free(kids);
     return rc;
 }
 
+/* req: the request the stream is for (NULL: a streaming multicast); flags may hold
+ * FM_MCAST_ACK only with one. */
 static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint64_t group,
-                       const char *tree, unsigned flags, size_t len, int handler,
+                       const char *tree, unsigned flags, size_t len, int handler, fm_request *req,
                        fm_stream **stream)
 {
     if (handler < 0 || handler >= FM_MAX_HANDLERS)
@@ -81,7 +93,7 @@ static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint
     if ((unsigned long long)len > FM_MAX_MESSAGE)
         return FM_ERR_TOO_LONG;
     int mode = fm_mcast_mode(flags);
-    if (mode < 0)
+    if (mode < 0 || ((flags & FM_MCAST_ACK) && !req))
         return FM_ERR_INVALID;
     if (pos < 0)
         return FM_ERR_NOT_MEMBER;
@@ -91,7 +103,14 @@ static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint
     struct fm_mcast_topo_view view;
     struct fm_tree_desc td = {
         .n = n, .root = pos, .topo = fm_mcast_topo_view(&view, ctx->topo, members, NULL, n)};
-    size_t desc_len = fm_mcast_desc_size(group ? 0 : n), payload;
+    fm_mcast_desc d = {.flags = (uint8_t)((sf ? FM_DESC_STORE_FORWARD : 0) |
+                                          (fcfs ? FM_DESC_FCFS : 0) | (group ? FM_DESC_GROUP : 0) |
+                                          (flags & FM_MCAST_ACK ? FM_DESC_ACK : 0)),
+                       .n = (uint32_t)n,
+                       .root_pos = (uint32_t)pos,
+                       .root_rank = (uint32_t)ctx->rank,
+                       .group = group};
+    size_t desc_len = fm_mcast_desc_len(&d), payload;
     if (desc_len > ctx->packet_size)
         return FM_ERR_TOO_LONG; /* the member list must fit in packet 0 */
     int rc = fm_mcast_choose(ctx, tree, len + desc_len, desc_len, mode, &td, &payload);
@@ -101,17 +120,12 @@ static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint
      * they would refuse (when their FM_MCAST_BUFFER is this rank's). */
     if ((sf || fcfs) && (len + desc_len) / payload + 2 > ctx->pool.held_max)
         return FM_ERR_TOO_LONG;
-    fm_mcast_desc d = {.builder = (uint8_t)td.builder,
-                       .flags = (uint8_t)((sf ? FM_DESC_STORE_FORWARD : 0) |
-                                          (fcfs ? FM_DESC_FCFS : 0) | (group ? FM_DESC_GROUP : 0)),
-                       .param = (uint32_t)td.param,
-                       .lambda_milli = (uint32_t)(td.lambda * 1000.0 + 0.5),
-                       .n = (uint32_t)n,
-                       .root_pos = (uint32_t)pos,
-                       .root_rank = (uint32_t)ctx->rank,
-                       .group = group};
+    d.builder = (uint8_t)td.builder;
+    d.param = (uint32_t)td.param;
+    d.lambda_milli = (uint32_t)(td.lambda * 1000.0 + 0.5);
     td.lambda = d.lambda_milli / 1000.0; /* exactly what the members will use */
-    return open_root(ctx, &td, &d, members, len, payload, handler, stream);
+    return open_root(ctx, &td, &d, members, len, payload, handler,
+                     flags & FM_MCAST_ACK ? req : NULL, stream);
 }
 
 int fm_mcast_begin(fm_group *g, const char *tree, unsigned flags, size_t len, int handler,
@@ -124,7 +138,8 @@ int fm_mcast_begin(fm_group *g, const char *tree, unsigned flags, size_t len, in
         return rc;
     if (!stream)
         return FM_ERR_INVALID;
-    return mcast_begin(g->ctx, g->members, g->n, g->pos, g->id, tree, flags, len, handler, stream);
+    return mcast_begin(g->ctx, g->members, g->n, g->pos, g->id, tree, flags, len, handler, NULL,
+                       stream);
 }
 
 int fm_mcast_begin_list(fm_context *ctx, const int *members, int n, const char *tree,
@@ -139,7 +154,7 @@ int fm_mcast_begin_list(fm_context *ctx, const int *members, int n, const char *
     int pos, rc = fm_members_check(ctx, members, n, &pos);
     if (rc)
         return rc;
-    return mcast_begin(ctx, members, n, pos, 0, tree, flags, len, handler, stream);
+    return mcast_begin(ctx, members, n, pos, 0, tree, flags, len, handler, NULL, stream);
 }
 
 /* Requests (core/request.c) over a root's stream. */
@@ -158,7 +173,7 @@ int fm_imcast(fm_group *g, const char *tree, unsigned flags, const void *buf, si
     if ((rc = fm_req_new(g->ctx, &r)))
         return rc;
     fm_stream *s = NULL;
-    rc = mcast_begin(g->ctx, g->members, g->n, g->pos, g->id, tree, flags, len, handler, &s);
+    rc = mcast_begin(g->ctx, g->members, g->n, g->pos, g->id, tree, flags, len, handler, r, &s);
     return fm_req_start(r, rc, s, buf, len, done, arg, req);
 }
 
@@ -179,6 +194,6 @@ int fm_imcast_list(fm_context *ctx, const int *members, int n, const char *tree,
     if ((rc = fm_req_new(ctx, &r)))
         return rc;
     fm_stream *s = NULL;
-    rc = mcast_begin(ctx, members, n, pos, 0, tree, flags, len, handler, &s);
+    rc = mcast_begin(ctx, members, n, pos, 0, tree, flags, len, handler, r, &s);
     return fm_req_start(r, rc, s, buf, len, done, arg, req);
 }

@@ -13,11 +13,17 @@ size_t fm_mcast_desc_size(int list_members)
     return FM_DESC_FIXED + 4 * (size_t)(list_members > 0 ? list_members : 0);
 }
 
+size_t fm_mcast_desc_len(const fm_mcast_desc *d)
+{
+    return fm_mcast_desc_size(d->flags & FM_DESC_GROUP ? 0 : (int)d->n) +
+           (d->flags & FM_DESC_ACK ? FM_DESC_ACK_LEN : 0);
+}
+
 void fm_mcast_desc_encode(const fm_mcast_desc *d, const int *members, void *buf)
 {
     unsigned char *p = buf;
     int list = !(d->flags & FM_DESC_GROUP);
-    size_t len = fm_mcast_desc_size(list ? (int)d->n : 0);
+    size_t len = fm_mcast_desc_len(d);
     fm_put16(p, (uint16_t)len);
     p[2] = d->builder;
     p[3] = d->flags;
@@ -29,6 +35,10 @@ void fm_mcast_desc_encode(const fm_mcast_desc *d, const int *members, void *buf)
     fm_put64(p + 24, d->group);
     for (uint32_t i = 0; list && i < d->n; i++)
         fm_put32(p + FM_DESC_FIXED + 4 * i, (uint32_t)members[i]);
+    if (d->flags & FM_DESC_ACK) {
+        fm_put32(p + len - FM_DESC_ACK_LEN, d->ack_id);
+        fm_put32(p + len - 4, 0);
+    }
 }
 
 int fm_mcast_desc_member(const fm_mcast_desc *d, uint32_t i)
@@ -73,15 +83,21 @@ int fm_mcast_desc_decode(const void *buf, size_t len, int nranks, unsigned char 
     d->group = fm_get64(p + 24);
     int list = !(d->flags & FM_DESC_GROUP);
     unsigned both = FM_DESC_STORE_FORWARD | FM_DESC_FCFS;
-    if ((d->flags & ~(both | FM_DESC_GROUP)) || (d->flags & both) == both ||
+    if ((d->flags & ~(both | FM_DESC_GROUP | FM_DESC_ACK)) || (d->flags & both) == both ||
         !fm_tree_builder_get(d->builder) || d->n < 1 || d->root_pos >= d->n ||
         d->root_rank >= (uint32_t)nranks || d->desc_len > len)
         return -1;
-    if (!list)
-        return d->desc_len == FM_DESC_FIXED && d->group != 0 ? 0 : -1;
-    if (d->n > FM_DESC_MAX_LIST || d->n > (uint32_t)nranks ||
-        d->desc_len != fm_mcast_desc_size((int)d->n) || d->group != 0)
+    if (list && (d->n > FM_DESC_MAX_LIST || d->n > (uint32_t)nranks))
+        return -1; /* (before fm_mcast_desc_len multiplies it) */
+    if (d->desc_len != fm_mcast_desc_len(d) || (list ? d->group != 0 : d->group == 0))
         return -1;
+    if (d->flags & FM_DESC_ACK) {
+        d->ack_id = fm_get32(p + d->desc_len - FM_DESC_ACK_LEN);
+        if (fm_get32(p + d->desc_len - 4) != 0)
+            return -1;
+    }
+    if (!list)
+        return 0;
     d->members = p + FM_DESC_FIXED;
     if (!seen || !list_ok(d, nranks, seen))
         return -1;

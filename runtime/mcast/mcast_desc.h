@@ -14,6 +14,9 @@
  *   20   4  root_rank     the root's rank (the sender every member's handler sees)
  *   24   8  group         group mode: the group's id; list mode: 0
  *   32  4n  members       list mode only: the ranks, in member order
+ *    then, with FM_DESC_ACK only (delivery acknowledgement, ack.c):
+ *        4  ack_id        the multicast's id at its root, named by the acknowledgements
+ *        4  reserved      0
  * Little-endian, like the packet header. Pure functions: no context, no allocation. */
 #ifndef FM_MCAST_DESC_H
 #define FM_MCAST_DESC_H
@@ -23,18 +26,23 @@
 
 #define FM_DESC_FIXED    32
 #define FM_DESC_MAX_LIST 4096 /* members an ad-hoc list may have (also: must fit a packet) */
-enum { FM_DESC_STORE_FORWARD = 1, FM_DESC_GROUP = 2, FM_DESC_FCFS = 4 };
+#define FM_DESC_ACK_LEN  8
+enum { FM_DESC_STORE_FORWARD = 1, FM_DESC_GROUP = 2, FM_DESC_FCFS = 4, FM_DESC_ACK = 8 };
 
 typedef struct fm_mcast_desc {
     uint32_t desc_len;
     uint8_t builder, flags;
     uint32_t param, lambda_milli, n, root_pos, root_rank;
     uint64_t group;
+    uint32_t ack_id;              /* FM_DESC_ACK only */
     const unsigned char *members; /* list mode: n ranks as 4-byte little-endian; else NULL */
 } fm_mcast_desc;
 
-/* Bytes of the descriptor for n members (list mode) or of a group's (members = 0). */
+/* Bytes of the descriptor for n members (list mode) or of a group's (members = 0), without
+ * FM_DESC_ACK's fields (FM_DESC_ACK_LEN more with them). */
 size_t fm_mcast_desc_size(int list_members);
+/* Bytes of d's descriptor. */
+size_t fm_mcast_desc_len(const fm_mcast_desc *d);
 
 /* Write d (and, list mode, the n ranks of members) into buf of fm_mcast_desc_size bytes. */
 void fm_mcast_desc_encode(const fm_mcast_desc *d, const int *members, void *buf);

@@ -342,8 +342,8 @@ int fm_mcast_mode(unsigned flags)
 {
     if ((flags & FM_MCAST_STORE_FORWARD) && (flags & FM_MCAST_FCFS))
         return -1;
-    if (flags & ~(unsigned)(FM_MCAST_STORE_FORWARD | FM_MCAST_FCFS))
-        return -1;
+    if (flags & ~(unsigned)(FM_MCAST_STORE_FORWARD | FM_MCAST_FCFS | FM_MCAST_ACK))
+        return -1; /* (acknowledgements cost the model nothing: they follow completion) */
     return flags & FM_MCAST_STORE_FORWARD ? FM_MODEL_STORE_FORWARD
            : flags & FM_MCAST_FCFS        ? FM_MODEL_FCFS
                                           : FM_MODEL_FPFS;

@@ -70,6 +70,42 @@ static void fcfs_round_trip(void **state)
     assert_int_equal(fm_mcast_desc_decode(buf, 32, NRANKS, seen, &e), -1);
 }
 
+/* Delivery acknowledgement: 8 bytes after the fixed part and the list (the id, then a zero
+ * word), in list and group mode; a length without them, or a non-zero reserved word, is
+ * refused. */
+static void ack_round_trip(void **state)
+{
+    (void)state;
+    int members[] = {4, 0, 7};
+    fm_mcast_desc d = {.builder = 1,
+                       .flags = FM_DESC_ACK,
+                       .n = 3,
+                       .root_rank = 4,
+                       .ack_id = 0xA1B2C3D4u},
+                  e;
+    unsigned char buf[64];
+    fm_mcast_desc_encode(&d, members, buf);
+    assert_int_equal(fm_mcast_desc_len(&d), 32 + 12 + 8);
+    assert_int_equal(buf[0], 52);
+    assert_int_equal(buf[44], 0xD4); /* little-endian id right after the list */
+    assert_int_equal(fm_mcast_desc_decode(buf, 52, NRANKS, seen, &e), 0);
+    assert_int_equal(e.ack_id, 0xA1B2C3D4u);
+    assert_int_equal(e.flags, FM_DESC_ACK);
+    assert_int_equal(fm_mcast_desc_member(&e, 2), 7);
+    assert_int_equal(fm_mcast_desc_decode(buf, 51, NRANKS, seen, &e), -1); /* cut */
+    buf[51] = 1;
+    assert_int_equal(fm_mcast_desc_decode(buf, 52, NRANKS, seen, &e), -1); /* reserved */
+    buf[51] = 0;
+    buf[0] = 44; /* the length of a descriptor without the fields */
+    assert_int_equal(fm_mcast_desc_decode(buf, 52, NRANKS, seen, &e), -1);
+    d.flags = FM_DESC_ACK | FM_DESC_GROUP | FM_DESC_FCFS;
+    d.group = 9;
+    fm_mcast_desc_encode(&d, NULL, buf);
+    assert_int_equal(fm_mcast_desc_decode(buf, 40, NRANKS, seen, &e), 0);
+    assert_int_equal(e.ack_id, 0xA1B2C3D4u);
+    assert_int_equal(e.group, 9);
+}
+
 static void group_round_trip(void **state)
 {
     (void)state;
@@ -194,9 +230,9 @@ static void random_bytes_never_crash(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(list_round_trip),          cmocka_unit_test(group_round_trip),
-        cmocka_unit_test(fcfs_round_trip),          cmocka_unit_test(rejects_each_fault),
-        cmocka_unit_test(random_bytes_never_crash),
+        cmocka_unit_test(list_round_trip), cmocka_unit_test(group_round_trip),
+        cmocka_unit_test(fcfs_round_trip), cmocka_unit_test(rejects_each_fault),
+        cmocka_unit_test(ack_round_trip),  cmocka_unit_test(random_bytes_never_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

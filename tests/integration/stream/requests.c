@@ -14,6 +14,10 @@
  * bound:  FM_REQUESTS requests to a rank that sleeps (no progress): the next start gets
  *         FM_EAGAIN at once, the send buffers stay within FM_OVERFLOW's budget while the
  *         requests wait, and everything arrives once the rank wakes.
+ * ack:    each rank in turn multicasts with FM_MCAST_ACK (on a list and on a group, in every
+ *         forwarding mode) and, once its request completes, asks every member whether the
+ *         whole message is there: it must be (a member's handler delivers it in the round its
+ *         last packet arrives, before anything the acknowledgement caused can come).
  * api:    bad arguments and the calls' edge cases.
  * In every mode no handler or callback may run inside a starting call. */
 #include "common.h"
@@ -23,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { H_DIRECT, H_MCAST, H_PING, H_REPLY };
+enum { H_DIRECT, H_MCAST, H_PING, H_REPLY, H_PROBE };
 
 static fm_context *ctx;
 static int me, nranks;
@@ -69,6 +73,12 @@ static void not_starting(const char *who)
         st_fail("%s ran inside a starting call", who);
 }
 
+/* Mode ack: multicast m = ACK_BASE + i from root r has been delivered here. */
+#define ACK_BASE 3000
+#define ACK_MAX  64
+static unsigned char *ack_seen; /* [root * ACK_MAX + i] */
+static long probes_in;
+
 /* ---- receiving: every message delivered whole, checked ---- */
 
 static int *next_direct; /* [sender]: index of the next direct message expected */
@@ -100,6 +110,8 @@ static void delivered(void *buf, size_t len, int status, int sender, void *arg)
     int to = x->kind == H_REPLY || (x->kind == H_DIRECT && !(m & 1)) ? me : -1;
     if (m >= 0 && check_bytes)
         check_msg(buf, len, sender, to, m);
+    if (x->kind == H_MCAST && m >= ACK_BASE && m < ACK_BASE + ACK_MAX)
+        ack_seen[sender * ACK_MAX + m - ACK_BASE] = 1;
     free(x->buf);
     free(x);
 }
@@ -461,6 +473,82 @@ static int mode_bound(void)
     return 0;
 }
 
+/* ---- mode ack ---- */
+
+static int on_probe_ack(fm_stream *s, int sender, void *arg)
+{
+    (void)arg;
+    uint32_t i;
+    if (fm_receive(s, &i, sizeof i) != sizeof i)
+        return FM_CONTINUE;
+    if (i >= ACK_MAX || !ack_seen[sender * ACK_MAX + i])
+        st_fail("rank %d's acknowledged multicast %u completed before it was all here", sender, i);
+    probes_in++;
+    return FM_DONE;
+}
+
+static int mode_ack(void)
+{
+    int *all = malloc(sizeof(int) * (size_t)nranks), *others = malloc(sizeof(int) * (size_t)nranks);
+    int no = 0;
+    for (int r = 0; r < nranks; r++) {
+        all[r] = r;
+        if (r != me)
+            others[no++] = r;
+    }
+    fm_group *g;
+    if (fm_group_create(ctx, all, nranks, &g))
+        st_fail("fm_group_create");
+    size_t p = st_packet_size();
+    size_t lens[] = {8, p, 100000, p < 500 ? 500 * p + 3 : 1000003};
+    unsigned modes[] = {0, FM_MCAST_STORE_FORWARD, FM_MCAST_FCFS};
+    int per_root = 0;
+    fm_barrier(ctx);
+    for (int root = 0; root < nranks; root++) {
+        uint32_t i = 0;
+        for (int k = 0; k < 4; k++)
+            for (int md = 0; md < 3; md++, i++) {
+                if (root != me)
+                    continue;
+                size_t len = lens[k];
+                if (md && len > 200000)
+                    continue; /* (the whole message held: within FM_MCAST_BUFFER) */
+                unsigned char *b = make_msg(me, -1, ACK_BASE + (int)i, len);
+                fm_request *r;
+                starting = 1;
+                int rc = i % 2 ? fm_imcast(g, tree, modes[md] | FM_MCAST_ACK, b, len, H_MCAST, NULL,
+                                           NULL, &r)
+                               : fm_imcast_list(ctx, all, nranks, tree, modes[md] | FM_MCAST_ACK, b,
+                                                len, H_MCAST, NULL, NULL, &r);
+                starting = 0;
+                if (rc == FM_OK)
+                    rc = fm_request_wait(&r);
+                if (rc)
+                    st_fail("acknowledged multicast %u (%zu bytes): %s", i, len, fm_strerror(rc));
+                /* Now every member must have it: ask them. */
+                if ((rc = fm_isend_multi(ctx, others, no, &i, sizeof i, H_PROBE, NULL, NULL, &r)) ||
+                    (rc = fm_request_wait(&r)))
+                    st_fail("probe: %s", fm_strerror(rc));
+                free(b);
+            }
+        if (root != me)
+            per_root++;
+        fm_barrier(ctx);
+    }
+    /* Every multicast of every other root was probed here once. */
+    long want = 0;
+    for (int k = 0; k < 4; k++)
+        for (int md = 0; md < 3; md++)
+            want += !(md && lens[k] > 200000);
+    want *= per_root;
+    if (probes_in != want)
+        st_fail("%ld probes came, expected %ld", probes_in, want);
+    fm_group_destroy(g);
+    free(all);
+    free(others);
+    return 0;
+}
+
 /* ---- mode api ---- */
 
 static void expect(int got, int want, const char *what)
@@ -505,6 +593,11 @@ static int mode_api(void)
     expect(fm_imcast_list(ctx, pair, 2, "nosuchtree", 0, b, 1, H_MCAST, NULL, NULL, &r),
            FM_ERR_TREE, "bad tree");
     expect(fm_imcast(NULL, "flat", 0, b, 1, H_MCAST, NULL, NULL, &r), FM_ERR_INVALID, "group NULL");
+    fm_stream *st;
+    expect(fm_mcast_begin_list(ctx, pair, 2, "flat", FM_MCAST_ACK, 1, H_MCAST, &st), FM_ERR_INVALID,
+           "a streaming multicast with FM_MCAST_ACK");
+    expect(fm_imcast_list(ctx, pair, 2, "flat", 64, b, 1, H_MCAST, NULL, NULL, &r), FM_ERR_INVALID,
+           "unknown flags");
     expect(fm_request_test(NULL), FM_ERR_INVALID, "test NULL");
     expect(fm_request_test(&null), FM_ERR_INVALID, "test *NULL");
     r = (fm_request *)b;
@@ -562,6 +655,8 @@ int main(int argc, char **argv)
     nsizes = (int)(sizeof sz / sizeof sz[0]);
     memcpy(sizes, sz, sizeof sz);
     next_direct = calloc((size_t)nranks, sizeof *next_direct);
+    ack_seen = calloc((size_t)nranks * ACK_MAX, 1);
+    fm_register_handler(ctx, H_PROBE, on_probe_ack, NULL);
     fm_register_handler(ctx, H_DIRECT, on_direct, NULL);
     fm_register_handler(ctx, H_MCAST, on_mcast, NULL);
     if (strcmp(mode, "api"))
@@ -575,8 +670,11 @@ int main(int argc, char **argv)
         mode_bound();
     else if (!strcmp(mode, "api"))
         mode_api();
+    else if (!strcmp(mode, "ack"))
+        mode_ack();
     else
         st_fail("unknown mode %s", mode);
     free(next_direct);
+    free(ack_seen);
     return st_finish(ctx, mode);
 }
