@@ -25,7 +25,10 @@
  *           4000 bytes and writes 100 of them, then (the first still open) sends one of 199,
  *           which must wait for budget, and an empty one, complete behind them; rank 0 waits
  *           until they are all here, and fm_finalize frees them undelivered (and says so on
- *           stderr; under valgrind: no leak). No message function may run. */
+ *           stderr; under valgrind: no leak). No message function may run. Not in
+ *           meson.build: rank 1's stream, still open at its fm_finalize, is never freed (an
+ *           open sending stream leaks at finalize, whole messages or not), which the ASan
+ *           suite would count; run it by hand, rank 0 under valgrind. */
 #include "common.h"
 
 #include <stdio.h>
