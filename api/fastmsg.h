@@ -29,7 +29,9 @@
  *   costs nothing when a message fits one packet, and lets any number of messages be in
  *   progress at once.
  *   The common case has a short path: fm_stream_deliver hands fastmsg a buffer, and a callback
- *   runs once the whole message is in it.
+ *   runs once the whole message is in it. A program that wants messages, not streams, registers
+ *   a whole-message handler instead (fm_register_message_handler): one call per message, with
+ *   all of it, in a buffer fastmsg keeps within FM_MESSAGE_BUFFER.
  *
  * Handlers: a complete message, deferred
  *   Once the whole message has arrived no packet is coming to call the handler again. A
@@ -207,12 +209,12 @@ int fm_init(fm_context **ctx);
 /* Synchronise with every rank, then release everything fm_init created. Blocks until every
  * rank has called fm_finalize. ctx is invalid afterwards, whatever it returns (calls given it
  * return FM_ERR_NOT_INIT). Messages still held for a handler id this rank never registered
- * or a group it never created, and deferred messages, are freed unread, and said so on
- * stderr. When the last blocking call on ctx failed with FM_ERR_TIMEOUT or FM_ERR_PEER
- * (none has succeeded since), the job is taken as broken:
- * fm_finalize then releases everything at once and returns that error, without waiting for
- * outgoing packets or for the other ranks.
- * Errors: FM_ERR_NOT_INIT (also when called twice), FM_ERR_IN_HANDLER (nothing is released
+ * or a group it never created, deferred messages, and whole messages whose function has not
+ * run (waiting for FM_MESSAGE_BUFFER, incomplete, or behind one of those), are freed unread,
+ * and said so on stderr. When the last blocking call on ctx failed with FM_ERR_TIMEOUT or
+ * FM_ERR_PEER (none has succeeded since), the job is taken as broken: fm_finalize then releases
+ * everything at once and returns that error, without waiting for outgoing packets or for the other
+ * ranks. Errors: FM_ERR_NOT_INIT (also when called twice), FM_ERR_IN_HANDLER (nothing is released
  * then), FM_ERR_TIMEOUT, FM_ERR_PEER, FM_ERR_BOOTSTRAP. */
 int fm_finalize(fm_context *ctx);
 
@@ -251,6 +253,57 @@ int fm_register_handler(fm_context *ctx, int id, fm_handler_fn fn, void *arg);
  * ids are taken. Deterministic: ranks that add handlers in the same order get the same ids.
  * Other errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (fn NULL). */
 int fm_add_handler(fm_context *ctx, fm_handler_fn fn, void *arg);
+
+/* Whole-message handlers
+ *   For a program that wants messages, not streams: fastmsg reassembles the message and calls
+ *   a message function once, with all of it. The message function runs in handler context,
+ *   from the same calls as handlers: it may send (fm_begin_message never blocks there) and
+ *   may not wait (the calls that wait return FM_ERR_IN_HANDLER). The ids are the handlers'
+ *   (one id space, registered once); senders cannot tell the two kinds apart.
+ *   A message whose bytes are all in one packet (a message of up to FM_PACKET_SIZE bytes, as
+ *   a rule) is handed over straight from its receive buffer: no copy, no budget. A longer one
+ *   is copied, as its packets arrive (a zero-copy piece straight from the sender's buffer),
+ *   into a buffer of its declared length (fm_begin_message's len, until the last packet says
+ *   the exact length) taken from the context's budget of FM_MESSAGE_BUFFER bytes (16 MiB by
+ *   default; in fm_stats.mem_message_bytes while held). A message that does not fit the
+ *   budget now waits, its packets and with them its sender's credits held (so that sender
+ *   slows down; a zero-copy piece of it comes through packets), and starts, in the order
+ *   messages came to wait, from a progress call (fm_extract, fm_wait, any call that waits)
+ *   once earlier messages' buffers have gone back. A message declared longer than the whole
+ *   budget can never fit: its function is called with FM_ERR_TOO_LONG and the message is
+ *   dropped (counted in fm_stats.message_too_long and message_too_long_bytes; said on stderr
+ *   the first time).
+ *   Order: the message functions of one sender's messages (for any whole-message ids) run in
+ *   the order their handlers would start (see "Order"): a message complete before an earlier
+ *   one of its sender waits for it (its buffer kept, or its packet held).
+ *   fm_finalize frees messages still waiting, undelivered, and says so on stderr.
+ *   Budget waits hold credits as a message for an unregistered id does: a sender that writes
+ *   two messages to one receiver at once (both open) can fill its window there with the
+ *   second while the first, which must finish first, waits for its credits; write messages
+ *   for whole-message handlers one after the other, or give FM_MESSAGE_BUFFER room for them. */
+
+/* A whole-message handler: called once per message with all of it. buf holds len bytes; it is
+ * fastmsg's (a receive buffer or a budget buffer) and valid only during the call: copy what you
+ * keep. status: FM_OK (len is the message's length); FM_ERR_TRUNCATED (the message ended before
+ * its declared end, its sender or a forwarding member failed: buf holds what came);
+ * FM_ERR_TOO_LONG (declared longer than FM_MESSAGE_BUFFER: it could never fit; buf is NULL,
+ * len the declared length, and the message is dropped); FM_ERR_NOMEM (no memory for its
+ * buffer or bookkeeping: buf NULL, len the declared length, dropped). sender is the sending
+ * rank (a multicast's root), arg the pointer given at registration. */
+typedef void (*fm_message_fn)(const void *buf, size_t len, int status, int sender, void *arg);
+
+/* Register fn as the whole-message handler of id (0..FM_MAX_HANDLERS-1), with its argument:
+ * as fm_register_handler in every other respect (messages that waited for id start here, or
+ * at the next progress round when called inside a handler or message function; an id is
+ * registered once, whether for a handler or a message function). Never blocks; no
+ * communication. Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (fn NULL), FM_ERR_HANDLER (id out
+ * of range), FM_ERR_REGISTERED (id already has a handler or message function; it stays). */
+int fm_register_message_handler(fm_context *ctx, int id, fm_message_fn fn, void *arg);
+
+/* Register fn as a whole-message handler under the lowest free id and return that id (>= 0),
+ * or FM_ERR_HANDLER when all ids are taken; as fm_add_handler (deterministic ids). Other
+ * errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (fn NULL). */
+int fm_add_message_handler(fm_context *ctx, fm_message_fn fn, void *arg);
 
 /* Open a message of at most len bytes to rank dest (which may be this rank), for the
  * receiver's handler id. On FM_OK *stream is the sending stream until fm_end_message; on an
@@ -506,10 +559,10 @@ int fm_stream_defer(fm_stream *stream);
  * sends, return credits, and run handlers for arrived packets, until about maxbytes of
  * payload were handed to handlers or nothing is left (0 = no limit). Returns the payload
  * bytes of this program's messages that its handlers read (fm_receive) or that were
- * delivered (fm_stream_deliver) during the call (>= 0; fastmsg's own messages, such as
- * fm_barrier's, are not counted), or an error (FM_ERR_NOT_INIT, FM_ERR_IN_HANDLER,
- * FM_ERR_PEER, FM_ERR_PROVIDER, FM_ERR_NOMEM: no memory for an arriving message). Never fails
- * with FM_ERR_TIMEOUT. */
+ * delivered (fm_stream_deliver, or handed to a whole-message function) during the call (>= 0;
+ * fastmsg's own messages, such as fm_barrier's, are not counted), or an error (FM_ERR_NOT_INIT,
+ * FM_ERR_IN_HANDLER, FM_ERR_PEER, FM_ERR_PROVIDER, FM_ERR_NOMEM: no memory for an arriving
+ * message). Never fails with FM_ERR_TIMEOUT. */
 long fm_extract(fm_context *ctx, size_t maxbytes);
 
 /* Block until progress does something (a packet arrives, a send completes, a handler reads)
@@ -687,12 +740,21 @@ typedef struct fm_stats {
      * FM_PACKET_SIZE payload, rounded up to 64: as mem_* counts them) whatever the packets'
      * lengths. A root's own packets are not counted (mcast_held_peak); a leaf holds none. */
     uint64_t fwd_held_peak;
+    /* Whole-message handlers (fm_register_message_handler): bytes of their buffers held now
+     * (each a message's declared length, from FM_MESSAGE_BUFFER; not in mem_* above, which
+     * count packet buffers; a message in one packet takes none), and the most at once. */
+    uint64_t mem_message_bytes, mem_message_peak_bytes;
+    /* Messages for whole-message handlers dropped because their declared length exceeds
+     * FM_MESSAGE_BUFFER (their function got FM_ERR_TOO_LONG), and their declared bytes. */
+    uint64_t message_too_long, message_too_long_bytes;
+    uint64_t message_waited; /* messages that waited for FM_MESSAGE_BUFFER to have room */
 } fm_stats;
 
 /* Copy the context's counters into *stats. Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID. */
 int fm_get_stats(const fm_context *ctx, fm_stats *stats);
-/* Start the peaks (mcast_held_peak, mem_peak_bytes, fwd_held_peak) again from what is held
- * now, so that a program can read the most one phase of it held. Errors: FM_ERR_NOT_INIT. */
+/* Start the peaks (mcast_held_peak, mem_peak_bytes, fwd_held_peak, mem_message_peak_bytes)
+ * again from what is held now, so that a program can read the most one phase of it held.
+ * Errors: FM_ERR_NOT_INIT. */
 int fm_reset_peaks(fm_context *ctx);
 
 /* End the whole job now: every process exits with a non-zero status. Prints msg (may be NULL)

@@ -8,32 +8,35 @@
 #include "log.h"
 #include "context.h"
 #include "pool.h"
+#include "whole.h"
 
 fm_context *fm_live_ctx;
 
 static void print_stats(const fm_context *ctx)
 {
     const fm_stats *s = &ctx->stats;
-    fprintf(stderr,
-            "fastmsg[%d] stats: sent %llu pkts %llu B %llu msgs | received %llu pkts %llu B "
-            "%llu msgs | zero-copy %llu out %llu in | credit pkts %llu out %llu in | credit stalls "
-            "%llu | dropped %llu (foreign %llu) | refused %llu | forwarded %llu by reference %llu "
-            "copied, held now %zu peak %llu B | truncated %llu | deliver overflow %llu B | buffers "
-            "now recv %zu send %zu copy %zu registered %zu peak %zu B | regions made while pinned "
-            "%zu, packets moved out %zu\n",
-            ctx->rank, (unsigned long long)s->packets_sent, (unsigned long long)s->bytes_sent,
-            (unsigned long long)s->messages_sent, (unsigned long long)s->packets_received,
-            (unsigned long long)s->bytes_received, (unsigned long long)s->messages_received,
-            (unsigned long long)s->zcopy_sent, (unsigned long long)s->zcopy_received,
-            (unsigned long long)s->credit_packets_sent,
-            (unsigned long long)s->credit_packets_received, (unsigned long long)s->credit_stalls,
-            (unsigned long long)s->dropped, (unsigned long long)ctx->drops[FM_WIRE_KEY_BAD],
-            (unsigned long long)ctx->tp->refused, (unsigned long long)s->fwd_by_reference,
-            (unsigned long long)s->fwd_copied, ctx->pool.fwd_held,
-            (unsigned long long)s->fwd_held_peak, (unsigned long long)s->truncated,
-            (unsigned long long)s->deliver_overflow, ctx->pool.bytes_recv, ctx->pool.bytes_send,
-            ctx->pool.bytes_copy, ctx->pool.bytes_registered, ctx->pool.bytes_peak,
-            ctx->rpool.grown, ctx->rpool.moved);
+    fprintf(
+        stderr,
+        "fastmsg[%d] stats: sent %llu pkts %llu B %llu msgs | received %llu pkts %llu B "
+        "%llu msgs | zero-copy %llu out %llu in | credit pkts %llu out %llu in | credit stalls "
+        "%llu | dropped %llu (foreign %llu) | refused %llu | forwarded %llu by reference %llu "
+        "copied, held now %zu peak %llu B | truncated %llu | deliver overflow %llu B | buffers "
+        "now recv %zu send %zu copy %zu registered %zu peak %zu B | regions made while pinned "
+        "%zu, packets moved out %zu | whole messages: buffers now %zu peak %zu B, waited %llu, "
+        "too long %llu (%llu B)\n",
+        ctx->rank, (unsigned long long)s->packets_sent, (unsigned long long)s->bytes_sent,
+        (unsigned long long)s->messages_sent, (unsigned long long)s->packets_received,
+        (unsigned long long)s->bytes_received, (unsigned long long)s->messages_received,
+        (unsigned long long)s->zcopy_sent, (unsigned long long)s->zcopy_received,
+        (unsigned long long)s->credit_packets_sent, (unsigned long long)s->credit_packets_received,
+        (unsigned long long)s->credit_stalls, (unsigned long long)s->dropped,
+        (unsigned long long)ctx->drops[FM_WIRE_KEY_BAD], (unsigned long long)ctx->tp->refused,
+        (unsigned long long)s->fwd_by_reference, (unsigned long long)s->fwd_copied,
+        ctx->pool.fwd_held, (unsigned long long)s->fwd_held_peak, (unsigned long long)s->truncated,
+        (unsigned long long)s->deliver_overflow, ctx->pool.bytes_recv, ctx->pool.bytes_send,
+        ctx->pool.bytes_copy, ctx->pool.bytes_registered, ctx->pool.bytes_peak, ctx->rpool.grown,
+        ctx->rpool.moved, ctx->whole.used, ctx->whole.peak, (unsigned long long)s->message_waited,
+        (unsigned long long)s->message_too_long, (unsigned long long)s->message_too_long_bytes);
 }
 
 /* Messages that never ran (no handler registered for their id here, no group created for
@@ -74,6 +77,7 @@ void fm_core_report(const fm_context *ctx)
     if (ctx->cfg.stats)
         print_stats(ctx);
     report_held(ctx);
+    fm_whole_report(ctx);
 }
 
 int fm_rank(const fm_context *ctx)
@@ -106,6 +110,8 @@ int fm_get_stats(const fm_context *ctx, fm_stats *stats)
     stats->mem_copy_bytes = ctx->pool.bytes_copy;
     stats->mem_registered_bytes = ctx->pool.bytes_registered;
     stats->mem_peak_bytes = ctx->pool.bytes_peak;
+    stats->mem_message_bytes = ctx->whole.used;
+    stats->mem_message_peak_bytes = ctx->whole.peak;
     return FM_OK;
 }
 
@@ -117,6 +123,7 @@ int fm_reset_peaks(fm_context *ctx)
     ps->held_peak = ps->held;
     ps->bytes_peak = ps->bytes_recv + ps->bytes_send + ps->bytes_copy;
     ctx->stats.fwd_held_peak = ps->fwd_held;
+    ctx->whole.peak = ctx->whole.used;
     return FM_OK;
 }
 

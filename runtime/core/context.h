@@ -43,7 +43,24 @@ typedef struct fm_handler_slot {
     /* Registered inside a handler: takes effect at the next progress round, after the
      * messages held for it have started (so that newer ones cannot overtake them). */
     fm_handler_fn late_fn;
+    /* A whole-message handler (whole.c): fn is fm_whole_handler, arg this slot, and these
+     * are the caller's function and argument. */
+    fm_message_fn mfn;
+    void *marg;
 } fm_handler_slot;
+
+/* Whole-message handlers (whole.c): the FM_MESSAGE_BUFFER budget, messages waiting for it,
+ * and per sender the messages whose function has not run yet, in order. */
+typedef struct fm_whole_state {
+    size_t budget;                         /* FM_MESSAGE_BUFFER */
+    size_t used, peak;                     /* bytes of buffers held now; the most (fm_stats) */
+    struct fm_whole_msg *wait, *wait_tail; /* waiting for budget, in the order they came */
+    struct fm_whole_msg *done;             /* run, their parked streams to release */
+    struct fm_whole_queue *order;          /* per sender (NULL until a message needs one) */
+    int run;                               /* for the next progress round: start waiting messages,
+                                            * release done ones */
+    int warned;                            /* FM_ERR_TOO_LONG said on stderr */
+} fm_whole_state;
 
 /* Packet buffers (pool.c). */
 typedef struct fm_pool_state {
@@ -165,6 +182,7 @@ struct fm_context {
     fm_zcopy_state zc;
     fm_req_state req;
     int req_opening; /* a request's stream is being opened: promise it no buffers (send.c) */
+    fm_whole_state whole;
 
     const struct fm_mcast_hooks *mcast_hooks; /* NULL: multicast packets are dropped */
     struct fm_mcast *mcast;

@@ -18,6 +18,7 @@
 #include "recv_pool.h"
 #include "request.h"
 #include "send.h"
+#include "whole.h"
 #include "zcopy.h"
 
 #define FM_POLL_BATCH 32
@@ -104,8 +105,11 @@ static int on_event(fm_context *ctx, const fm_tp_event *e)
 int fm_progress_once(fm_context *ctx)
 {
     fm_tp_event ev[FM_POLL_BATCH];
-    if ((ctx->run_held || ctx->run_groups) && !ctx->in_handler)
+    if ((ctx->run_held | ctx->run_groups | ctx->whole.run) && !ctx->in_handler) {
         fm_recv_run_late(ctx);
+        if (ctx->whole.run)
+            fm_whole_run(ctx);
+    }
     int rc = ctx->repost ? fm_recv_repost(ctx) : FM_OK;
     /* Every region pinned: held packets move out, or a region more (tested here, so that
      * the common round makes no call). */
@@ -347,9 +351,10 @@ int fm_trywait(fm_context *ctx)
         return FM_ERR_NOT_INIT;
     if (ctx->sends_inflight > 0 && ctx->tp->ops->wait_fd(ctx->tp) < 0)
         return FM_EAGAIN;
-    if (ctx->run_held || ctx->run_groups)
-        return FM_EAGAIN; /* held messages to start (a registration or group inside a handler) */
     if (ctx->req.notify)
         return FM_EAGAIN; /* callbacks of completed requests to run */
+    if (ctx->run_held || ctx->run_groups || ctx->whole.run)
+        return FM_EAGAIN; /* held messages to start (a registration or group inside a handler,
+                           * budget given back for whole messages waiting for it) */
     return ctx->tp->ops->trywait(ctx->tp) == FM_OK ? FM_OK : FM_EAGAIN;
 }

@@ -15,8 +15,10 @@
  *
  * Messages wait here (held) without their handler running while their handler id is not
  * registered yet, or their multicast group not created yet; a handler may also defer a
- * complete message to a later progress call (fm_stream_defer). All of them keep their
- * packets, and with them their sender's credits: that bounds what a sender can have held. */
+ * complete message to a later progress call (fm_stream_defer), and whole.c parks a message
+ * (s->parked: its handler is not called again, it is not released) while it waits for
+ * FM_MESSAGE_BUFFER or for an earlier message of its sender. All of them keep their packets,
+ * and with them their sender's credits: that bounds what a sender can have held. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +57,7 @@ FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
     s->origin = s->peer;
     s->fwd = NULL;
     s->next_seq = 0;
+    s->parked = 0;
     s->ready.head = s->ready.tail = NULL;
     s->early = NULL;
     s->avail = s->total = 0;
@@ -370,7 +373,7 @@ FM_HOT void stream_call(fm_context *ctx, fm_stream *s, fm_handler_slot *h)
         ctx->in_handler--;
         if (r == FM_DONE && !s->dfn)
             s->finished = 1;
-        if (s->finished || s->dfn || !s->complete)
+        if (s->finished || s->dfn || !s->complete || s->parked)
             break;
         if (s->defer_asked) { /* (fm_stream_defer checked the budget) */
             defer(ctx, s);
@@ -427,7 +430,7 @@ again:
     }
     if (s->finished)
         stream_trim(ctx, s, 1);
-    if (!s->complete || s->deferred)
+    if (!s->complete || s->deferred || s->parked)
         return;
     if (s->dfn)
         deliver_done(ctx, s);
@@ -593,7 +596,7 @@ static int recv_whole(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
     s->total = h->msg_len;
     ctx->stats.bytes_received += p->len;
     stream_call(ctx, s, &ctx->handlers[s->handler]);
-    if (s->deferred) {
+    if (s->deferred || s->parked) {
         stream_link(ctx, s);
         fm_credits_check_starved(ctx, s->peer);
         return FM_OK;

@@ -21,6 +21,7 @@
 #include "request.h"
 #include "setup.h"
 #include "topo.h"
+#include "whole.h"
 #include "window.h"
 #include "zcopy.h"
 
@@ -231,6 +232,7 @@ int fm_core_open(fm_context *ctx)
     ctx->packet_size = (size_t)ctx->cfg.packet_size;
     ctx->credits = (int)ctx->cfg.credits;
     ctx->zcopy_min = ctx->cfg.zcopy ? (size_t)ctx->cfg.zcopy : SIZE_MAX;
+    ctx->whole.budget = (size_t)ctx->cfg.message_buffer;
     ctx->rank = ctx->boot.rank;
     ctx->size = ctx->boot.size;
     ctx->job_key = ctx->boot.job_key;
@@ -287,6 +289,7 @@ void fm_core_close(fm_context *ctx)
         fm_recv_pool_free(ctx);
         fm_pool_free(ctx);
     }
+    fm_whole_fini(ctx); /* (after the streams and the transport: buffers zero-copy may fill) */
     fm_topo_free(ctx->topo);
     ctx->topo = NULL;
     for (int r = 0; ctx->peers && r < ctx->size; r++)

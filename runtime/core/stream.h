@@ -36,10 +36,14 @@ struct fm_stream {
     uint32_t desc_len;   /* multicast: descriptor bytes at the head of packet 0 */
     unsigned char *desc; /* multicast: the descriptor to put there */
     /* receiving (recv.c zeroes the whole stream) */
-    uint64_t counted;    /* bytes announced so far, checked against declared */
-    int origin;          /* the rank handlers see as sender (a multicast's root) */
-    struct fm_fwd *fwd;  /* forwarding state of a multicast (forward.c) */
-    uint32_t next_seq;   /* next sequence number to move to ready */
+    uint64_t counted;   /* bytes announced so far, checked against declared */
+    int origin;         /* the rank handlers see as sender (a multicast's root) */
+    struct fm_fwd *fwd; /* forwarding state of a multicast (forward.c) */
+    uint32_t next_seq;  /* next sequence number to move to ready */
+    /* Waits (whole.c) for FM_MESSAGE_BUFFER or for an earlier message of its sender: its
+     * handler is not called and it is not released, until whole.c lets it go. (Here: room
+     * that was padding.) */
+    uint8_t parked;
     fm_pkt_queue ready;  /* in-order packets not yet fully read */
     fm_pkt *early;       /* packets that arrived ahead of next_seq, sorted by seq */
     uint64_t avail;      /* unread bytes in ready */

@@ -239,10 +239,11 @@ int fm_zcopy_check(fm_context *ctx, fm_pkt *p, uint64_t room)
     return FM_OK;
 }
 
-/* The handler reads with fm_receive and has read everything before the piece. */
+/* The handler reads with fm_receive and has read everything before the piece. (Not a message
+ * parked by whole.c: one waiting for FM_MESSAGE_BUFFER holds no memory beyond its packets.) */
 static int reader_ready(const fm_context *ctx, const fm_stream *s, const fm_pkt *p)
 {
-    return ctx->handlers[s->handler].fn && s->started && !s->finished && !s->dfn &&
+    return ctx->handlers[s->handler].fn && s->started && !s->finished && !s->dfn && !s->parked &&
            s->ready.head == p;
 }
 

@@ -53,6 +53,12 @@
     X(FM_REQUESTS, requests, INT, "65536", 1, 1 << 24,                                             \
       "requests (fm_isend, fm_imcast, ...) that may exist at once, not yet freed; starting one "   \
       "more returns FM_EAGAIN")                                                                    \
+    X(FM_MESSAGE_BUFFER, message_buffer, SIZE, "16M", 0, 1L << 40,                                 \
+      "bytes of buffers whole-message handlers (fm_register_message_handler) may hold at once: "   \
+      "a message not all in one packet takes its declared length until its function has run; "     \
+      "one that does not fit now waits, its packets and its sender's credits held, until "         \
+      "earlier ones give theirs back; one declared longer than this is dropped "                   \
+      "(FM_ERR_TOO_LONG); 0 = only messages that come in one packet (those need no buffer)")       \
     X(FM_WAIT_FD, wait_fd, BOOL, "1", 0, 0,                                                        \
       "sleep on the provider's wait fd where it has one (tcp); 0 = no wait fd: about 1 us less "   \
       "per tcp packet, and idle waits back off with sched_yield and short sleeps instead")         \

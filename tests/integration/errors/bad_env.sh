@@ -49,6 +49,7 @@ for v in 0 4097 x 1.0 -8; do check FM_CREDITS "$v"; done
 for v in -1 2T x 2000G; do check FM_ZCOPY "$v"; done
 for v in -1 x 2000G 1KB; do check FM_OVERFLOW "$v"; done
 for v in 0 -1 x 16777217 1K; do check FM_REQUESTS "$v"; done
+for v in -1 x 2000G 1KB 4K4 ""; do check FM_MESSAGE_BUFFER "$v"; done
 for v in maybe 2 ""; do check FM_WAIT_FD "$v"; done
 for v in bogus kbinomial:x kbinomial:0 flat:2 postal:0 ""; do check FM_TREE "$v"; done
 for v in 1:2 a:b:c -1:0:0 0:0:0 1:2:3:4; do check FM_MCAST_COSTS "$v"; done
