@@ -6,6 +6,8 @@
  *   fm_init() finds the other processes, opens one libfabric endpoint and connects it to
  *   every peer. Every call returns FM_OK (0) or a negative FM_ERR_* code; fm_strerror() turns
  *   a code into text. Calls are not thread-safe: one thread drives a context.
+ *   (Threads: see "Threads" below: worker threads may start requests and wake the progress
+ *   thread.)
  *   A bad argument is refused with its own code and changes nothing: the context stays
  *   usable. A context is valid from fm_init until fm_finalize. Calls taking one compare it
  *   with the process's live context before reading through it, so NULL, a finalized context
@@ -686,6 +688,38 @@ int fm_request_waitsome(fm_request **reqs, int n, int *indices, int *statuses, i
 /* Let go of *req without waiting: it goes on, its callback still runs, and it is freed then
  * (at once if it has completed). *req is set to NULL. Errors: FM_ERR_INVALID, FM_ERR_NOT_INIT. */
 int fm_request_free(fm_request **req);
+
+/* Threads
+ *   One thread drives a context: its progress thread, the one that called fm_init (or
+ *   fm_set_progress_thread). Every call is made from it, except these, which any thread may
+ *   make at any time between fm_init and fm_finalize:
+ *   - fm_isend, fm_isend_multi, fm_imcast, fm_imcast_list with req NULL: on a worker thread
+ *     the arguments are checked as far as they can be without the context (ranks in range,
+ *     buf, handler id), copied (destination and member lists, the tree name) and queued, and
+ *     the progress thread is woken; its next progress round starts the request as if it had
+ *     started it itself, in queue order. Completion (or an error found then: a bad tree, a
+ *     destroyed group) is told by the callback only, which runs on the progress thread: the
+ *     buffer stays the caller's until then, and the callback is where a worker learns it may
+ *     reuse it. req not NULL: FM_ERR_INVALID. At most FM_REQUESTS queued requests: then
+ *     FM_EAGAIN. A group named from a worker must not be destroyed before its requests start.
+ *   - fm_wake, fm_wake_fd, fm_rank, fm_size, fm_job_key, fm_strerror, fm_version.
+ *   fm_finalize must come after the workers have stopped calling. Handlers and callbacks run
+ *   on the progress thread, inside its fastmsg calls. */
+
+/* Wake the progress thread: a fm_wait in progress returns (the next one at once, if none is),
+ * and fm_wake_fd becomes readable. Any thread; never blocks. Starting a request on a worker
+ * thread wakes it already. Errors: FM_ERR_NOT_INIT. */
+int fm_wake(fm_context *ctx);
+
+/* For event loops whose progress thread is woken by workers: an eventfd that fm_wake makes
+ * readable (read by the next fm_wait or fm_extract; the loop only polls it). Any thread.
+ * Errors: FM_ERR_NOT_INIT. */
+int fm_wake_fd(const fm_context *ctx);
+
+/* Make the calling thread the context's progress thread (for a runtime that starts its
+ * communication thread after fm_init): call it when no other thread is inside a fastmsg call
+ * on ctx. Errors: FM_ERR_NOT_INIT, FM_ERR_IN_HANDLER. */
+int fm_set_progress_thread(fm_context *ctx);
 
 /* Counters of one context. */
 typedef struct fm_stats {

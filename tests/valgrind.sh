@@ -47,4 +47,11 @@ job shm 3 multicast "B, correct" 2
 req=tests/integration/stream/stream_requests
 job shm 3 $req "PASS handler" 3 handler
 job tcp 2 $req "PASS api" 2 api
+
+# Worker threads starting requests while the main thread drives progress, under helgrind
+# (libfabric's own locks suppressed: tests/helgrind.supp).
+vg=(valgrind --tool=helgrind --suppressions=tests/helgrind.supp --error-exitcode=1 --quiet)
+thr=tests/integration/stream/stream_threads
+job shm 2 $thr "PASS threads" 2 --workers 2 --count 6
+job tcp 2 $thr "PASS threads" 2 --workers 2 --count 6
 exit $status

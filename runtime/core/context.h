@@ -6,6 +6,8 @@
 #ifndef FM_CORE_CONTEXT_H
 #define FM_CORE_CONTEXT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -128,6 +130,18 @@ typedef struct fm_req_state {
     long live;
 } fm_req_state;
 
+/* Worker threads (submit.c): the progress thread, requests queued by others, the wake-up. */
+struct fm_submit;
+typedef struct fm_thread_state {
+    pthread_t owner;
+    pthread_mutex_t lock;
+    struct fm_submit *head, *tail; /* under lock */
+    atomic_int queued;             /* submitted, not started yet */
+    atomic_int woken;              /* fm_wake since fm_wait last looked */
+    int wake_fd;                   /* eventfd fm_wake writes */
+    int ready;                     /* lock and fd exist */
+} fm_thread_state;
+
 struct fm_mcast;       /* the multicast layer's state (runtime/mcast) */
 struct fm_mcast_hooks; /* what the core calls on multicast packets (hooks.h) */
 struct fm_services;    /* barrier and wire-up state (runtime/services) */
@@ -181,6 +195,7 @@ struct fm_context {
 
     fm_zcopy_state zc;
     fm_req_state req;
+    fm_thread_state thr;
     int req_opening; /* a request's stream is being opened: promise it no buffers (send.c) */
     fm_whole_state whole;
 

@@ -18,6 +18,7 @@
 #include "recv_pool.h"
 #include "request.h"
 #include "send.h"
+#include "submit.h"
 #include "whole.h"
 #include "zcopy.h"
 
@@ -127,7 +128,10 @@ int fm_progress_once(fm_context *ctx)
         if (e && !rc)
             rc = e;
     }
-    /* Requests take the send buffers that came back; their callbacks run as handlers do. */
+    /* Requests take the send buffers that came back (those worker threads queued first);
+     * their callbacks run as handlers do. */
+    if (fm_submit_waiting(ctx) && !ctx->in_handler)
+        n += fm_submit_drain(ctx);
     if (ctx->req.head)
         n += fm_req_pump(ctx);
     if (ctx->req.notify && !ctx->in_handler)
@@ -152,13 +156,17 @@ static void idle_step(fm_context *ctx, unsigned *idle, double deadline)
 {
     unsigned i = (*idle)++;
     int fd = ctx->tp->ops->wait_fd(ctx->tp);
+    /* fm_wake's eventfd wakes every sleep below, until fm_wait has seen it (a blocking call
+     * in between must not spin on it). */
+    int w = !atomic_load_explicit(&ctx->thr.woken, memory_order_relaxed);
+    struct pollfd pfd[2] = {{.fd = ctx->thr.wake_fd, .events = POLLIN},
+                            {.fd = fd, .events = POLLIN}};
     if (fd >= 0 && i >= FM_PROGRESS_FD_SPINS) {
         if (ctx->tp->ops->trywait(ctx->tp) == FM_OK) {
             double left_ms = (deadline - now_s()) * 1e3;
-            struct pollfd pfd = {.fd = fd, .events = POLLIN};
             /* Short naps: tcp;ofi_rxm's connection set-up does not signal the CQ fd (1.17),
              * so a long sleep stalls first contact. */
-            poll(&pfd, 1, left_ms < 1 ? 1 : left_ms > 2 ? 2 : (int)left_ms);
+            poll(pfd + !w, 1 + w, left_ms < 1 ? 1 : left_ms > 2 ? 2 : (int)left_ms);
         }
         return;
     }
@@ -168,8 +176,9 @@ static void idle_step(fm_context *ctx, unsigned *idle, double deadline)
         sched_yield();
         return;
     }
+    /* A nap: on the eventfd, which only fm_wake writes (ppoll for its sub-millisecond time). */
     struct timespec ts = {0, i < 4096 ? FM_PROGRESS_NAP_NS : 10 * FM_PROGRESS_NAP_NS};
-    nanosleep(&ts, NULL);
+    ppoll(pfd, (nfds_t)w, &ts, NULL);
 }
 
 /* A wait's error; one that says the job may be broken is remembered for fm_finalize until a
@@ -260,6 +269,8 @@ long fm_extract(fm_context *ctx, size_t maxbytes)
 {
     uint64_t start = fm_ctx_live(ctx) ? ctx->handled : 0;
     int rc = progress_enter(ctx);
+    if (rc == FM_OK)
+        fm_submit_woken(ctx); /* (an event loop woke us on fm_wake_fd: it is read now) */
     return rc ? rc : extract(ctx, maxbytes, start);
 }
 
@@ -325,7 +336,7 @@ long fm_wait(fm_context *ctx, int timeout_ms)
             return wait_failed(ctx, n);
         if ((n = fm_progress_once(ctx)) < 0)
             return wait_failed(ctx, n);
-        if (n > 0 || ctx->handled != start) {
+        if (n > 0 || ctx->handled != start || fm_submit_woken(ctx)) {
             ctx->failed = 0;
             /* Take everything else that is ready too (a short round already did). */
             long more = n < FM_POLL_BATCH ? 0 : extract(ctx, 0, start);
@@ -351,8 +362,8 @@ int fm_trywait(fm_context *ctx)
         return FM_ERR_NOT_INIT;
     if (ctx->sends_inflight > 0 && ctx->tp->ops->wait_fd(ctx->tp) < 0)
         return FM_EAGAIN;
-    if (ctx->req.notify)
-        return FM_EAGAIN; /* callbacks of completed requests to run */
+    if (ctx->req.notify || fm_submit_waiting(ctx) || atomic_load(&ctx->thr.woken))
+        return FM_EAGAIN; /* callbacks to run, requests from workers to start, or woken */
     if (ctx->run_held || ctx->run_groups || ctx->whole.run)
         return FM_EAGAIN; /* held messages to start (a registration or group inside a handler,
                            * budget given back for whole messages waiting for it) */

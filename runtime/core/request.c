@@ -19,6 +19,7 @@
 #include "progress.h"
 #include "request.h"
 #include "send.h"
+#include "submit.h"
 
 #define REQ_MAGIC 0x66726571u /* "freq": a live request; cleared when freed */
 
@@ -245,6 +246,34 @@ int fm_req_send_internal(fm_context *ctx, int dest, const void *buf, size_t len,
     return fm_req_start(r, rc, s, r->own, len, NULL, NULL, NULL);
 }
 
+/* Worker threads (submit.c): the record for a request started off the progress thread; its
+ * start runs on the progress thread. */
+int fm_req_submit(fm_context *ctx, fm_request **req, const void *buf, size_t len, int handler,
+                  fm_request_fn done, void *arg, int n, fm_submit **out)
+{
+    *out = NULL;
+    if (req || (!buf && len))
+        return FM_ERR_INVALID; /* (a handle would be the progress thread's to test) */
+    if (handler < 0 || handler >= FM_MAX_HANDLERS)
+        return FM_ERR_HANDLER;
+    if (n < 0 || !(*out = fm_submit_new(n)))
+        return n < 0 ? FM_ERR_INVALID : FM_ERR_NOMEM;
+    **out =
+        (fm_submit){.buf = buf, .len = len, .handler = handler, .done = done, .arg = arg, .n = n};
+    (void)ctx;
+    return FM_OK;
+}
+
+static int start_isend(fm_context *ctx, fm_submit *s)
+{
+    return fm_isend(ctx, s->dest, s->buf, s->len, s->handler, s->done, s->arg, NULL);
+}
+
+static int start_isend_multi(fm_context *ctx, fm_submit *s)
+{
+    return fm_isend_multi(ctx, s->ranks, s->n, s->buf, s->len, s->handler, s->done, s->arg, NULL);
+}
+
 /* The public calls. */
 
 int fm_isend(fm_context *ctx, int dest, const void *buf, size_t len, int handler,
@@ -254,6 +283,17 @@ int fm_isend(fm_context *ctx, int dest, const void *buf, size_t len, int handler
         *req = NULL;
     if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
+    if (fm_submit_foreign(ctx)) {
+        if (dest < 0 || dest >= ctx->size)
+            return FM_ERR_RANK;
+        fm_submit *s;
+        int rc = fm_req_submit(ctx, req, buf, len, handler, done, arg, 0, &s);
+        if (rc)
+            return rc;
+        s->dest = dest;
+        s->start = start_isend;
+        return fm_submit_push(ctx, s);
+    }
     if (!buf && len)
         return FM_ERR_INVALID;
     fm_request *r;
@@ -272,6 +312,20 @@ int fm_isend_multi(fm_context *ctx, const int *dests, int n, const void *buf, si
         *req = NULL;
     if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
+    if (fm_submit_foreign(ctx)) {
+        if (!dests || n < 0)
+            return FM_ERR_INVALID;
+        for (int i = 0; i < n; i++)
+            if (dests[i] < 0 || dests[i] >= ctx->size)
+                return FM_ERR_RANK;
+        fm_submit *sub;
+        int rc = fm_req_submit(ctx, req, buf, len, handler, done, arg, n, &sub);
+        if (rc)
+            return rc;
+        memcpy(sub->ranks, dests, (size_t)n * sizeof *dests);
+        sub->start = start_isend_multi;
+        return fm_submit_push(ctx, sub);
+    }
     if (!buf && len)
         return FM_ERR_INVALID;
     fm_request *r;

@@ -27,6 +27,13 @@ void fm_req_release(fm_request *r, int status);
 #define FM_REQ_INLINE 32
 int fm_req_send_internal(fm_context *ctx, int dest, const void *buf, size_t len, int handler);
 
+/* A worker thread's request (submit.h): checks what needs no context (req NULL, buf, handler)
+ * and makes the record for n ranks with those arguments; the caller sets the rest (start,
+ * dest, ranks, group, tree, flags) and pushes it. */
+struct fm_submit;
+int fm_req_submit(fm_context *ctx, fm_request **req, const void *buf, size_t len, int handler,
+                  fm_request_fn done, void *arg, int n, struct fm_submit **out);
+
 /* From each progress round: write waiting requests into packets, in start order (returns
  * how many moved on), and, outside handlers, run the callbacks of completed ones (returns
  * how many ran). */

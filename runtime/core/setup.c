@@ -20,6 +20,7 @@
 #include "recv_pool.h"
 #include "request.h"
 #include "setup.h"
+#include "submit.h"
 #include "topo.h"
 #include "whole.h"
 #include "window.h"
@@ -238,7 +239,7 @@ int fm_core_open(fm_context *ctx)
     ctx->job_key = ctx->boot.job_key;
     ctx->peers = calloc((size_t)ctx->size, sizeof *ctx->peers);
     ctx->dirty = calloc((size_t)ctx->size, sizeof *ctx->dirty);
-    if (!ctx->peers || !ctx->dirty) {
+    if (fm_submit_init(ctx) || !ctx->peers || !ctx->dirty) {
         fm_log(0, "out of memory for %d peers", ctx->size);
         return FM_ERR_NOMEM;
     }
@@ -257,8 +258,8 @@ int fm_core_open(fm_context *ctx)
 static int sends_drained(fm_context *ctx, void *arg)
 {
     (void)arg;
-    if (fm_req_pending(ctx) || ctx->req.notify)
-        return 0; /* requests not written yet, or callbacks to run */
+    if (fm_req_pending(ctx) || ctx->req.notify || fm_submit_waiting(ctx))
+        return 0; /* requests not written yet, callbacks to run, or not started yet */
     for (int r = 0; r < ctx->size; r++)
         if (ctx->peers[r].pending.head || ctx->peers[r].credit_busy)
             return 0;
@@ -290,6 +291,7 @@ void fm_core_close(fm_context *ctx)
         fm_pool_free(ctx);
     }
     fm_whole_fini(ctx); /* (after the streams and the transport: buffers zero-copy may fill) */
+    fm_submit_fini(ctx);
     fm_topo_free(ctx->topo);
     ctx->topo = NULL;
     for (int r = 0; ctx->peers && r < ctx->size; r++)

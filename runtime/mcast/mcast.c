@@ -20,6 +20,7 @@
 #include "members.h"
 #include "multi.h"
 #include "request.h"
+#include "submit.h"
 #include "mcast_state.h"
 #include "topo_view.h"
 #include "tree_choice.h"
@@ -159,11 +160,58 @@ int fm_mcast_begin_list(fm_context *ctx, const int *members, int n, const char *
 
 /* Requests (core/request.c) over a root's stream. */
 
+/* Worker threads (core/submit.h): the multicast's arguments copied, started on the progress
+ * thread. */
+static int start_imcast(fm_context *ctx, fm_submit *s)
+{
+    (void)ctx;
+    return fm_imcast(s->group, s->tree[0] ? s->tree : NULL, s->flags, s->buf, s->len, s->handler,
+                     s->done, s->arg, NULL);
+}
+
+static int start_imcast_list(fm_context *ctx, fm_submit *s)
+{
+    return fm_imcast_list(ctx, s->ranks, s->n, s->tree[0] ? s->tree : NULL, s->flags, s->buf,
+                          s->len, s->handler, s->done, s->arg, NULL);
+}
+
+static int submit_mcast(fm_context *ctx, fm_group *g, const int *members, int n, const char *tree,
+                        unsigned flags, const void *buf, size_t len, int handler,
+                        fm_request_fn done, void *arg, fm_request **req)
+{
+    if (tree && strlen(tree) >= sizeof(((fm_submit *)0)->tree))
+        return FM_ERR_TREE;
+    if (members) {
+        if (n <= 0)
+            return n ? FM_ERR_INVALID : FM_ERR_EMPTY;
+        for (int i = 0; i < n; i++)
+            if (members[i] < 0 || members[i] >= ctx->size)
+                return FM_ERR_RANK;
+    } else if (!g) {
+        return FM_ERR_INVALID;
+    }
+    fm_submit *s;
+    int rc = fm_req_submit(ctx, req, buf, len, handler, done, arg, members ? n : 0, &s);
+    if (rc)
+        return rc;
+    if (members)
+        memcpy(s->ranks, members, (size_t)n * sizeof *members);
+    s->group = g;
+    s->flags = flags;
+    if (tree)
+        strcpy(s->tree, tree);
+    s->start = members ? start_imcast_list : start_imcast;
+    return fm_submit_push(ctx, s);
+}
+
 int fm_imcast(fm_group *g, const char *tree, unsigned flags, const void *buf, size_t len,
               int handler, fm_request_fn done, void *arg, fm_request **req)
 {
     if (req)
         *req = NULL;
+    if (fm_live_ctx && fm_submit_foreign(fm_live_ctx)) /* (the group is looked up later) */
+        return submit_mcast(fm_live_ctx, g, NULL, 0, tree, flags, buf, len, handler, done, arg,
+                            req);
     int rc = fm_group_check(g);
     if (rc)
         return rc;
@@ -185,6 +233,8 @@ int fm_imcast_list(fm_context *ctx, const int *members, int n, const char *tree,
         *req = NULL;
     if (!fm_ctx_live(ctx))
         return FM_ERR_NOT_INIT;
+    if (fm_submit_foreign(ctx))
+        return submit_mcast(ctx, NULL, members, n, tree, flags, buf, len, handler, done, arg, req);
     if (!buf && len)
         return FM_ERR_INVALID;
     int pos, rc = fm_members_check(ctx, members, n, &pos);
