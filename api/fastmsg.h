@@ -369,7 +369,11 @@ int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len,
  *   Members are named either by a group (fm_group_create: every member creates it with the
  *   same list; messages then carry only its id) or by a list carried in the first packet
  *   (fm_mcast_begin_list: at most 4096 members, and 32 + 4 x n bytes must fit in
- *   FM_PACKET_SIZE). */
+ *   FM_PACKET_SIZE; a list in ascending rank order travels instead as a set of ranks, gaps
+ *   or a bitmap, when that is shorter: then any member count fits whose set does, e.g. every
+ *   rank of a 16-rank job in 64-byte packets, or up to 4000 ranks in 1 KiB ones). A
+ *   destination set from any root with the nearest copies first: an ascending list and tree
+ *   "prefix". */
 typedef struct fm_group fm_group;
 
 /* Send every packet on only once the whole message has arrived (store-and-forward), instead
@@ -432,8 +436,9 @@ int fm_group_position(const fm_group *group);
 int fm_mcast_begin(fm_group *group, const char *tree, unsigned flags, size_t len, int handler,
                    fm_stream **stream);
 /* The same to the n ranks of members (this rank among them), the list carried in the
- * message. Errors: as fm_mcast_begin and fm_group_create; FM_ERR_TOO_LONG when the list is
- * longer than 4096 or does not fit in a packet. */
+ * message. Errors: as fm_mcast_begin and fm_group_create; FM_ERR_TOO_LONG when the list (or,
+ * in ascending order, its set form) does not fit in a packet, or is longer than 4096 (not as a
+ * set). */
 int fm_mcast_begin_list(fm_context *ctx, const int *members, int n, const char *tree,
                         unsigned flags, size_t len, int handler, fm_stream **stream);
 

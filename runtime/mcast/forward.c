@@ -43,6 +43,7 @@
 #include "group.h"
 #include "log.h"
 #include "mcast_desc.h"
+#include "mcast_state.h"
 #include "members.h"
 #include "multi.h"
 #include "send.h"
@@ -158,7 +159,8 @@ int fm_fwd_start(fm_context *ctx, fm_stream *s, fm_pkt *p)
 {
     fm_mcast_desc d;
     unsigned char *seen = fm_members_seen(ctx);
-    if (!seen || fm_mcast_desc_decode(p->buf + FM_WIRE_HDR_LEN, p->len, ctx->size, seen, &d))
+    if (!seen || fm_mcast_desc_decode(p->buf + FM_WIRE_HDR_LEN, p->len, ctx->size, seen,
+                                      ctx->mcast->set_scratch, &d))
         return FM_MCAST_DROP;
     const struct fm_group *g = NULL;
     if (d.flags & FM_DESC_GROUP) {

@@ -19,6 +19,7 @@
 #include "mcast_desc.h"
 #include "members.h"
 #include "multi.h"
+#include "prefix/prefix_route.h"
 #include "request.h"
 #include "submit.h"
 #include "mcast_state.h"
@@ -29,7 +30,8 @@ static const struct fm_mcast_hooks hooks = {fm_fwd_start, fm_fwd_packet, fm_fwd_
 
 int fm_mcast_init(fm_context *ctx)
 {
-    if (!(ctx->mcast = calloc(1, sizeof *ctx->mcast)))
+    if (!(ctx->mcast = calloc(1, sizeof *ctx->mcast)) ||
+        !(ctx->mcast->set_scratch = malloc(sizeof(int) * (size_t)ctx->size)))
         return FM_ERR_NOMEM;
     ctx->mcast_hooks = &hooks;
     int rc = fm_ack_init(ctx);
@@ -43,6 +45,7 @@ void fm_mcast_fini(fm_context *ctx)
         return;
     fm_group_free_all(ctx);
     fm_ack_fini(ctx);
+    free(mc->set_scratch);
     free(mc->costs);
     free(mc->calib_sink);
     free(mc);
@@ -85,6 +88,53 @@ static int open_root(fm_context *ctx, const struct fm_tree_desc *td, fm_mcast_de
 
 /* req: the request the stream is for (NULL: a streaming multicast); flags may hold
  * FM_MCAST_ACK only with one. */
+/* A member list in ascending rank order travels as a set (FM_DESC_SET) when that is shorter
+ * than 4 bytes a member: d gets its bytes (malloc'd: the caller frees d->set_bytes). */
+static void set_form(fm_context *ctx, const int *members, int n, fm_mcast_desc *d)
+{
+    for (int i = 1; i < n; i++)
+        if (members[i - 1] >= members[i])
+            return;
+    int sl = fm_prefix_dests_encode(members, n, ctx->size, NULL, 0);
+    unsigned char *set = sl > 0 && (size_t)sl < 4 * (size_t)n ? malloc((size_t)sl) : NULL;
+    if (!set || fm_prefix_dests_encode(members, n, ctx->size, set, (size_t)sl) != sl) {
+        free(set);
+        return;
+    }
+    d->flags |= FM_DESC_SET;
+    d->set_len = (uint32_t)sl;
+    d->set_bytes = set;
+}
+
+/* The root's descriptor d (its tree chosen) and stream, once the arguments are checked. */
+static int mcast_open(fm_context *ctx, const int *members, int n, fm_mcast_desc *d,
+                      const char *tree, int mode, size_t len, int handler, fm_request *ack,
+                      fm_stream **stream)
+{
+    struct fm_mcast_topo_view view;
+    struct fm_tree_desc td = {.n = n,
+                              .root = (int)d->root_pos,
+                              .topo = fm_mcast_topo_view(&view, ctx->topo, members, NULL, n)};
+    size_t desc_len = fm_mcast_desc_len(d), payload;
+    if (desc_len > ctx->packet_size || (!d->group && !d->set_bytes && n > FM_DESC_MAX_LIST))
+        return FM_ERR_TOO_LONG; /* the member list must fit in packet 0 */
+    int rc = fm_mcast_choose(ctx, tree, len + desc_len, desc_len, mode, &td, &payload);
+    if (rc)
+        return rc;
+    /* Store-and-forward and FCFS members hold the whole message (forward.c): refuse here what
+     * they would refuse (when their FM_MCAST_BUFFER is this rank's). */
+    if ((d->flags & (FM_DESC_STORE_FORWARD | FM_DESC_FCFS)) &&
+        (len + desc_len) / payload + 2 > ctx->pool.held_max)
+        return FM_ERR_TOO_LONG;
+    d->builder = (uint8_t)td.builder;
+    d->param = (uint32_t)td.param;
+    d->lambda_milli = (uint32_t)(td.lambda * 1000.0 + 0.5);
+    td.lambda = d->lambda_milli / 1000.0; /* exactly what the members will use */
+    return open_root(ctx, &td, d, members, len, payload, handler, ack, stream);
+}
+
+/* req: the request the stream is for (NULL: a streaming multicast); flags may hold
+ * FM_MCAST_ACK only with one. */
 static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint64_t group,
                        const char *tree, unsigned flags, size_t len, int handler, fm_request *req,
                        fm_stream **stream)
@@ -98,12 +148,7 @@ static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint
         return FM_ERR_INVALID;
     if (pos < 0)
         return FM_ERR_NOT_MEMBER;
-    if (!group && n > FM_DESC_MAX_LIST)
-        return FM_ERR_TOO_LONG;
     int sf = (flags & FM_MCAST_STORE_FORWARD) != 0, fcfs = (flags & FM_MCAST_FCFS) != 0;
-    struct fm_mcast_topo_view view;
-    struct fm_tree_desc td = {
-        .n = n, .root = pos, .topo = fm_mcast_topo_view(&view, ctx->topo, members, NULL, n)};
     fm_mcast_desc d = {.flags = (uint8_t)((sf ? FM_DESC_STORE_FORWARD : 0) |
                                           (fcfs ? FM_DESC_FCFS : 0) | (group ? FM_DESC_GROUP : 0) |
                                           (flags & FM_MCAST_ACK ? FM_DESC_ACK : 0)),
@@ -111,22 +156,12 @@ static int mcast_begin(fm_context *ctx, const int *members, int n, int pos, uint
                        .root_pos = (uint32_t)pos,
                        .root_rank = (uint32_t)ctx->rank,
                        .group = group};
-    size_t desc_len = fm_mcast_desc_len(&d), payload;
-    if (desc_len > ctx->packet_size)
-        return FM_ERR_TOO_LONG; /* the member list must fit in packet 0 */
-    int rc = fm_mcast_choose(ctx, tree, len + desc_len, desc_len, mode, &td, &payload);
-    if (rc)
-        return rc;
-    /* Store-and-forward and FCFS members hold the whole message (forward.c): refuse here what
-     * they would refuse (when their FM_MCAST_BUFFER is this rank's). */
-    if ((sf || fcfs) && (len + desc_len) / payload + 2 > ctx->pool.held_max)
-        return FM_ERR_TOO_LONG;
-    d.builder = (uint8_t)td.builder;
-    d.param = (uint32_t)td.param;
-    d.lambda_milli = (uint32_t)(td.lambda * 1000.0 + 0.5);
-    td.lambda = d.lambda_milli / 1000.0; /* exactly what the members will use */
-    return open_root(ctx, &td, &d, members, len, payload, handler,
-                     flags & FM_MCAST_ACK ? req : NULL, stream);
+    if (!group)
+        set_form(ctx, members, n, &d);
+    int rc = mcast_open(ctx, members, n, &d, tree, mode, len, handler,
+                        flags & FM_MCAST_ACK ? req : NULL, stream);
+    free((void *)d.set_bytes);
+    return rc;
 }
 
 int fm_mcast_begin(fm_group *g, const char *tree, unsigned flags, size_t len, int handler,

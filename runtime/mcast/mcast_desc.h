@@ -14,6 +14,9 @@
  *   20   4  root_rank     the root's rank (the sender every member's handler sees)
  *   24   8  group         group mode: the group's id; list mode: 0
  *   32  4n  members       list mode only: the ranks, in member order
+ *      or, FM_DESC_SET: the members as a set of ranks in ascending order, encoded as
+ *          fm_prefix_dests_encode writes it (prefix/prefix_route.h: gaps or a bitmap), in
+ *          place of the 4n bytes (a list in ascending order that this makes shorter)
  *    then, with FM_DESC_ACK only (delivery acknowledgement, ack.c):
  *        4  ack_id        the multicast's id at its root, named by the acknowledgements
  *        4  reserved      0
@@ -27,7 +30,13 @@
 #define FM_DESC_FIXED    32
 #define FM_DESC_MAX_LIST 4096 /* members an ad-hoc list may have (also: must fit a packet) */
 #define FM_DESC_ACK_LEN  8
-enum { FM_DESC_STORE_FORWARD = 1, FM_DESC_GROUP = 2, FM_DESC_FCFS = 4, FM_DESC_ACK = 8 };
+enum {
+    FM_DESC_STORE_FORWARD = 1,
+    FM_DESC_GROUP = 2,
+    FM_DESC_FCFS = 4,
+    FM_DESC_ACK = 8,
+    FM_DESC_SET = 16
+};
 
 typedef struct fm_mcast_desc {
     uint32_t desc_len;
@@ -36,6 +45,11 @@ typedef struct fm_mcast_desc {
     uint64_t group;
     uint32_t ack_id;              /* FM_DESC_ACK only */
     const unsigned char *members; /* list mode: n ranks as 4-byte little-endian; else NULL */
+    /* FM_DESC_SET: the encoded set's bytes (set_bytes: what encode copies) and the members it
+     * decodes to (set: ascending, in the caller's array) */
+    uint32_t set_len;
+    const unsigned char *set_bytes;
+    const int *set;
 } fm_mcast_desc;
 
 /* Bytes of the descriptor for n members (list mode) or of a group's (members = 0), without
@@ -51,8 +65,9 @@ void fm_mcast_desc_encode(const fm_mcast_desc *d, const int *members, void *buf)
  * modes, sizes agree, the builder id is one the registry knows (trees/registry.c),
  * n >= 1, root_pos < n, every listed rank < nranks and listed once, the root's rank is the
  * one at root_pos (list mode) and < nranks. seen: nranks bytes of scratch for the duplicate
- * check (list mode). Returns 0 or -1; on 0, d->members points into buf. */
-int fm_mcast_desc_decode(const void *buf, size_t len, int nranks, unsigned char *seen,
+ * check (list mode); set_out: room for nranks ranks, where a set (FM_DESC_SET) decodes to (NULL:
+ * a set is refused). Returns 0 or -1; on 0, d->members points into buf (d->set to set_out). */
+int fm_mcast_desc_decode(const void *buf, size_t len, int nranks, unsigned char *seen, int *set_out,
                          fm_mcast_desc *d);
 
 /* Rank of member i of a list-mode descriptor. */

@@ -22,7 +22,7 @@
 static void check_reencode(const fm_mcast_desc *d, const uint8_t *bytes)
 {
     int list = !(d->flags & FM_DESC_GROUP);
-    size_t len = fm_mcast_desc_size(list ? (int)d->n : 0);
+    size_t len = fm_mcast_desc_len(d);
     FUZZ_CHECK(len == d->desc_len);
     int *members = NULL;
     if (list) {
@@ -112,18 +112,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const uint8_t *buf = data + 2; /* the payload ends where the input does */
     size_t len = size - 2;
     unsigned char *seen = calloc((size_t)nranks, 1);
-    FUZZ_CHECK(seen);
+    int *set_out = malloc(sizeof(int) * (size_t)nranks);
+    FUZZ_CHECK(seen && set_out);
     fm_mcast_desc d;
-    if (fm_mcast_desc_decode(buf, len, nranks, seen, &d) == 0) {
+    if (fm_mcast_desc_decode(buf, len, nranks, seen, set_out, &d) == 0) {
         int list = !(d.flags & FM_DESC_GROUP);
         FUZZ_CHECK(d.desc_len >= FM_DESC_FIXED && d.desc_len <= len);
         FUZZ_CHECK(fm_tree_builder_get(d.builder) && d.n >= 1 && d.root_pos < d.n);
         FUZZ_CHECK(d.root_rank < (uint32_t)nranks);
         FUZZ_CHECK((d.flags & (FM_DESC_STORE_FORWARD | FM_DESC_FCFS)) !=
                    (FM_DESC_STORE_FORWARD | FM_DESC_FCFS)); /* one forwarding mode at most */
-        FUZZ_CHECK(list ? d.members == buf + FM_DESC_FIXED : !d.members && d.group);
+        FUZZ_CHECK(!list                   ? !d.members && !d.set && d.group
+                   : d.flags & FM_DESC_SET ? d.set == set_out && !d.members && !d.group
+                                           : d.members == buf + FM_DESC_FIXED && !d.set);
+        for (uint32_t i = 1; d.set && i < d.n; i++)
+            FUZZ_CHECK(d.set[i - 1] < d.set[i]); /* a set: ascending */
         if (list) {
-            FUZZ_CHECK(d.n <= FM_DESC_MAX_LIST && d.n <= (uint32_t)nranks);
+            FUZZ_CHECK(d.n <= (d.set ? (uint32_t)nranks : FM_DESC_MAX_LIST) &&
+                       d.n <= (uint32_t)nranks);
             for (uint32_t i = 0; i < d.n; i++) {
                 uint32_t r = (uint32_t)fm_mcast_desc_member(&d, i);
                 FUZZ_CHECK(r < (uint32_t)nranks && !seen[r]);
@@ -149,5 +155,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_tree(&td, fm_get32(buf + 4) ^ d.n);
     }
     free(seen);
+    free(set_out);
     return 0;
 }

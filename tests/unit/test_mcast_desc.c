@@ -9,11 +9,13 @@
 #include <string.h>
 
 #include "mcast_desc.h"
+#include "prefix/prefix_route.h"
 
 #define NRANKS    16
 #define NBUILDERS 6
 
 static unsigned char seen[NRANKS];
+static int set_out[NRANKS];
 
 static size_t encode_list(const int *members, int n, int root_pos, unsigned char *buf)
 {
@@ -36,7 +38,7 @@ static void list_round_trip(void **state)
     size_t len = encode_list(members, 5, 2, buf);
     assert_int_equal(len, 32 + 20);
     fm_mcast_desc d;
-    assert_int_equal(fm_mcast_desc_decode(buf, len + 10, NRANKS, seen, &d), 0);
+    assert_int_equal(fm_mcast_desc_decode(buf, len + 10, NRANKS, seen, set_out, &d), 0);
     assert_int_equal(d.desc_len, len);
     assert_int_equal(d.builder, 3);
     assert_int_equal(d.flags, FM_DESC_STORE_FORWARD);
@@ -58,16 +60,17 @@ static void fcfs_round_trip(void **state)
     fm_mcast_desc d = {.builder = 1, .flags = FM_DESC_FCFS, .n = 3, .root_rank = 4}, e;
     unsigned char buf[64];
     fm_mcast_desc_encode(&d, members, buf);
-    assert_int_equal(fm_mcast_desc_decode(buf, fm_mcast_desc_size(3), NRANKS, seen, &e), 0);
+    assert_int_equal(fm_mcast_desc_decode(buf, fm_mcast_desc_size(3), NRANKS, seen, set_out, &e),
+                     0);
     assert_int_equal(e.flags, FM_DESC_FCFS);
     d.flags = FM_DESC_FCFS | FM_DESC_GROUP;
     d.group = 42;
     fm_mcast_desc_encode(&d, NULL, buf);
-    assert_int_equal(fm_mcast_desc_decode(buf, 32, NRANKS, seen, &e), 0);
+    assert_int_equal(fm_mcast_desc_decode(buf, 32, NRANKS, seen, set_out, &e), 0);
     assert_int_equal(e.flags, FM_DESC_FCFS | FM_DESC_GROUP);
     d.flags |= FM_DESC_STORE_FORWARD;
     fm_mcast_desc_encode(&d, NULL, buf);
-    assert_int_equal(fm_mcast_desc_decode(buf, 32, NRANKS, seen, &e), -1);
+    assert_int_equal(fm_mcast_desc_decode(buf, 32, NRANKS, seen, set_out, &e), -1);
 }
 
 /* Delivery acknowledgement: 8 bytes after the fixed part and the list (the id, then a zero
@@ -88,22 +91,72 @@ static void ack_round_trip(void **state)
     assert_int_equal(fm_mcast_desc_len(&d), 32 + 12 + 8);
     assert_int_equal(buf[0], 52);
     assert_int_equal(buf[44], 0xD4); /* little-endian id right after the list */
-    assert_int_equal(fm_mcast_desc_decode(buf, 52, NRANKS, seen, &e), 0);
+    assert_int_equal(fm_mcast_desc_decode(buf, 52, NRANKS, seen, set_out, &e), 0);
     assert_int_equal(e.ack_id, 0xA1B2C3D4u);
     assert_int_equal(e.flags, FM_DESC_ACK);
     assert_int_equal(fm_mcast_desc_member(&e, 2), 7);
-    assert_int_equal(fm_mcast_desc_decode(buf, 51, NRANKS, seen, &e), -1); /* cut */
+    assert_int_equal(fm_mcast_desc_decode(buf, 51, NRANKS, seen, set_out, &e), -1); /* cut */
     buf[51] = 1;
-    assert_int_equal(fm_mcast_desc_decode(buf, 52, NRANKS, seen, &e), -1); /* reserved */
+    assert_int_equal(fm_mcast_desc_decode(buf, 52, NRANKS, seen, set_out, &e), -1); /* reserved */
     buf[51] = 0;
     buf[0] = 44; /* the length of a descriptor without the fields */
-    assert_int_equal(fm_mcast_desc_decode(buf, 52, NRANKS, seen, &e), -1);
+    assert_int_equal(fm_mcast_desc_decode(buf, 52, NRANKS, seen, set_out, &e), -1);
     d.flags = FM_DESC_ACK | FM_DESC_GROUP | FM_DESC_FCFS;
     d.group = 9;
     fm_mcast_desc_encode(&d, NULL, buf);
-    assert_int_equal(fm_mcast_desc_decode(buf, 40, NRANKS, seen, &e), 0);
+    assert_int_equal(fm_mcast_desc_decode(buf, 40, NRANKS, seen, set_out, &e), 0);
     assert_int_equal(e.ack_id, 0xA1B2C3D4u);
     assert_int_equal(e.group, 9);
+}
+
+/* A member list in ascending order as a set (FM_DESC_SET): gaps or a bitmap in place of 4
+ * bytes a member; decoded into the caller's array; the root must be where root_pos says, the
+ * count must be n, and a group cannot be a set. */
+static void set_round_trip(void **state)
+{
+    (void)state;
+    int members[] = {0, 1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15};
+    int n = 14;
+    unsigned char set[32], buf[128];
+    int sl = fm_prefix_dests_encode(members, n, NRANKS, set, sizeof set);
+    assert_true(sl > 0 && sl < 4 * n);
+    fm_mcast_desc d = {.builder = 5,
+                       .flags = FM_DESC_SET | FM_DESC_ACK,
+                       .n = (uint32_t)n,
+                       .root_pos = 4,
+                       .root_rank = 5,
+                       .set_len = (uint32_t)sl,
+                       .set_bytes = set,
+                       .ack_id = 7},
+                  e;
+    fm_mcast_desc_encode(&d, NULL, buf);
+    size_t len = fm_mcast_desc_len(&d);
+    assert_int_equal(len, 32 + (size_t)sl + 8);
+    assert_int_equal(fm_mcast_desc_decode(buf, len, NRANKS, seen, set_out, &e), 0);
+    assert_int_equal(e.n, n);
+    assert_int_equal(e.ack_id, 7);
+    assert_ptr_equal(e.set, set_out);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(fm_mcast_desc_member(&e, (uint32_t)i), members[i]);
+    assert_int_equal(fm_mcast_desc_decode(buf, len, NRANKS, seen, NULL, &e), -1); /* no room */
+    d.root_rank = 6; /* not the rank at root_pos */
+    fm_mcast_desc_encode(&d, NULL, buf);
+    assert_int_equal(fm_mcast_desc_decode(buf, len, NRANKS, seen, set_out, &e), -1);
+    d.root_rank = 5;
+    d.n = 13; /* the set holds 14 */
+    fm_mcast_desc_encode(&d, NULL, buf);
+    assert_int_equal(fm_mcast_desc_decode(buf, len, NRANKS, seen, set_out, &e), -1);
+    d.n = 14;
+    d.flags |= FM_DESC_GROUP;
+    d.group = 3;
+    fm_mcast_desc_encode(&d, NULL, buf);
+    assert_int_equal(fm_mcast_desc_decode(buf, len, NRANKS, seen, set_out, &e), -1);
+    /* a rank beyond the job */
+    d.flags = FM_DESC_SET;
+    d.group = 0;
+    fm_mcast_desc_encode(&d, NULL, buf);
+    assert_int_equal(fm_mcast_desc_decode(buf, 32 + (size_t)sl, 15, seen, set_out, &e), -1);
+    assert_int_equal(fm_mcast_desc_decode(buf, 32 + (size_t)sl, 16, seen, set_out, &e), 0);
 }
 
 static void group_round_trip(void **state)
@@ -118,7 +171,7 @@ static void group_round_trip(void **state)
                   e;
     unsigned char buf[64];
     fm_mcast_desc_encode(&d, NULL, buf);
-    assert_int_equal(fm_mcast_desc_decode(buf, 32, NRANKS, seen, &e), 0);
+    assert_int_equal(fm_mcast_desc_decode(buf, 32, NRANKS, seen, set_out, &e), 0);
     assert_true(e.group == d.group);
     assert_int_equal(e.n, 12);
     assert_null(e.members);
@@ -132,7 +185,7 @@ static int decode_with(void (*change)(unsigned char *buf), size_t len)
     encode_list(members, 4, 1, buf);
     change(buf);
     fm_mcast_desc d;
-    return fm_mcast_desc_decode(buf, len, NRANKS, seen, &d);
+    return fm_mcast_desc_decode(buf, len, NRANKS, seen, set_out, &d);
 }
 
 static void none(unsigned char *b)
@@ -216,7 +269,7 @@ static void random_bytes_never_crash(void **state)
         }
         x = x * 1103515245 + 12345;
         size_t cut = (x >> 16) % (sizeof buf + 1);
-        int rc = fm_mcast_desc_decode(buf, cut, NRANKS, seen, &d);
+        int rc = fm_mcast_desc_decode(buf, cut, NRANKS, seen, set_out, &d);
         if (rc == 0) { /* whatever it accepted must be usable */
             assert_true(d.desc_len <= cut && d.root_pos < d.n);
             for (uint32_t k = 0; d.members && k < d.n; k++)
@@ -230,9 +283,10 @@ static void random_bytes_never_crash(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(list_round_trip), cmocka_unit_test(group_round_trip),
-        cmocka_unit_test(fcfs_round_trip), cmocka_unit_test(rejects_each_fault),
-        cmocka_unit_test(ack_round_trip),  cmocka_unit_test(random_bytes_never_crash),
+        cmocka_unit_test(list_round_trip),          cmocka_unit_test(group_round_trip),
+        cmocka_unit_test(fcfs_round_trip),          cmocka_unit_test(rejects_each_fault),
+        cmocka_unit_test(ack_round_trip),           cmocka_unit_test(set_round_trip),
+        cmocka_unit_test(random_bytes_never_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

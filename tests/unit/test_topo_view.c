@@ -59,10 +59,11 @@ static void hosts_through_descriptor(void **state)
     fm_mcast_desc d = {.builder = 0, .n = 4, .root_pos = 0, .root_rank = 1};
     size_t len = fm_mcast_desc_size(4);
     unsigned char *buf = malloc(len), seen[8] = {0};
+    int set_out[8];
     assert_non_null(buf);
     fm_mcast_desc_encode(&d, members, buf);
     fm_mcast_desc e;
-    assert_int_equal(fm_mcast_desc_decode(buf, len, 8, seen, &e), 0);
+    assert_int_equal(fm_mcast_desc_decode(buf, len, 8, seen, set_out, &e), 0);
     struct fm_mcast_topo_view v;
     const struct fm_tree_topo *tt = fm_mcast_topo_view(&v, t, NULL, &e, 4);
     assert_non_null(tt);

@@ -4,7 +4,7 @@
  *
  *   fastmsg-run -n N mcast_stress [--rounds R] [--per-root K] [--batch B] [--seed S]
  *       [--trees T1,T2,...] [--sizes S1,S2,...] [--how group|list|multi|mix]
- *       [--random] [--max-size BYTES] [--round-secs SECS]
+ *       [--random] [--sets] [--max-size BYTES] [--round-secs SECS]
  *
  * In each round every rank is the root of K multicasts, all sent at once after one barrier:
  * a root opens B of its streams at a time and writes them in turn, in odd pieces. Fixed mode
@@ -19,7 +19,9 @@
  * Members take even-length messages with fm_stream_deliver and odd ones in odd fm_receive
  * chunks, check every byte, and check that each multicast arrives once, from its root, at its
  * members only. A round that is not complete after --round-secs ends the job (fm_abort) with
- * the cases still missing. Sizes may name P (FM_PACKET_SIZE). */
+ * the cases still missing. Sizes may name P (FM_PACKET_SIZE). --sets: member lists in
+ * ascending rank order, sent as lists (fastmsg carries them as compact sets of ranks, so any
+ * member count fits packet 0), for destination sets with prefix routing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +54,7 @@ typedef struct sx_round {
 } sx_round;
 
 static struct {
-    int rounds, per_root, batch, random, how, round_secs;
+    int rounds, per_root, batch, random, sets, how, round_secs;
     size_t max_size;
     unsigned seed;
     const char *trees[MAX_TREES];
@@ -108,7 +110,13 @@ static size_t random_size(uint64_t *g)
     }
 }
 
-/* Members of c: all ranks or (random) 2..N of them, shuffled, the root among them. */
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Members of c: all ranks or (random) 2..N of them, shuffled (--sets: ascending), the root
+ * among them. */
 static void draw_members(sx_case *c, uint64_t *g)
 {
     int *all = malloc(sizeof(int) * (size_t)nranks);
@@ -125,13 +133,19 @@ static void draw_members(sx_case *c, uint64_t *g)
         have_root |= all[i] == c->root;
     if (!have_root)
         all[draw(g) % (uint64_t)n] = c->root;
+    if (opt.sets) /* ascending: the list travels as a set of ranks (gaps or a bitmap) */
+        qsort(all, (size_t)n, sizeof *all, cmp_int);
     c->members = all;
     c->n = n;
 }
 
 static int list_fits(int n)
 {
-    return 32 + 4 * (size_t)n <= packet; /* fastmsg.h: 32 + 4 x n bytes in packet 0 */
+    /* fastmsg.h: 32 + 4 x n bytes in packet 0; an ascending list as a set of ranks: at most a
+     * bitmap of the job's ranks behind 11 bytes */
+    if (opt.sets)
+        return 32 + 11 + ((size_t)nranks + 7) / 8 <= packet;
+    return 32 + 4 * (size_t)n <= packet;
 }
 
 static void draw_case(sx_case *c, int r, int root, int k)
@@ -395,6 +409,8 @@ static int parse_args(int argc, char **argv)
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "--random"))
             opt.random = 1;
+        else if (!strcmp(o, "--sets"))
+            opt.sets = 1;
         else if (!v)
             return -1;
         else if (!strcmp(o, "--rounds"))
@@ -445,7 +461,7 @@ int main(int argc, char **argv)
     if (seed_given < 0) {
         fprintf(stderr, "usage: mcast_stress [--rounds R] [--per-root K] [--batch B] [--seed S] "
                         "[--trees T,...] [--sizes S,...] [--how group|list|multi|mix] [--random] "
-                        "[--max-size BYTES] [--round-secs SECS]\n");
+                        "[--sets] [--max-size BYTES] [--round-secs SECS]\n");
         return 2;
     }
     ctx = st_init();
