@@ -67,7 +67,6 @@ static void on_bad_tree(int status, void *arg)
         st_fail("a bad tree from a worker: %s, expected FM_ERR_TREE", fm_strerror(status));
 }
 
-
 static void *worker(void *arg)
 {
     int w = (int)(intptr_t)arg;
@@ -90,8 +89,7 @@ static void *worker(void *arg)
         do {
             switch (i % 3) {
             case 0:
-                rc = fm_isend(ctx, (me + 1 + i) % nranks, j->buf, j->len, H_DATA, on_done, j,
-                              NULL);
+                rc = fm_isend(ctx, (me + 1 + i) % nranks, j->buf, j->len, H_DATA, on_done, j, NULL);
                 break;
             case 1:
                 rc = fm_isend_multi(ctx, others, no, j->buf, j->len, H_DATA, on_done, j, NULL);
@@ -113,8 +111,8 @@ static void *worker(void *arg)
         st_fail("a worker's request with a handle was not refused");
     if (fm_isend(ctx, nranks, jobs[0].buf, 1, H_DATA, NULL, NULL, NULL) != FM_ERR_RANK)
         st_fail("a worker's request to a bad rank was not refused");
-    if (fm_imcast_list(ctx, all, nranks, "nosuchtree", 0, jobs[0].buf, 1, H_DATA, on_bad_tree,
-                       NULL, NULL) != FM_OK)
+    if (fm_imcast_list(ctx, all, nranks, "nosuchtree", 0, jobs[0].buf, 1, H_DATA, on_bad_tree, NULL,
+                       NULL) != FM_OK)
         st_fail("a worker's multicast with a bad tree was refused before it started");
     for (int i = 0; i < count; i++) {
         while (!atomic_load(&jobs[i].done)) {
