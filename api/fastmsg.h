@@ -661,6 +661,17 @@ int fm_imcast_list(fm_context *ctx, const int *members, int n, const char *tree,
                    const void *buf, size_t len, int handler, fm_request_fn done, void *arg,
                    fm_request **req);
 
+/* A multicast from this rank to the n ranks of dests (a destination set, any order; this rank
+ * not in it; dests is read during the call only): the members are this rank and dests in
+ * ascending rank order, which travel as a compact set of ranks (see "Multicast down a tree"),
+ * so the set may hold up to every rank of the job. With tree "prefix" (prefix routing) every
+ * rack and host on the way gets one copy from outside, whichever rank is the root. Otherwise
+ * as fm_imcast_list. Errors: as fm_imcast_list's, and FM_ERR_EMPTY, FM_ERR_SELF,
+ * FM_ERR_DUPLICATE. */
+int fm_imcast_dests(fm_context *ctx, const int *dests, int n, const char *tree, unsigned flags,
+                    const void *buf, size_t len, int handler, fm_request_fn done, void *arg,
+                    fm_request **req);
+
 /* Whether *req has completed: FM_EAGAIN while it has not (*req unchanged); else its status
  * (FM_OK or an error, see "Requests"), the request freed and *req set to NULL, its callback
  * having run first. Outside handlers it drives one round of progress first (handlers and
@@ -698,7 +709,8 @@ int fm_request_free(fm_request **req);
  *   One thread drives a context: its progress thread, the one that called fm_init (or
  *   fm_set_progress_thread). Every call is made from it, except these, which any thread may
  *   make at any time between fm_init and fm_finalize:
- *   - fm_isend, fm_isend_multi, fm_imcast, fm_imcast_list with req NULL: on a worker thread
+ *   - fm_isend, fm_isend_multi, fm_imcast, fm_imcast_list, fm_imcast_dests with req NULL: on
+ *     a worker thread
  *     the arguments are checked as far as they can be without the context (ranks in range,
  *     buf, handler id), copied (destination and member lists, the tree name) and queued, and
  *     the progress thread is woken; its next progress round starts the request as if it had

@@ -282,3 +282,43 @@ int fm_imcast_list(fm_context *ctx, const int *members, int n, const char *tree,
     rc = mcast_begin(ctx, members, n, pos, 0, tree, flags, len, handler, r, &s);
     return fm_req_start(r, rc, s, buf, len, done, arg, req);
 }
+
+static int cmp_rank(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int fm_imcast_dests(fm_context *ctx, const int *dests, int n, const char *tree, unsigned flags,
+                    const void *buf, size_t len, int handler, fm_request_fn done, void *arg,
+                    fm_request **req)
+{
+    if (req)
+        *req = NULL;
+    if (!fm_ctx_live(ctx))
+        return FM_ERR_NOT_INIT;
+    if (!dests || n < 0)
+        return FM_ERR_INVALID;
+    if (n == 0)
+        return FM_ERR_EMPTY;
+    /* The members: this rank and the set, ascending, so that the set travels compactly
+     * (checked here without the context's scratch: a worker thread may call this). */
+    int *members = malloc(sizeof(int) * ((size_t)n + 1));
+    if (!members)
+        return FM_ERR_NOMEM;
+    int rc = FM_OK;
+    for (int i = 0; i < n && !rc; i++)
+        rc = dests[i] < 0 || dests[i] >= ctx->size ? FM_ERR_RANK
+             : dests[i] == ctx->rank               ? FM_ERR_SELF
+                                                   : FM_OK;
+    memcpy(members, dests, sizeof(int) * (size_t)n);
+    members[n] = ctx->rank;
+    qsort(members, (size_t)n + 1, sizeof *members, cmp_rank);
+    for (int i = 1; i <= n && !rc; i++)
+        if (members[i - 1] == members[i])
+            rc = FM_ERR_DUPLICATE;
+    if (!rc)
+        rc = fm_imcast_list(ctx, members, n + 1, tree, flags, buf, len, handler, done, arg, req);
+    free(members);
+    return rc;
+}

@@ -210,10 +210,14 @@ static int mode_all(void)
         n++;
         bufs[n] = make_msg(me, -1, 1001 + 2 * i, len);
         starting = 1;
-        rc = fm_imcast_list(ctx, all, nranks, tree, 0, bufs[n], len, H_MCAST, NULL, NULL, &reqs[n]);
+        /* (a list, or every other size the same members as a destination set) */
+        rc = i % 2 ? fm_imcast_dests(ctx, dests, nd, tree, 0, bufs[n], len, H_MCAST, NULL, NULL,
+                                     &reqs[n])
+                   : fm_imcast_list(ctx, all, nranks, tree, 0, bufs[n], len, H_MCAST, NULL, NULL,
+                                    &reqs[n]);
         starting = 0;
         if (rc)
-            st_fail("fm_imcast_list %zu bytes: %s", len, fm_strerror(rc));
+            st_fail("fm_imcast_list/dests %zu bytes: %s", len, fm_strerror(rc));
         n++;
     }
     /* Complete them four ways in turn: test until done, wait, wait-any, wait-some. */
@@ -593,6 +597,15 @@ static int mode_api(void)
     expect(fm_imcast_list(ctx, pair, 2, "nosuchtree", 0, b, 1, H_MCAST, NULL, NULL, &r),
            FM_ERR_TREE, "bad tree");
     expect(fm_imcast(NULL, "flat", 0, b, 1, H_MCAST, NULL, NULL, &r), FM_ERR_INVALID, "group NULL");
+    int dup[2] = {other, other}, bad[1] = {nranks};
+    expect(fm_imcast_dests(ctx, &self, 1, "prefix", 0, b, 1, H_MCAST, NULL, NULL, &r), FM_ERR_SELF,
+           "dests with this rank");
+    expect(fm_imcast_dests(ctx, dup, 2, "prefix", 0, b, 1, H_MCAST, NULL, NULL, &r),
+           FM_ERR_DUPLICATE, "dests twice");
+    expect(fm_imcast_dests(ctx, bad, 1, "prefix", 0, b, 1, H_MCAST, NULL, NULL, &r), FM_ERR_RANK,
+           "dests out of range");
+    expect(fm_imcast_dests(ctx, dup, 0, "prefix", 0, b, 1, H_MCAST, NULL, NULL, &r), FM_ERR_EMPTY,
+           "no dests");
     fm_stream *st;
     expect(fm_mcast_begin_list(ctx, pair, 2, "flat", FM_MCAST_ACK, 1, H_MCAST, &st), FM_ERR_INVALID,
            "a streaming multicast with FM_MCAST_ACK");
