@@ -21,8 +21,9 @@
  * one sender, the order it sent them). Every record joins its sender's queue at the first
  * call; a function runs when its message is over and every record ahead of it in the queue
  * has run (drain). A one-packet message that comes while its sender's queue is not empty is
- * parked where it is (held: a record, no buffer, its packet kept) until its turn; its stream
- * is released at the next progress round. */
+ * copied into a buffer like any other (its packet goes back at once), or, when the budget has
+ * no room, parked where it is (held: a record, no buffer, its packet kept) until its turn; its
+ * stream is released at the next progress round. */
 #include <stdlib.h>
 
 #include "log.h"
@@ -188,7 +189,12 @@ static int begin(fm_context *ctx, fm_stream *s, const fm_handler_slot *h, int se
         q->head = m;
     q->tail = m;
     s->user = m;
-    if (s->complete && !first && one_piece(s)) {
+    /* Behind an earlier message of its sender, a one-packet message is copied out when the
+     * budget has room (below), so that its packet and its sender's credit go back: parked
+     * packets could fill the sender's window while the earlier message still needs credits
+     * (one a member forwards as its packets come, with the member's own messages behind it).
+     * Without room it waits in its packet for its turn. */
+    if (s->complete && !first && one_piece(s) && (w->wait || s->total > w->budget - w->used)) {
         m->state = W_HELD; /* its packet waits for its turn: no buffer */
         s->parked = 1;
         return FM_CONTINUE;
