@@ -45,14 +45,19 @@ typedef struct mc_opts {
     int common_clock; /* every rank reads one CLOCK_MONOTONIC: time from the root's send */
 } mc_opts;
 
-/* What differs between the programs sharing the command line: the usage text and whether
- * fastmsg's tree options (--trees, --modes, --sf-too, --calibrate) exist. */
+/* What differs between the programs sharing the command line: the usage text, whether
+ * fastmsg's tree options (--trees, --modes, --sf-too, --calibrate, --concurrent) exist, and
+ * bench/mpi's --methods. */
 typedef struct mc_cli {
     const char *launch;  /* the usage line's launcher, e.g. "fastmsg-run -n N" */
     const char *what;    /* the usage's second line */
     const char *noun;    /* one timed operation: "multicast" */
     const char *timeout; /* --timeout's help, without the default */
     int trees;           /* the tree options exist */
+    int concurrent;      /* --concurrent exists without them (bench/mpi's concurrent program) */
+    /* The names --methods takes, comma-separated (also its default, every one): the methods to
+     * run, into mc_opts.trees in the order given; NULL: no --methods. */
+    const char *methods;
 } mc_cli;
 
 /* Returns 0 and fills o, 1 after printing usage (-h), or -1 after printing an error. */

@@ -5,7 +5,8 @@
  * Method, per round: every rank leaves an fm_barrier, lets --settle microseconds pass, notes
  * its start and opens its multicast to the list {itself, its K ranks} down the tree
  * (fm_mcast_begin_list), while its handler takes the other roots' multicasts it is a member of.
- * The draws are seeded by (--seed, round, root), so every rank knows which copies it must get.
+ * The draws are seeded by (round, root) (cc_draw.c, with bench/mpi's fastmsg-bench-mpi-concurrent
+ * the same sets), so every rank knows which copies it must get.
  * Each rank notes when each copy was complete here (CLOCK_MONOTONIC: --common-clock is
  * required, every rank on one kernel) and, once it has them all and has sent its own, sends
  * rank 0 its start and those times. Rank 0: a multicast's completion is its slowest member
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cc_draw.h"
 #include "fm_common.h"
 #include "mc.h"
 
@@ -55,27 +57,10 @@ static unsigned char pattern(size_t i, int root)
     return (unsigned char)(mc_pattern(i) ^ (unsigned)root);
 }
 
-static uint64_t mix(uint64_t x)
-{
-    return bench_mix64(x + 0x9e3779b97f4a7c15ull); /* splitmix64's step */
-}
-
-/* Root's k ranks this round into out (a partial Fisher-Yates over the others). */
+/* Root's k ranks this round into out (cc_draw.h, the draw bench/mpi's program shares). */
 static void draw(const cc *c, int root, int *out)
 {
-    int *all = c->draw + c->n; /* n - 1 others */
-    for (int r = 0, i = 0; r < c->n; r++)
-        if (r != root)
-            all[i++] = r;
-    uint64_t x = mix(((uint64_t)(unsigned)c->round << 32) ^ (uint64_t)(unsigned)root ^ 0x5eedull);
-    for (int i = 0; i < c->k; i++) {
-        x = mix(x);
-        int j = i + (int)(x % (uint64_t)(c->n - 1 - i));
-        int t = all[i];
-        all[i] = all[j];
-        all[j] = t;
-        out[i] = all[i];
-    }
+    cc_draw(CC_DRAW_SEED, c->round, root, c->n, c->k, c->draw + c->n, out);
 }
 
 static void delivered(void *buf, size_t len, int status, int sender, void *arg)

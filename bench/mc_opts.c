@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* fastmsg-bench-mcast's command line (bench/mpi's fastmsg-bench-mpi-bcast shares it): trees, sizes,
- * repeats, iterations. */
+/* fastmsg-bench-mcast's command line (bench/mpi's fastmsg-bench-mpi-bcast and -concurrent share
+ * it): trees, sizes, repeats, iterations. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +62,16 @@ static void usage(FILE *f, const char *prog, void *st)
               "                      (fm_mcast_begin_list; needs --common-clock): per tree and\n"
               "                      size, each multicast's completion and the aggregate rate\n",
               f);
+    else if (cli->concurrent)
+        fputs("      --concurrent K  every rank a root at once, each to K others drawn at random\n"
+              "                      as fastmsg-bench-mcast --concurrent K draws them (required,\n"
+              "                      with --common-clock)\n",
+              f);
+    if (cli->methods)
+        fprintf(f,
+                "      --methods LIST  methods to run, comma-separated, of %s (default\n"
+                "                      all, in that order)\n",
+                cli->methods);
     fprintf(f,
             "      --root R        the %sing rank (default 0)\n"
             "      --settle US     the root waits this long after each barrier, so that every\n"
@@ -144,6 +154,26 @@ static int parse_tree_list(const char *s, mc_opts *o)
     return o->ntrees ? 0 : -1;
 }
 
+/* --methods: a comma list of names from `allowed` (a comma list), each at most once, into
+ * o->trees. */
+static int parse_method_list(const char *s, const char *allowed, mc_opts *o)
+{
+    if (parse_tree_list(s, o))
+        return -1;
+    for (int i = 0; i < o->ntrees; i++) {
+        size_t n = strlen(o->trees[i]);
+        const char *a = allowed;
+        while (*a && (strcspn(a, ",") != n || strncmp(a, o->trees[i], n)))
+            a += strcspn(a, ",") + (a[strcspn(a, ",")] == ',');
+        if (!*a)
+            return -1;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(o->trees[i], o->trees[j]))
+                return -1;
+    }
+    return 0;
+}
+
 enum {
     OPT_TREES = 256,
     OPT_SIZES,
@@ -158,7 +188,8 @@ enum {
     OPT_SETTLE,
     OPT_QUIET,
     OPT_CONC,
-    OPT_CLOCK
+    OPT_CLOCK,
+    OPT_METHODS
 };
 
 static const struct option long_opts[] = {
@@ -176,6 +207,7 @@ static const struct option long_opts[] = {
     {"quiet", required_argument, NULL, OPT_QUIET},
     {"concurrent", required_argument, NULL, OPT_CONC},
     {"common-clock", no_argument, NULL, OPT_CLOCK},
+    {"methods", required_argument, NULL, OPT_METHODS},
     {"timeout", required_argument, NULL, OPT_TO},
     {"csv", no_argument, NULL, OPT_CSV},
     {"help", no_argument, NULL, 'h'},
@@ -188,8 +220,14 @@ static int apply(void *st, int c, const char *arg, const char *prog)
     parse *p = st;
     mc_opts *o = p->o;
     long v = 0;
-    if (!p->cli->trees &&
-        (c == OPT_TREES || c == OPT_SF || c == OPT_MODES || c == OPT_CAL || c == OPT_CONC)) {
+    if (c == OPT_METHODS && !p->cli->methods) {
+        fprintf(stderr,
+                "%s: --methods is fastmsg-bench-mpi-concurrent's option; this program has none\n",
+                prog);
+        return -2;
+    }
+    if (!p->cli->trees && (c == OPT_TREES || c == OPT_SF || c == OPT_MODES || c == OPT_CAL ||
+                           (c == OPT_CONC && !p->cli->concurrent))) {
         fprintf(stderr,
                 "%s: %s is fastmsg-bench-mcast's option (fastmsg's trees); this program has none\n",
                 prog,
@@ -258,6 +296,8 @@ static int apply(void *st, int c, const char *arg, const char *prog)
     case OPT_CLOCK:
         o->common_clock = 1;
         return 0;
+    case OPT_METHODS:
+        return parse_method_list(arg, p->cli->methods, o);
     }
     return -1;
 }
@@ -271,7 +311,7 @@ static const char *check(void *st)
 int mc_parse_cli(int argc, char **argv, const mc_cli *cli, mc_opts *o)
 {
     *o = (mc_opts){.repeats = 5, .iters = 20, .timeout_s = 60, .settle_us = 20, .quiet = 0};
-    parse_tree_list(MC_DEFAULT_TREES, o);
+    parse_tree_list(cli->methods ? cli->methods : MC_DEFAULT_TREES, o);
     parse_mode_list("fpfs", o);
     static const bench_cmdline cl = {"hr:i:", long_opts, usage, apply, check};
     parse st = {.o = o, .cli = cli, .lo = 8, .hi = 16UL << 20};

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "cc_draw.h"
+
+#include "common.h"
+
+static uint64_t mix(uint64_t x)
+{
+    return bench_mix64(x + 0x9e3779b97f4a7c15ull); /* splitmix64's step */
+}
+
+void cc_draw(uint64_t seed, int round, int root, int n, int k, int *scratch, int *out)
+{
+    int *all = scratch; /* n - 1 others */
+    for (int r = 0, i = 0; r < n; r++)
+        if (r != root)
+            all[i++] = r;
+    uint64_t x = mix(((uint64_t)(unsigned)round << 32) ^ (uint64_t)(unsigned)root ^ seed);
+    for (int i = 0; i < k; i++) {
+        x = mix(x);
+        int j = i + (int)(x % (uint64_t)(n - 1 - i));
+        int t = all[i];
+        all[i] = all[j];
+        all[j] = t;
+        out[i] = all[i];
+    }
+}
