@@ -47,4 +47,7 @@ job shm 3 multicast "B, correct" 2
 req=tests/integration/stream/stream_requests
 job shm 3 $req "PASS handler" 3 handler
 job tcp 2 $req "PASS api" 2 api
+# The DAG example: requests with callbacks, multicasts, whole-message handlers, a small DAG.
+job shm 3 dag "^# checksum OK" 1 --tasks 60 --width 5 --degree 4 --bytes 64-8K --compute-us 0 \
+  -r 1 --warmup 1
 exit $status
