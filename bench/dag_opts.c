@@ -40,6 +40,11 @@ static void usage(FILE *f, const char *prog, void *st)
             "  -h, --help          this text\n",
             d.tasks, d.width, d.degree, d.bytes_min, d.bytes_max, d.compute_min_us,
             d.compute_max_us, (unsigned long long)d.seed);
+    if (p->cli->fastmsg)
+        fprintf(f, "      --tree T        the multicast tree of an output that goes to several\n"
+                   "                      ranks (fm_imcast_list; default prefix)\n"
+                   "      --die-at TASK   the rank that runs TASK kills itself (SIGKILL) just\n"
+                   "                      before it (for tests)\n");
 }
 
 enum {
@@ -52,7 +57,9 @@ enum {
     OPT_WARMUP,
     OPT_CORRUPT,
     OPT_TO,
-    OPT_CSV
+    OPT_CSV,
+    OPT_TREE,
+    OPT_DIE_AT
 };
 
 static const struct option long_opts[] = {
@@ -67,6 +74,8 @@ static const struct option long_opts[] = {
     {"corrupt", required_argument, NULL, OPT_CORRUPT},
     {"timeout", required_argument, NULL, OPT_TO},
     {"csv", no_argument, NULL, OPT_CSV},
+    {"tree", required_argument, NULL, OPT_TREE},
+    {"die-at", required_argument, NULL, OPT_DIE_AT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -121,9 +130,12 @@ static int set_int(const char *arg, long lo, long hi, int *out)
 
 static int apply(void *st, int c, const char *arg, const char *prog)
 {
-    (void)prog;
     dag_opts *o = ((parse *)st)->o;
     dag_params *p = &o->p;
+    if ((c == OPT_TREE || c == OPT_DIE_AT) && !((parse *)st)->cli->fastmsg) {
+        fprintf(stderr, "%s: --tree and --die-at are the fastmsg version's options\n", prog);
+        return -2;
+    }
     switch (c) {
     case OPT_TASKS:
         return set_u32(arg, 1, DAG_MAX_TASKS, &p->tasks);
@@ -160,6 +172,11 @@ static int apply(void *st, int c, const char *arg, const char *prog)
     case OPT_CSV:
         o->csv = 1;
         return 0;
+    case OPT_TREE:
+        o->tree = arg;
+        return 0;
+    case OPT_DIE_AT:
+        return bench_parse_long(arg, 0, DAG_MAX_TASKS - 1, &o->die_at);
     }
     return -1;
 }
@@ -170,13 +187,20 @@ static const char *check(void *st)
     const char *why = dag_check_params(&o->p);
     if (!why && o->corrupt >= (long)o->p.tasks)
         why = "--corrupt names a task beyond --tasks";
+    if (!why && o->die_at >= (long)o->p.tasks)
+        why = "--die-at names a task beyond --tasks";
     return why;
 }
 
 int dag_parse_cli(int argc, char **argv, const dag_cli *cli, dag_opts *o)
 {
-    *o = (dag_opts){
-        .p = DAG_DEFAULT_PARAMS, .repeats = 5, .warmup = 1, .timeout_s = 60, .corrupt = -1};
+    *o = (dag_opts){.p = DAG_DEFAULT_PARAMS,
+                    .repeats = 5,
+                    .warmup = 1,
+                    .timeout_s = 60,
+                    .corrupt = -1,
+                    .tree = "prefix",
+                    .die_at = -1};
     static const bench_cmdline cl = {"hr:", long_opts, usage, apply, check};
     parse st = {.o = o, .cli = cli};
     return bench_getopt(argc, argv, &cl, &st);

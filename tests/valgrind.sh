@@ -47,6 +47,9 @@ job shm 3 multicast "B, correct" 2
 req=tests/integration/stream/stream_requests
 job shm 3 $req "PASS handler" 3 handler
 job tcp 2 $req "PASS api" 2 api
+# The DAG example: requests with callbacks, multicasts, whole-message handlers, a small DAG.
+job shm 3 dag "^# checksum OK" 1 --tasks 60 --width 5 --degree 4 --bytes 64-8K --compute-us 0 \
+  -r 1 --warmup 1
 
 # Worker threads starting requests while the main thread drives progress, under helgrind
 # (libfabric's own locks suppressed: tests/helgrind.supp).

@@ -34,6 +34,7 @@
 #include "common.h"
 #include "dag_gen.h"
 #include "dag_opts.h"
+#include "dag_report.h"
 #include "mpi_common.h"
 
 #define PROG "fastmsg-bench-mpi-dag-" MB_MPI
@@ -58,28 +59,6 @@ typedef struct plan {
     long bad;                    /* task outputs that differed from the reference */
     uint64_t combined;           /* dag_combine of this rank's outputs, this run */
 } plan;
-
-/* The DAG's totals that do not depend on a run. */
-typedef struct dag_stats {
-    uint64_t remote_edges, messages, bytes_sent, cp_us, work_us;
-} dag_stats;
-
-static dag_stats stats_of(const dag *d, int n)
-{
-    dag_stats s = {.cp_us = dag_critical_path_us(d), .work_us = dag_total_compute_us(d)};
-    int *ranks = malloc(sizeof *ranks * (size_t)n);
-    for (uint32_t t = 0; ranks && t < d->ntasks; t++) {
-        uint32_t k;
-        const uint32_t *dep = dag_dependents(d, t, &k);
-        for (uint32_t i = 0; i < k; i++)
-            s.remote_edges += dag_rank_of(dep[i], n) != dag_rank_of(t, n);
-        uint64_t m = (uint64_t)dag_dest_ranks(d, t, n, ranks);
-        s.messages += m;
-        s.bytes_sent += m * d->t[t].bytes;
-    }
-    free(ranks);
-    return s;
-}
 
 static void *alloc0(size_t n, size_t size)
 {
@@ -285,65 +264,6 @@ static void run_all(plan *pl, double *ms)
     free(dl.st);
 }
 
-static const char *csv_head = "provider,ranks,tasks,width,degree,bytes_min,bytes_max,"
-                              "compute_min_us,compute_max_us,seed,layers,edges,remote_edges,"
-                              "messages,bytes_sent,cp_us,work_us,repeats,makespan_us,min_us,"
-                              "max_us,checksum";
-
-static void print_header(const plan *pl, const dag_stats *s)
-{
-    const dag_params *p = &pl->d->p;
-    if (pl->o->csv) {
-        puts(csv_head);
-        return;
-    }
-    char lib[256], tp[256];
-    mb_library(lib, sizeof lib);
-    mb_transport(tp, sizeof tp);
-    printf("# " PROG " (%s): %d ranks, %s\n", lib, pl->n, tp);
-    printf("# DAG: %u tasks, width %u, %u layers, 1-%u inputs, outputs %u-%u B, compute %u-%u us"
-           " of CPU, seed %llu; task i on rank i %% %d\n",
-           p->tasks, p->width, pl->d->nlayers, p->degree, p->bytes_min, p->bytes_max,
-           p->compute_min_us, p->compute_max_us, (unsigned long long)p->seed, pl->n);
-    printf("# %u edges, %llu between ranks in %llu messages of %llu B in all; compute: critical"
-           " path %llu us, total %llu us\n",
-           pl->d->nedges, (unsigned long long)s->remote_edges, (unsigned long long)s->messages,
-           (unsigned long long)s->bytes_sent, (unsigned long long)s->cp_us,
-           (unsigned long long)s->work_us);
-    printf("# makespan: barrier exit to the slowest rank done; median, min, max of %d runs after"
-           " %d warm-up\n",
-           pl->o->repeats, pl->o->warmup);
-    printf("%6s %5s %6s %6s %7s %8s %10s %8s %8s %11s %10s %10s %8s\n", "tasks", "ranks", "layers",
-           "edges", "remote", "messages", "bytes_sent", "cp_us", "work_us", "makespan_us", "min_us",
-           "max_us", "checksum");
-}
-
-static void print_row(const plan *pl, const dag_stats *s, double *ms, int ok)
-{
-    const dag_params *p = &pl->d->p;
-    int r = pl->o->repeats;
-    double lo = ms[0], hi = ms[0];
-    for (int i = 1; i < r; i++) {
-        lo = ms[i] < lo ? ms[i] : lo;
-        hi = ms[i] > hi ? ms[i] : hi;
-    }
-    double med = bench_median(ms, r);
-    const char *verdict = ok ? "OK" : "FAIL";
-    if (pl->o->csv)
-        printf("%s,%d,%u,%u,%u,%u,%u,%u,%u,%llu,%u,%u,%llu,%llu,%llu,%llu,%llu,%d,%.1f,%.1f,%.1f,"
-               "%s\n",
-               MB_MPI, pl->n, p->tasks, p->width, p->degree, p->bytes_min, p->bytes_max,
-               p->compute_min_us, p->compute_max_us, (unsigned long long)p->seed, pl->d->nlayers,
-               pl->d->nedges, (unsigned long long)s->remote_edges, (unsigned long long)s->messages,
-               (unsigned long long)s->bytes_sent, (unsigned long long)s->cp_us,
-               (unsigned long long)s->work_us, r, med, lo, hi, verdict);
-    else
-        printf("%6u %5d %6u %6u %7llu %8llu %10llu %8llu %8llu %11.1f %10.1f %10.1f %8s\n",
-               p->tasks, pl->n, pl->d->nlayers, pl->d->nedges, (unsigned long long)s->remote_edges,
-               (unsigned long long)s->messages, (unsigned long long)s->bytes_sent,
-               (unsigned long long)s->cp_us, (unsigned long long)s->work_us, med, lo, hi, verdict);
-}
-
 /* What the runs computed, against the reference. */
 typedef struct verdict {
     long bad;      /* task outputs that differed, every rank and run */
@@ -368,16 +288,6 @@ static verdict verify(plan *pl)
         v.ok = v.ok && v.got == v.want;
     }
     return v;
-}
-
-static void print_verdict(const plan *pl, const verdict *v)
-{
-    if (pl->o->csv)
-        return;
-    printf("# checksum %s: %ld of %u task outputs x %d runs differed from the reference; last"
-           " run's DAG checksum 0x%016llx, expected 0x%016llx\n",
-           v->ok ? "OK" : "FAIL", v->bad, pl->d->ntasks, pl->o->warmup + pl->o->repeats,
-           (unsigned long long)v->got, (unsigned long long)v->want);
 }
 
 /* The options against this job: 0, or 2 after saying why on rank 0. */
@@ -422,14 +332,19 @@ int main(int argc, char **argv)
         }
     }
     if (mb_all_ok(&status)) {
-        dag_stats s = stats_of(&d, n);
-        if (me == 0)
-            print_header(&pl, &s);
+        dag_stats s = dag_stats_of(&d, n);
+        if (me == 0) {
+            char lib[256], tp[256], who[600];
+            mb_library(lib, sizeof lib);
+            mb_transport(tp, sizeof tp);
+            snprintf(who, sizeof who, PROG " (%s): %d ranks, %s", lib, n, tp);
+            dag_print_header(&d, &o, n, who, &s);
+        }
         run_all(&pl, ms);
         verdict v = verify(&pl);
         if (me == 0) {
-            print_row(&pl, &s, ms, v.ok);
-            print_verdict(&pl, &v);
+            dag_print_row(&d, &o, n, MB_MPI, &s, ms, v.ok);
+            dag_print_verdict(&d, &o, v.ok, v.bad, v.got, v.want);
         }
         status = v.ok ? 0 : 1;
     }
