@@ -400,7 +400,9 @@ typedef struct fm_group fm_group;
  * member whose copy was cut short makes the request's status FM_ERR_TRUNCATED. A member that
  * dies leaves the request incomplete: a wait for it then fails (FM_ERR_PEER or
  * FM_ERR_TIMEOUT). With the streaming calls (fm_mcast_begin, fm_mcast_begin_list):
- * FM_ERR_INVALID. Combines with the forwarding modes. */
+ * FM_ERR_INVALID. Combines with the forwarding modes. fm_mcast_predict_time and
+ * fm_mcast_predict accept it and predict the data's completion (without the
+ * acknowledgements' way back). */
 #define FM_MCAST_ACK 4u
 
 /* Create a group of the n ranks in members (in that order; this rank need not be one).

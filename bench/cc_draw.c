@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "cc_draw.h"
 
+#include <stddef.h>
+
 #include "common.h"
 
 static uint64_t mix(uint64_t x)
@@ -23,4 +25,21 @@ void cc_draw(uint64_t seed, int round, int root, int n, int k, int *scratch, int
         all[j] = t;
         out[i] = all[i];
     }
+}
+
+void cc_reduce_round(const double *reports, int n, double *each, long *ne, double *T)
+{
+    double first = 1e300, last = -1e300;
+    for (int root = 0; root < n; root++) {
+        const double *rep = reports + (size_t)root * (size_t)(n + 1);
+        first = rep[0] < first ? rep[0] : first;
+        double slowest = -1e300;
+        for (int r = 0; r < n; r++) {
+            double at = reports[(size_t)r * (size_t)(n + 1) + 1 + (size_t)root];
+            slowest = at >= 0 && at > slowest ? at : slowest;
+        }
+        last = slowest > last ? slowest : last;
+        each[(*ne)++] = slowest - rep[0];
+    }
+    *T = last - first;
 }

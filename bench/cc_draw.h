@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The destination draw of the concurrent multicast benchmarks (fastmsg-bench-mcast --concurrent K
- * in mc_concurrent.c, bench/mpi's fastmsg-bench-mpi-concurrent-*): which K ranks each root sends
- * to in a round. Plain C (no fastmsg, no MPI), so that both programs draw exactly the same sets
- * for the same round numbers and every rank can work out every root's set by itself. */
+/* What the concurrent multicast benchmarks share (fastmsg-bench-mcast --concurrent K in
+ * mc_concurrent.c, bench/mpi's fastmsg-bench-mpi-concurrent-*): the destination draw (which K
+ * ranks each root sends to in a round) and rank 0's reduction of a round. Plain C (no fastmsg,
+ * no MPI), so that both programs draw exactly the same sets for the same round numbers, every
+ * rank can work out every root's set by itself, and both report alike. */
 #ifndef CC_DRAW_H
 #define CC_DRAW_H
 
@@ -15,5 +16,12 @@
  * order drawn (not sorted), none of them root: a partial Fisher-Yates shuffle of the n - 1 other
  * ranks, driven by splitmix64 from (seed, round, root). scratch holds n - 1 ints. */
 void cc_draw(uint64_t seed, int round, int root, int n, int k, int *scratch, int *out);
+
+/* Rank 0's reduction of one round, the same in both programs: reports holds every rank's
+ * report, n rows of n + 1 (its start, then when each root's copy was complete here, -1 when not
+ * a member). Each multicast's completion (its slowest member less its root's start) goes to
+ * each[*ne], each[*ne + 1], ... (*ne advanced by n), and the round's (the last copy anywhere
+ * less the earliest start) to *T. */
+void cc_reduce_round(const double *reports, int n, double *each, long *ne, double *T);
 
 #endif

@@ -132,25 +132,6 @@ static int send_report(cc *c)
     return bench_fm_write(rc, s, c->times, len);
 }
 
-/* Rank 0: this round's per-multicast completions into c->each (from *ne on) and the round's
- * into *T. */
-static void reduce_round(cc *c, long *ne, double *T)
-{
-    double first = 1e300, last = -1e300;
-    for (int root = 0; root < c->n; root++) {
-        const double *rep = c->reports + (size_t)root * (size_t)(c->n + 1);
-        first = rep[0] < first ? rep[0] : first;
-        double slowest = -1e300;
-        for (int r = 0; r < c->n; r++) {
-            double at = c->reports[(size_t)r * (size_t)(c->n + 1) + 1 + (size_t)root];
-            slowest = at >= 0 && at > slowest ? at : slowest;
-        }
-        last = slowest > last ? slowest : last;
-        c->each[(*ne)++] = slowest - rep[0];
-    }
-    *T = last - first;
-}
-
 static int one_round(cc *c, long *ne, double *T)
 {
     c->round++;
@@ -175,7 +156,7 @@ static int one_round(cc *c, long *ne, double *T)
     c->nreports++; /* (the others' may have come while this rank took its copies) */
     rc = await(c, &c->nreports, c->n);
     if (rc == FM_OK)
-        reduce_round(c, ne, T);
+        cc_reduce_round(c->reports, c->n, c->each, ne, T);
     return rc;
 }
 

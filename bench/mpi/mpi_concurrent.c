@@ -153,25 +153,6 @@ static void start_round(cc *c)
     }
 }
 
-/* Rank 0: this round's per-multicast completions into c->each (from *ne on) and the round's
- * into *T (mc_concurrent.c's reduce_round). */
-static void reduce_round(cc *c, long *ne, double *T)
-{
-    double first = 1e300, last = -1e300;
-    for (int root = 0; root < c->n; root++) {
-        const double *rep = c->reports + (size_t)root * (size_t)(c->n + 1);
-        first = rep[0] < first ? rep[0] : first;
-        double slowest = -1e300;
-        for (int r = 0; r < c->n; r++) {
-            double at = c->reports[(size_t)r * (size_t)(c->n + 1) + 1 + (size_t)root];
-            slowest = at >= 0 && at > slowest ? at : slowest;
-        }
-        last = slowest > last ? slowest : last;
-        c->each[(*ne)++] = slowest - rep[0];
-    }
-    *T = last - first;
-}
-
 static void one_round(cc *c, long *ne, double *T)
 {
     c->round++;
@@ -201,7 +182,7 @@ static void one_round(cc *c, long *ne, double *T)
     }
     MPI_Gather(c->times, c->n + 1, MPI_DOUBLE, c->reports, c->n + 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (c->me == 0)
-        reduce_round(c, ne, T);
+        cc_reduce_round(c->reports, c->n, c->each, ne, T);
 }
 
 static void print_row(const cc *c, double each_med, double each_max, double round_med)

@@ -10,20 +10,7 @@ set -u
 mpi=$1 n=$2 cc=$3
 # shellcheck source=tests/integration/bench/lib.sh
 . "$(dirname "$0")/lib.sh"
-[ -n "$cc" ] || { echo "no bench/mpi programs for $mpi: configure did not find its MPI"; exit 77; }
-case $mpi in
-  openmpi)
-    command -v mpirun.openmpi >/dev/null || { echo "no mpirun.openmpi"; exit 77; }
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    # shellcheck disable=SC2054 # self,vader is one argument
-    launch=(mpirun.openmpi --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader
-            --mca oob_tcp_if_include lo -n "$n") ;;
-  mpich)
-    command -v mpiexec.mpich >/dev/null || { echo "no mpiexec.mpich"; exit 77; }
-    export UCX_TLS=self,sm # shared memory only: no network transport opened
-    launch=(mpiexec.mpich -iface lo -n "$n") ;;
-  *) echo "unknown MPI $mpi"; exit 2 ;;
-esac
+mpi_launch "$mpi" "$n" "$cc"
 num='-?[0-9]+\.[0-9]+'
 k=2
 

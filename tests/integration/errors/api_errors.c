@@ -556,7 +556,10 @@ static void bad_mcast_arguments(void **state)
     /* unknown flags */
     EXPECT(fm_mcast_begin_list(ctx, all, 2, "flat", 0x40, 8, H_CHECK, &s), FM_ERR_INVALID);
     EXPECT(fm_mcast_begin(g, "flat", ~0u, 8, H_CHECK, &s), FM_ERR_INVALID);
-    EXPECT(fm_mcast_predict_time(ctx, 2, 0, "flat", 4, 8, &t, NULL), FM_ERR_INVALID);
+    EXPECT(fm_mcast_predict_time(ctx, 2, 0, "flat", 0x40, 8, &t, NULL), FM_ERR_INVALID);
+    /* FM_MCAST_ACK: for requests only; the model predicts the data's completion with it */
+    EXPECT(fm_mcast_begin(g, "flat", FM_MCAST_ACK, 8, H_CHECK, &s), FM_ERR_INVALID);
+    EXPECT(fm_mcast_predict_time(ctx, 2, 0, "flat", FM_MCAST_ACK, 8, &t, NULL), FM_OK);
     EXPECT(fm_mcast_predict_time(ctx, 2, 0, "flat", FM_MCAST_STORE_FORWARD | FM_MCAST_FCFS, 8, &t,
                                  NULL),
            FM_ERR_INVALID);
