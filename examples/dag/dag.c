@@ -311,6 +311,8 @@ int main(int argc, char **argv)
     if ((rc = fm_mcast_predict_time(s.ctx, 3, 0, o.tree, 0, 1, &sec, NULL)) != FM_OK) {
         fprintf(stderr, "dag: --tree %s: %s\n", o.tree, fm_strerror(rc));
         fm_finalize(s.ctx);
+        teardown(&s);
+        dag_free(&d);
         return 2;
     }
     /* Registered before the first barrier, so no message waits for its handler. */
