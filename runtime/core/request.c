@@ -14,8 +14,6 @@
 #include <string.h>
 
 #include "log.h"
-#include "members.h"
-#include "multi.h"
 #include "progress.h"
 #include "request.h"
 #include "send.h"
@@ -39,8 +37,7 @@ struct fm_request {
     fm_request_fn done;
     void *arg;
     int holds;   /* completion also waits for these (fm_req_hold: acknowledgements) */
-    int written; /* its stream is released: complete once holds are 0 */
-    int written_status;
+    int written; /* its stream is released (status so far in status): complete once holds are 0 */
     unsigned char own[FM_REQ_INLINE]; /* internal messages keep their bytes here */
 };
 
@@ -81,8 +78,10 @@ static int req_new(fm_context *ctx, fm_request **out, int internal)
     return FM_OK;
 }
 
-int fm_req_new(fm_context *ctx, fm_request **out)
+int fm_req_new(fm_context *ctx, const void *buf, size_t len, fm_request **out)
 {
+    if (!buf && len)
+        return FM_ERR_INVALID;
     return req_new(ctx, out, 0);
 }
 
@@ -97,15 +96,15 @@ static void req_put(fm_request *r)
     ctx->req.live--;
 }
 
-static void complete(fm_context *ctx, fm_request *r, int status)
+/* r is over, with r->status. */
+static void complete(fm_context *ctx, fm_request *r)
 {
     r->state = REQ_DONE;
-    r->status = status;
     if (!r->done) {
         r->notified = 1;
         if (r->detached) {
-            if (status)
-                fm_log(0, "a request nobody waits for ended with %s", fm_strerror(status));
+            if (r->status)
+                fm_log(0, "a request nobody waits for ended with %s", fm_strerror(r->status));
             req_put(r);
         }
         return;
@@ -134,9 +133,9 @@ static int pump_one(fm_context *ctx, fm_request *r)
         ctx->req.tail = NULL;
     r->s = NULL;
     r->written = 1;
-    r->written_status = rc;
+    r->status = rc;
     if (!r->holds)
-        complete(ctx, r, rc);
+        complete(ctx, r);
     return 1;
 }
 
@@ -147,10 +146,10 @@ void fm_req_hold(fm_request *r)
 
 void fm_req_release(fm_request *r, int status)
 {
-    if (status && !r->written_status)
-        r->written_status = status;
+    if (status && !r->status)
+        r->status = status;
     if (--r->holds == 0 && r->written)
-        complete(r->ctx, r, r->written_status);
+        complete(r->ctx, r);
 }
 
 int fm_req_pump(fm_context *ctx)
@@ -294,10 +293,8 @@ int fm_isend(fm_context *ctx, int dest, const void *buf, size_t len, int handler
         s->start = start_isend;
         return fm_submit_push(ctx, s);
     }
-    if (!buf && len)
-        return FM_ERR_INVALID;
     fm_request *r;
-    int rc = fm_req_new(ctx, &r);
+    int rc = fm_req_new(ctx, buf, len, &r);
     if (rc)
         return rc;
     fm_stream *s = NULL;
@@ -326,10 +323,8 @@ int fm_isend_multi(fm_context *ctx, const int *dests, int n, const void *buf, si
         sub->start = start_isend_multi;
         return fm_submit_push(ctx, sub);
     }
-    if (!buf && len)
-        return FM_ERR_INVALID;
     fm_request *r;
-    int rc = fm_req_new(ctx, &r);
+    int rc = fm_req_new(ctx, buf, len, &r);
     if (rc)
         return rc;
     fm_stream *s = NULL;

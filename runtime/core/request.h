@@ -6,12 +6,13 @@
 
 #include "context.h"
 
-/* Starting a request over any stream: fm_req_new takes a request (FM_EAGAIN at FM_REQUESTS,
- * FM_ERR_NOMEM) and marks the context so that the stream opened next is promised no buffers
- * even inside a handler (requests fill it as buffers free up instead); fm_req_start then
- * takes that opening's status and stream: on an error it gives the request back and returns
- * the error, else it starts writing buf into the stream and returns FM_OK. */
-int fm_req_new(fm_context *ctx, fm_request **r);
+/* Starting a request over any stream: fm_req_new takes a request for len bytes at buf
+ * (FM_ERR_INVALID for buf NULL with len > 0, FM_EAGAIN at FM_REQUESTS, FM_ERR_NOMEM) and marks the
+ * context so that the stream opened next is promised no buffers even inside a handler (requests
+ * fill it as buffers free up instead); fm_req_start then takes that opening's status and stream: on
+ * an error it gives the request back and returns the error, else it starts writing buf into the
+ * stream and returns FM_OK. */
+int fm_req_new(fm_context *ctx, const void *buf, size_t len, fm_request **r);
 int fm_req_start(fm_request *r, int open_rc, fm_stream *s, const void *buf, size_t len,
                  fm_request_fn done, void *arg, fm_request **req);
 

@@ -323,6 +323,19 @@ static void submit_full(fm_stream *s)
         s->sending = 2;
 }
 
+/* Copy what fits of len bytes at src into the packet being filled; a full packet leaves.
+ * Returns the bytes copied. */
+static size_t copy_in(fm_stream *s, const unsigned char *src, size_t len)
+{
+    size_t room = s->cap - s->cur->len, n = len < room ? len : room;
+    memcpy(s->cur->buf + FM_WIRE_HDR_LEN + s->cur->len, src, n);
+    s->cur->len += (uint32_t)n;
+    s->written += n;
+    if (s->cur->len == s->cap)
+        submit_full(s);
+    return n;
+}
+
 int fm_send_piece(fm_stream *s, const void *buf, size_t len)
 {
     int rc = check_sending(s);
@@ -342,18 +355,11 @@ int fm_send_piece(fm_stream *s, const void *buf, size_t len)
     while (len > 0) {
         if (!s->cur && (rc = lead_packet(s, 0)))
             return rc;
-        size_t room = s->cap - s->cur->len;
-        size_t n = len < room ? len : room;
-        memcpy(s->cur->buf + FM_WIRE_HDR_LEN + s->cur->len, src, n);
-        s->cur->len += (uint32_t)n;
-        s->written += n;
+        size_t n = copy_in(s, src, len);
         src += n;
         len -= n;
-        if (s->cur->len == s->cap) {
-            submit_full(s);
-            if ((rc = wait_sent(s, s->sending == 2)))
-                return rc;
-        }
+        if (!s->cur && (rc = wait_sent(s, s->sending == 2))) /* (a packet left) */
+            return rc;
     }
     return FM_OK;
 }
@@ -413,34 +419,31 @@ int fm_end_message(fm_stream *s)
 
 /* Requests (request.c) write their streams here, never waiting. */
 
+/* The packet being filled, taken without waiting: FM_OK, or FM_EAGAIN when no send buffer is
+ * free or a multi-destination stream is at FM_MCAST_BUFFER (it runs ahead of slow destinations
+ * only that far, as wait_sent lets a writer). */
+static int packet_nowait(fm_stream *s)
+{
+    if (s->cur)
+        return FM_OK;
+    if (s->multi && !multi_within_budget(s->ctx, s))
+        return FM_EAGAIN;
+    return lead_packet(s, 1);
+}
+
 size_t fm_send_fill(fm_stream *s, const void *buf, size_t len)
 {
     const unsigned char *src = buf;
     size_t took = 0;
-    while (took < len) {
-        /* A multi-destination stream runs ahead of slow destinations only within
-         * FM_MCAST_BUFFER, as wait_sent lets a writer. */
-        if (!s->cur && s->multi && fm_pool_held_full(s->ctx) && !fm_multi_drained(s))
-            break;
-        if (!s->cur && lead_packet(s, 1) != FM_OK)
-            break;
-        size_t room = s->cap - s->cur->len, n = len - took < room ? len - took : room;
-        memcpy(s->cur->buf + FM_WIRE_HDR_LEN + s->cur->len, src + took, n);
-        s->cur->len += (uint32_t)n;
-        s->written += n;
-        took += n;
-        if (s->cur->len == s->cap)
-            submit_full(s);
-    }
+    while (took < len && packet_nowait(s) == FM_OK)
+        took += copy_in(s, src + took, len - took);
     return took;
 }
 
 int fm_send_finish(fm_stream *s)
 {
     if (s->sending == 1) {
-        if (!s->cur && (s->multi && fm_pool_held_full(s->ctx) && !fm_multi_drained(s)))
-            return FM_EAGAIN;
-        if (!s->cur && lead_packet(s, 1) != FM_OK)
+        if (packet_nowait(s) != FM_OK)
             return FM_EAGAIN; /* an empty last packet ends the message: none free yet */
         fm_send_submit(s, s->cur, FM_PKT_DATA, 1);
         s->cur = NULL;

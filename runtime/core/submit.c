@@ -122,7 +122,9 @@ int fm_submit_drain(fm_context *ctx)
 
 int fm_submit_woken(fm_context *ctx)
 {
-    if (!atomic_exchange(&ctx->thr.woken, 0))
+    /* (a plain load first: idle waits look every round, a wake-up is rare) */
+    if (!atomic_load_explicit(&ctx->thr.woken, memory_order_relaxed) ||
+        !atomic_exchange(&ctx->thr.woken, 0))
         return 0;
     uint64_t v;
     if (read(ctx->thr.wake_fd, &v, sizeof v) < 0 && errno != EAGAIN)

@@ -66,29 +66,32 @@ void fm_ack_own(fm_context *ctx, struct fm_ack *a, int status)
     arrived(ctx, a, status);
 }
 
-static struct fm_ack *add(fm_context *ctx, uint32_t root, uint32_t id, int parent, int waiting)
+static struct fm_ack *ack_new(uint32_t root, uint32_t id, int parent, int waiting)
 {
-    struct fm_ack *a = calloc(1, sizeof *a);
-    if (!a)
-        return NULL;
-    *a = (struct fm_ack){.root = root, .id = id, .parent = parent, .waiting = waiting};
+    struct fm_ack *a = malloc(sizeof *a);
+    if (a)
+        *a = (struct fm_ack){.root = root, .id = id, .parent = parent, .waiting = waiting};
+    return a;
+}
+
+static void ack_link(fm_context *ctx, struct fm_ack *a)
+{
     a->next = ctx->mcast->acks;
     ctx->mcast->acks = a;
-    return a;
 }
 
 struct fm_ack *fm_ack_member(fm_context *ctx, uint32_t root, uint32_t id, int parent, int nkids)
 {
-    return add(ctx, root, id, parent, nkids + 1);
+    struct fm_ack *a = ack_new(root, id, parent, nkids + 1);
+    if (a)
+        ack_link(ctx, a);
+    return a;
 }
 
 uint32_t fm_ack_root_open(fm_context *ctx, int nkids, struct fm_ack **a)
 {
     uint32_t id = ++ctx->mcast->ack_next;
-    *a = NULL;
-    if (nkids > 0 && (*a = calloc(1, sizeof **a)))
-        **a =
-            (struct fm_ack){.root = (uint32_t)ctx->rank, .id = id, .parent = -1, .waiting = nkids};
+    *a = nkids > 0 ? ack_new((uint32_t)ctx->rank, id, -1, nkids) : NULL;
     return id;
 }
 
@@ -96,8 +99,7 @@ void fm_ack_root_commit(fm_context *ctx, struct fm_ack *a, fm_request *r)
 {
     a->req = r;
     fm_req_hold(r);
-    a->next = ctx->mcast->acks;
-    ctx->mcast->acks = a;
+    ack_link(ctx, a);
 }
 
 void fm_ack_root_cancel(struct fm_ack *a)

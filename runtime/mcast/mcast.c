@@ -250,10 +250,8 @@ int fm_imcast(fm_group *g, const char *tree, unsigned flags, const void *buf, si
     int rc = fm_group_check(g);
     if (rc)
         return rc;
-    if (!buf && len)
-        return FM_ERR_INVALID;
     fm_request *r;
-    if ((rc = fm_req_new(g->ctx, &r)))
+    if ((rc = fm_req_new(g->ctx, buf, len, &r)))
         return rc;
     fm_stream *s = NULL;
     rc = mcast_begin(g->ctx, g->members, g->n, g->pos, g->id, tree, flags, len, handler, r, &s);
@@ -270,13 +268,11 @@ int fm_imcast_list(fm_context *ctx, const int *members, int n, const char *tree,
         return FM_ERR_NOT_INIT;
     if (fm_submit_foreign(ctx))
         return submit_mcast(ctx, NULL, members, n, tree, flags, buf, len, handler, done, arg, req);
-    if (!buf && len)
-        return FM_ERR_INVALID;
     int pos, rc = fm_members_check(ctx, members, n, &pos);
     if (rc)
         return rc;
     fm_request *r;
-    if ((rc = fm_req_new(ctx, &r)))
+    if ((rc = fm_req_new(ctx, buf, len, &r)))
         return rc;
     fm_stream *s = NULL;
     rc = mcast_begin(ctx, members, n, pos, 0, tree, flags, len, handler, r, &s);
