@@ -345,9 +345,11 @@ int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len,
  *   a tree whose shape is named by a builder: "flat" (the root sends to all), "chain",
  *   "binomial", "kbinomial[:k]" (k >= 1; absent: the best k for this message), "postal[:L]"
  *   (L = lambda in steps, >= 1; absent: from the job's costs), "prefix[:b]" (topology-id prefix
- *   routing, base b in 2..256, absent: FM_PREFIX_BASE: members' ids from their rack (a topology
+ *   routing, base b in 2..256, absent: FM_PREFIX_BASE: every rank's id from its rack (a topology
  * file's first coordinate), host and place on the host, so a rack or host gets one copy from
- * outside), or "auto": the tree and parameter the model predicts fastest for this member count,
+ * outside; each member splits its part with its own routing table (FM_PREFIX_CHOICE), relays
+ * only through members, in FM_PREFIX_SEGMENT packets),
+ * or "auto": the tree and parameter the model predicts fastest for this member count,
  * message size and mode. The model simulates each member's sends, receives and copies packet by
  * packet as forwarding does, with credits, wake-ups and members sharing cores, from the costs
  *   fm_mcast_calibrate measured (or FM_MCAST_COSTS_FILE, FM_MCAST_COSTS, or an estimate); auto

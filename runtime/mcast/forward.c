@@ -46,8 +46,10 @@
 #include "mcast_state.h"
 #include "members.h"
 #include "multi.h"
+#include "prefix_router.h"
 #include "send.h"
 #include "topo_view.h"
+#include "trees/registry.h"
 #include "trees/tree.h"
 
 struct fm_fwd {
@@ -84,7 +86,48 @@ static int my_position(fm_context *ctx, const fm_mcast_desc *d, const struct fm_
     return -1;
 }
 
-/* Children (as ranks) of this member; -1 when the descriptor does not fit this member. */
+static struct fm_fwd *fwd_alloc(int nk)
+{
+    struct fm_fwd *f =
+        calloc(1, sizeof *f + (size_t)nk * (sizeof(fm_pkt *) + sizeof(int) + sizeof(uint32_t)));
+    if (f) {
+        f->nkids = nk;
+        f->aborts = (fm_pkt **)(f + 1);
+        f->kids = (int *)(f->aborts + nk);
+        f->kid_ids = (uint32_t *)(f->kids + nk);
+    }
+    return f;
+}
+
+/* The members as ranks: a group's or a set's array, or the list copied into out (n ints). */
+static const int *member_ranks(const fm_mcast_desc *d, const struct fm_group *g, int *out)
+{
+    if (g)
+        return g->members;
+    if (d->set)
+        return d->set;
+    for (uint32_t i = 0; i < d->n; i++)
+        out[i] = fm_mcast_desc_member(d, i);
+    return out;
+}
+
+/* A prefix-routed multicast's children here (prefix_router.c): its sender says which part of
+ * the destinations this member covers, so no tree is rebuilt and no parent is checked. */
+static struct fm_fwd *fwd_route(fm_context *ctx, const fm_mcast_desc *d, const struct fm_group *g,
+                                int src)
+{
+    int n = (int)d->n, *buf = malloc((size_t)n * 2 * sizeof *buf);
+    struct fm_fwd *f = NULL;
+    int nk =
+        buf ? fm_mcast_prefix_route(ctx, (int)d->param, member_ranks(d, g, buf), n, src, buf + n)
+            : FM_ERR_NOMEM;
+    if (nk >= 0 && (f = fwd_alloc(nk)))
+        memcpy(f->kids, buf + n, (size_t)nk * sizeof *f->kids);
+    free(buf);
+    return f;
+}
+
+/* Children (as ranks) of this member; NULL when the descriptor does not fit this member. */
 static struct fm_fwd *fwd_build(fm_context *ctx, const fm_mcast_desc *d, const struct fm_group *g,
                                 int src)
 {
@@ -99,29 +142,30 @@ static struct fm_fwd *fwd_build(fm_context *ctx, const fm_mcast_desc *d, const s
     int pos = my_position(ctx, d, g), parent = -1;
     if (pos < 0 || pos == td.root || d->param > 1000000 || fm_tree_check(&td) != FM_OK)
         return NULL;
-    size_t scratch_len = fm_tree_scratch_size(&td);
-    void *scratch = scratch_len ? malloc(scratch_len) : NULL;
-    int nk = -1;
-    if ((scratch || !scratch_len) && fm_tree_parent(&td, pos, scratch, &parent) == FM_OK &&
-        parent >= 0 && member_rank(d, g, parent) == src)
-        nk = fm_tree_children(&td, pos, NULL, 0, scratch);
     struct fm_fwd *f = NULL;
-    if (nk >= 0)
-        f = calloc(1, sizeof *f + (size_t)nk * (sizeof(fm_pkt *) + sizeof(int) + sizeof(uint32_t)));
-    if (f) {
-        f->nkids = nk;
-        f->aborts = (fm_pkt **)(f + 1);
-        f->kids = (int *)(f->aborts + nk);
-        f->kid_ids = (uint32_t *)(f->kids + nk);
-        fm_tree_children(&td, pos, f->kids, nk, scratch);
-        for (int i = 0; i < nk; i++) {
-            f->kids[i] = member_rank(d, g, f->kids[i]);
-            f->kid_ids[i] = ctx->peers[f->kids[i]].next_msg_id++;
+    if (d->builder == fm_tree_lookup("prefix")) {
+        f = fwd_route(ctx, d, g, src);
+    } else {
+        size_t scratch_len = fm_tree_scratch_size(&td);
+        void *scratch = scratch_len ? malloc(scratch_len) : NULL;
+        int nk = -1;
+        if ((scratch || !scratch_len) && fm_tree_parent(&td, pos, scratch, &parent) == FM_OK &&
+            parent >= 0 && member_rank(d, g, parent) == src)
+            nk = fm_tree_children(&td, pos, NULL, 0, scratch);
+        if (nk >= 0 && (f = fwd_alloc(nk))) {
+            fm_tree_children(&td, pos, f->kids, nk, scratch);
+            for (int i = 0; i < nk; i++)
+                f->kids[i] = member_rank(d, g, f->kids[i]);
         }
-        /* (FCFS with one child: that child is the first, nothing to hold) */
-        f->hold_from = d->flags & FM_DESC_STORE_FORWARD ? 0 : d->flags & FM_DESC_FCFS ? 1 : nk;
+        free(scratch);
     }
-    free(scratch);
+    for (int i = 0; f && i < f->nkids; i++)
+        f->kid_ids[i] = ctx->peers[f->kids[i]].next_msg_id++;
+    /* (FCFS with one child: that child is the first, nothing to hold) */
+    if (f)
+        f->hold_from = d->flags & FM_DESC_STORE_FORWARD ? 0
+                       : d->flags & FM_DESC_FCFS        ? 1
+                                                        : f->nkids;
     return f;
 }
 

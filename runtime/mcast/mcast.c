@@ -20,6 +20,7 @@
 #include "members.h"
 #include "multi.h"
 #include "prefix/prefix_route.h"
+#include "prefix_router.h"
 #include "request.h"
 #include "submit.h"
 #include "mcast_state.h"
@@ -35,6 +36,8 @@ int fm_mcast_init(fm_context *ctx)
         return FM_ERR_NOMEM;
     ctx->mcast_hooks = &hooks;
     int rc = fm_ack_init(ctx);
+    if (rc == FM_OK)
+        rc = fm_prefix_router_init(ctx);
     return rc ? rc : fm_calibrate_init(ctx);
 }
 
@@ -45,12 +48,32 @@ void fm_mcast_fini(fm_context *ctx)
         return;
     fm_group_free_all(ctx);
     fm_ack_fini(ctx);
+    fm_prefix_router_fini(ctx);
     free(mc->set_scratch);
     free(mc->costs);
     free(mc->calib_sink);
     free(mc);
     ctx->mcast = NULL;
     ctx->mcast_hooks = NULL;
+}
+
+/* The root's children as ranks into kids (room for td->n): routed for prefix trees
+ * (prefix_router.c), else from the tree builder. Returns their count or an error. */
+static int root_children(fm_context *ctx, const struct fm_tree_desc *td, const int *members,
+                         int *kids)
+{
+    if (!kids)
+        return FM_ERR_NOMEM;
+    if (td->builder == fm_tree_lookup("prefix"))
+        return fm_mcast_prefix_route(ctx, td->param, members, td->n, -1, kids);
+    size_t scratch_len = fm_tree_scratch_size(td);
+    void *scratch = scratch_len ? malloc(scratch_len) : NULL;
+    int nk = scratch || !scratch_len ? fm_tree_children(td, td->root, kids, td->n, scratch)
+                                     : FM_ERR_NOMEM;
+    for (int i = 0; i < nk; i++)
+        kids[i] = members[kids[i]];
+    free(scratch);
+    return nk;
 }
 
 /* Open the root's stream: the descriptor d (root, n, tree already set), children as ranks.
@@ -61,18 +84,12 @@ static int open_root(fm_context *ctx, const struct fm_tree_desc *td, fm_mcast_de
 {
     size_t desc_len = fm_mcast_desc_len(d);
     unsigned char *desc = malloc(desc_len);
-    size_t scratch_len = fm_tree_scratch_size(td);
-    void *scratch = scratch_len ? malloc(scratch_len) : NULL;
-    int nk = fm_tree_children(td, td->root, NULL, 0, scratch);
-    int *kids = malloc((size_t)(nk > 0 ? nk : 1) * sizeof *kids);
+    int *kids = malloc((size_t)td->n * sizeof *kids), nk = root_children(ctx, td, members, kids);
     struct fm_ack *a = NULL;
     if (ack && nk >= 0)
         d->ack_id = fm_ack_root_open(ctx, nk, &a);
-    int rc = FM_ERR_NOMEM;
-    if (desc && kids && (scratch || !scratch_len) && nk >= 0 && (!ack || !nk || a)) {
-        fm_tree_children(td, td->root, kids, nk, scratch);
-        for (int i = 0; i < nk; i++)
-            kids[i] = members[kids[i]];
+    int rc = nk < 0 ? nk : FM_ERR_NOMEM;
+    if (desc && kids && nk >= 0 && (!ack || !nk || a)) {
         fm_mcast_desc_encode(d, members, desc);
         rc = fm_multi_open(ctx, kids, nk, len, payload, handler, desc, desc_len, stream);
     }
@@ -81,7 +98,6 @@ static int open_root(fm_context *ctx, const struct fm_tree_desc *td, fm_mcast_de
     else if (a)
         fm_ack_root_cancel(a);
     free(desc);
-    free(scratch);
     free(kids);
     return rc;
 }

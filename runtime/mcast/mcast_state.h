@@ -15,9 +15,10 @@ struct fm_mcast {
     double calib_value;        /* the last timing a calibration partner sent (calibrate.c) */
     unsigned char *calib_sink; /* where calibration's handler copies messages out */
     int calib_have;
-    int *set_scratch;    /* ranks of a destination set decoded from a descriptor (forward.c) */
-    struct fm_ack *acks; /* acknowledged multicasts waiting here (ack.c) */
-    uint32_t ack_next;   /* the last id this root gave one */
+    int *set_scratch; /* ranks of a destination set decoded from a descriptor (forward.c) */
+    struct fm_prefix_router *routers; /* ids and this rank's table per base (prefix/router.c) */
+    struct fm_ack *acks;              /* acknowledged multicasts waiting here (ack.c) */
+    uint32_t ack_next;                /* the last id this root gave one */
     int ack_handler;
 };
 

@@ -24,6 +24,7 @@
 #include "mcast_state.h"
 #include "topo_view.h"
 #include "tree_choice.h"
+#include "prefix_router.h"
 
 #define CHOICE_CACHE 64
 /* Smallest packet payload auto considers: below it per-packet costs dominate everywhere. */
@@ -319,8 +320,15 @@ int fm_mcast_choose(fm_context *ctx, const char *spec, size_t bytes, size_t min_
     if (!spec)
         spec = ctx->cfg.tree;
     *payload = ctx->packet_size;
-    if (strcmp(spec, "auto"))
-        return named(ctx, spec, bytes, d);
+    if (strcmp(spec, "auto")) {
+        int rc = named(ctx, spec, bytes, d);
+        size_t seg = ctx->cfg.prefix_segment;
+        if (rc == FM_OK && d->builder == fm_tree_lookup("prefix") && seg && seg < *payload) {
+            *payload = seg > min_payload ? seg : min_payload; /* (the descriptor fits packet 0) */
+            d->m = packets(bytes, *payload);
+        }
+        return rc;
+    }
     struct fm_mcast_costs *mc = costs_state(ctx);
     unsigned slot = ((unsigned)d->n * 31u + (unsigned)bytes * 7u + (unsigned)mode) % CHOICE_CACHE;
     struct choice *e = mc ? &mc->cache[slot] : NULL;
@@ -408,6 +416,11 @@ int fm_mcast_check_config(const fm_config *cfg, char *err, size_t errlen)
     char why[150];
     if (strcmp(cfg->tree, "auto") && fm_tree_parse(cfg->tree, &builder, &param, why, sizeof why)) {
         snprintf(err, errlen, "FM_TREE=\"%.60s\": %.150s", cfg->tree, why);
+        return FM_ERR_CONFIG;
+    }
+    if (fm_prefix_choice_parse(cfg->prefix_choice) < 0) {
+        snprintf(err, errlen, "FM_PREFIX_CHOICE=\"%.60s\": want random or nearest",
+                 cfg->prefix_choice);
         return FM_ERR_CONFIG;
     }
     struct fm_costs c;

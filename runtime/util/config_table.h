@@ -82,6 +82,13 @@
       "base of the topology ids of prefix trees named without one (FM_TREE=prefix): the digits "   \
       "of a rack, a host and a place on the host; 2 gives a binomial-like tree inside each, "      \
       "larger bases flatter ones")                                                                 \
+    X(FM_PREFIX_CHOICE, prefix_choice, STR, "nearest", 0, 0,                                       \
+      "which rank a prefix routing table keeps when several qualify for an entry: nearest (the "   \
+      "one whose remaining id digits match this rank's longest, so a host's ranks send to "        \
+      "different ranks of another host) or random (uniform, the same in every run)")               \
+    X(FM_PREFIX_SEGMENT, prefix_segment, SIZE, "8K", 0, 1048576,                                   \
+      "packet payload of prefix-routed multicasts (FM_TREE=prefix): the DAG-scheduling paper "     \
+      "measured 8K segments fastest; capped by FM_PACKET_SIZE; 0 = FM_PACKET_SIZE")                \
     X(FM_MCAST_CORES, mcast_cores, INT, "0", 0, 65536,                                             \
       "cores the model lets members share: 0 = each host's online cores, shared by the ranks on "  \
       "it; N = the whole job's ranks share N cores (emulated hosts on one machine)")               \

@@ -510,6 +510,134 @@ static void multicast_topo_ids(void **state)
     }
 }
 
+/* ---- routed multicasts: each rank knows only the members and who sent it the message ---- */
+
+struct rsim {
+    const uint8_t *ids;
+    int nranks, m, b, choice;
+    const int *tables;
+    const int *members;
+    int n;
+    int got[NMAX], member[NMAX];
+    int max_hops;
+};
+
+/* Rank x got the multicast from src (-1: x is the root) after `hops` hops; returns how many ranks
+ * its subtree reached, x included. */
+static int route_visit(struct rsim *r, int x, int src, int hops)
+{
+    assert_true(r->member[x]); /* relays are members: no rank gets what it did not ask for */
+    assert_int_equal(r->got[x]++, 0);
+    assert_true(hops <= r->m);
+    if (hops > r->max_hops)
+        r->max_hops = hops;
+    int kids[NMAX], reached = 1, prev = NMAX + 1;
+    void *scratch = malloc(fm_prefix_route_scratch_size(r->n, r->m, r->b));
+    assert_non_null(scratch);
+    const int *t = r->tables + (size_t)x * r->m * r->b;
+    int nk = fm_prefix_route(r->ids, r->nranks, r->m, r->b, t, x, r->choice, 42, r->members, r->n,
+                             src, kids, scratch);
+    free(scratch);
+    assert_true(nk >= 0 && nk <= r->n);
+    int floor = src < 0 ? 0 : lcp(r->ids, r->m, x, src) + 1;
+    for (int i = 0; i < nk; i++) {
+        int k = kids[i], l = lcp(r->ids, r->m, x, k);
+        assert_true(l >= floor && l < r->m); /* deeper into x's own prefix at every hop */
+        int entry = t[l * r->b + r->ids[k * r->m + l]];
+        if (r->member[entry]) /* the table's entry whenever it is a member of that group */
+            assert_int_equal(k, entry);
+        int size = route_visit(r, k, x, hops + 1);
+        assert_true(size <= prev); /* largest subtree first */
+        prev = size;
+        reached += size;
+    }
+    return reached;
+}
+
+static void route_once(struct rsim *r, int root, const int *dests, int nd)
+{
+    int members[NMAX];
+    memset(r->got, 0, sizeof r->got);
+    memset(r->member, 0, sizeof r->member);
+    members[0] = root;
+    memcpy(members + 1, dests, (size_t)nd * sizeof *dests);
+    for (int i = 0; i <= nd; i++)
+        r->member[members[i]] = 1;
+    r->members = members;
+    r->n = nd + 1;
+    assert_int_equal(route_visit(r, root, -1, 0), nd + 1);
+    for (int q = 0; q < r->nranks; q++) /* every member exactly once, nobody else */
+        assert_int_equal(r->got[q], r->member[q]);
+}
+
+static void route_random_sets(void **state)
+{
+    (void)state;
+    static uint8_t ids[NMAX * FM_PREFIX_MAX_DIGITS];
+    static int tables[NMAX * FM_PREFIX_MAX_DIGITS * 16];
+    static const int bases[3] = {2, 4, 16};
+    int deepest = 0;
+    for (int seed = 1; seed <= 4; seed++)
+        for (int bi = 0; bi < 3; bi++) {
+            rng_state = (uint64_t)seed * 104729 + (uint64_t)bi;
+            int b = bases[bi], nranks = seed == 4 ? NMAX : 2 + (int)rnd(NMAX - 1);
+            int m = sparse_digits(nranks, b) + (int)rnd(2);
+            random_ids(ids, nranks, m, b);
+            for (int choice = FM_PREFIX_RANDOM; choice <= FM_PREFIX_NEAREST; choice++) {
+                for (int q = 0; q < nranks; q++)
+                    assert_int_equal(fm_prefix_table_build(ids, nranks, m, b, q, choice, 42,
+                                                           tables + (size_t)q * m * b),
+                                     FM_OK);
+                struct rsim r = {.ids = ids,
+                                 .nranks = nranks,
+                                 .m = m,
+                                 .b = b,
+                                 .choice = choice,
+                                 .tables = tables};
+                int dests[NMAX];
+                for (int trial = 0; trial < 40; trial++) {
+                    int root = (int)rnd((uint32_t)nranks);
+                    route_once(&r, root, dests, random_dests(nranks, root, dests));
+                }
+                deepest = r.max_hops > deepest ? r.max_hops : deepest;
+            }
+        }
+    assert_true(deepest >= 3); /* the runs went several hops deep */
+}
+
+/* Bad arguments, a sender outside the members, a table from other ids. */
+static void route_errors(void **state)
+{
+    (void)state;
+    const uint8_t ids[8] = {0, 0, 0, 1, 1, 0, 1, 1}; /* 4 ranks, 2 binary digits */
+    int t[4], kids[4], members[3] = {0, 1, 3};
+    char scratch[1024];
+    assert_true(fm_prefix_route_scratch_size(3, 2, 2) <= sizeof scratch);
+    assert_int_equal(fm_prefix_table_build(ids, 4, 2, 2, 1, FM_PREFIX_NEAREST, 0, t), FM_OK);
+    /* rank 1 (01) got it from 0 (00, level 1): nothing deeper to cover */
+    assert_int_equal(fm_prefix_route(ids, 4, 2, 2, t, 1, 1, 0, members, 3, 0, kids, scratch), 0);
+    /* rank 1 as the root: 0 at level 1, then the group {3} at level 0 (its table has 2 there,
+     * which is not a member: 3 takes its place) */
+    int nk = fm_prefix_route(ids, 4, 2, 2, t, 1, 1, 0, members, 3, -1, kids, scratch);
+    assert_int_equal(nk, 2);
+    assert_true((kids[0] == 0 && kids[1] == 3) || (kids[0] == 3 && kids[1] == 0));
+    assert_int_equal(fm_prefix_route(ids, 4, 2, 2, t, 1, 1, 0, members, 3, 2, kids, scratch),
+                     FM_ERR_INVALID); /* 2 sent it but is no member */
+    assert_int_equal(fm_prefix_route(ids, 4, 2, 2, t, 1, 1, 0, members, 3, 1, kids, scratch),
+                     FM_ERR_RANK); /* from itself */
+    assert_int_equal(fm_prefix_route(ids, 4, 2, 2, t, 1, 7, 0, members, 3, -1, kids, scratch),
+                     FM_ERR_INVALID); /* unknown choice */
+    assert_int_equal(fm_prefix_route(ids, 4, 2, 2, NULL, 1, 1, 0, members, 3, -1, kids, scratch),
+                     FM_ERR_INVALID);
+    int bad[2] = {1, 9};
+    assert_int_equal(fm_prefix_route(ids, 4, 2, 2, t, 1, 1, 0, bad, 2, -1, kids, scratch),
+                     FM_ERR_RANK);
+    int other[4];
+    assert_int_equal(fm_prefix_table_build(ids, 4, 2, 2, 2, FM_PREFIX_NEAREST, 0, other), FM_OK);
+    assert_int_equal(fm_prefix_route(ids, 4, 2, 2, other, 1, 1, 0, members, 3, -1, kids, scratch),
+                     FM_ERR_INTERNAL); /* rank 2's table used by rank 1 */
+}
+
 /* The paper's figure: 8 ids of 3 binary digits, 001 sends to {010, 100, 101}. */
 /* ---- the whole tree ---- */
 
@@ -949,6 +1077,8 @@ int main(void)
         cmocka_unit_test(split_errors),
         cmocka_unit_test(multicast_random_ids),
         cmocka_unit_test(multicast_topo_ids),
+        cmocka_unit_test(route_random_sets),
+        cmocka_unit_test(route_errors),
         cmocka_unit_test(dests_roundtrip),
         cmocka_unit_test(dests_exact_bytes),
         cmocka_unit_test(dests_malformed),

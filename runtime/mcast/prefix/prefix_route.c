@@ -254,6 +254,16 @@ int fm_prefix_table_build(const uint8_t *ids, int nranks, int m, int b, int self
     return FM_OK;
 }
 
+int fm_prefix_pick(const uint8_t *ids, int m, int self, int l, int choice, uint64_t seed,
+                   const int *cands, int k)
+{
+    int best = cands[0];
+    for (int i = 1; i < k; i++)
+        if (better(ids, m, self, l, choice, seed, cands[i], best))
+            best = cands[i];
+    return best;
+}
+
 /* ---- split ---- */
 
 size_t fm_prefix_split_scratch_size(int n, int m, int b)
@@ -561,11 +571,7 @@ static int cell_of(const struct ptree *t, int x, int r)
 /* The member of set[0..k) (one group of x's split, level l) that x sends the group to. */
 static int pick(const struct ptree *t, int x, int l, const int *set, int k)
 {
-    int best = set[0];
-    for (int i = 1; i < k; i++)
-        if (better(t->ids, t->m, x, l, t->choice, t->seed, set[i], best))
-            best = set[i];
-    return best;
+    return fm_prefix_pick(t->ids, t->m, x, l, t->choice, t->seed, set, k);
 }
 
 /* The groups of set[0..k) by x's cells are contiguous: their starts into starts[], the count
@@ -664,4 +670,83 @@ int fm_prefix_tree(const uint8_t *ids, int nranks, int m, int b, int root, int c
     struct ptree t = {ids, m, b, choice, seed, parent, slot, tmp + nranks, &dup};
     cover(&t, root, set, tmp, k);
     return dup ? FM_ERR_INVALID : FM_OK;
+}
+
+/* ---- one hop of a routed multicast ---- */
+
+size_t fm_prefix_route_scratch_size(int n, int m, int b)
+{
+    size_t split = fm_prefix_split_scratch_size(n, m, b);
+    if (!split)
+        return 0;
+    size_t maxh = (size_t)m * (size_t)(b - 1);
+    if (maxh > (size_t)n)
+        maxh = (size_t)n;
+    return 2 * (size_t)n * sizeof(int) + (maxh + 1) * sizeof(struct fm_prefix_hop) + split;
+}
+
+/* What self covers: members sharing at least `floor` digits with it, itself excepted. FM_ERR_RANK
+ * for a member out of range; src (>= 0) must be a member. */
+static int route_cover(const uint8_t *ids, int nranks, int m, int self, const int *members, int n,
+                       int src, int *out)
+{
+    const uint8_t *me = id_of(ids, m, self);
+    int floor = src < 0 ? 0 : fm_prefix_lcp(id_of(ids, m, src), me, m) + 1, k = 0, src_in = src < 0;
+    for (int i = 0; i < n; i++) {
+        int d = members[i];
+        if (d < 0 || d >= nranks)
+            return FM_ERR_RANK;
+        src_in |= d == src;
+        if (d != self && fm_prefix_lcp(me, id_of(ids, m, d), m) >= floor)
+            out[k++] = d;
+    }
+    return src_in ? k : FM_ERR_INVALID;
+}
+
+/* The table's entry for a group when it is one of the group's destinations, else the one the
+ * table's rule picks among them. */
+static int route_next(const uint8_t *ids, int m, int self, int choice, uint64_t seed,
+                      const struct fm_prefix_hop *h, const int *group)
+{
+    for (int i = 0; i < h->count; i++)
+        if (group[i] == h->next)
+            return h->next;
+    return fm_prefix_pick(ids, m, self, h->level, choice, seed, group, h->count);
+}
+
+/* Hops in send order: the largest group first (the longest way to go), then (level, digit). */
+static void route_order(struct fm_prefix_hop *h, int nh)
+{
+    for (int i = 1; i < nh; i++) {
+        struct fm_prefix_hop x = h[i];
+        int j = i;
+        for (; j > 0 && h[j - 1].count < x.count; j--)
+            h[j] = h[j - 1];
+        h[j] = x;
+    }
+}
+
+int fm_prefix_route(const uint8_t *ids, int nranks, int m, int b, const int *table, int self,
+                    int choice, uint64_t seed, const int *members, int n, int src, int *kids,
+                    void *scratch)
+{
+    if (!ids || !table || !members || !kids || !scratch || nranks < 1 || n < 1 || !digits_ok(m) ||
+        !base_ok(b) || (choice != FM_PREFIX_RANDOM && choice != FM_PREFIX_NEAREST))
+        return FM_ERR_INVALID;
+    if (self < 0 || self >= nranks || src >= nranks || src == self)
+        return FM_ERR_RANK;
+    int maxh = m * (b - 1) < n ? m * (b - 1) : n;
+    int *set = scratch, *order = set + n;
+    struct fm_prefix_hop *hops = (struct fm_prefix_hop *)(order + n);
+    void *split = hops + maxh + 1;
+    int k = route_cover(ids, nranks, m, self, members, n, src, set);
+    if (k < 0)
+        return k;
+    int nh = fm_prefix_split(ids, nranks, m, b, self, table, set, k, order, hops, maxh, split);
+    if (nh < 0)
+        return nh;
+    route_order(hops, nh);
+    for (int i = 0; i < nh; i++)
+        kids[i] = route_next(ids, m, self, choice, seed, &hops[i], order + hops[i].offset);
+    return nh;
 }

@@ -87,6 +87,13 @@ int fm_prefix_lcp(const uint8_t *x, const uint8_t *y, int m);
 int fm_prefix_table_build(const uint8_t *ids, int nranks, int m, int b, int self, int choice,
                           uint64_t seed, int *table);
 
+/* The rank among cands[0..k) (k >= 1; ranks that share self's first l digits and have one
+ * digit at l) that a table entry of row l would hold if they were the only ranks with that
+ * prefix: the rule of fm_prefix_table_build, so when the entry self's table holds is among
+ * them, it is the one returned. No argument checks (it runs per hop). */
+int fm_prefix_pick(const uint8_t *ids, int m, int self, int l, int choice, uint64_t seed,
+                   const int *cands, int k);
+
 /* ---- split ---- */
 
 /* One next hop of a split: it gets the destinations order[offset .. offset+count). level =
@@ -110,6 +117,25 @@ size_t fm_prefix_split_scratch_size(int n, int m, int b);
  * Cost O(n * m + m * b). */
 int fm_prefix_split(const uint8_t *ids, int nranks, int m, int b, int self, const int *table,
                     const int *dests, int n, int *order, struct fm_prefix_hop *hops, int cap,
+                    void *scratch);
+
+/* ---- one hop of a routed multicast ---- */
+
+/* Scratch bytes fm_prefix_route needs for n members (0 for bad arguments). */
+size_t fm_prefix_route_scratch_size(int n, int m, int b);
+
+/* Self's next hops, in the order it sends to them, for a multicast to the ranks members[0..n)
+ * (self among them, none twice; a relay is always one of them) that reached self from src (-1:
+ * self is the root). Self covers the members that share more than LCP(src, self) digits with
+ * it (all but itself at the root): exactly the group its sender split off for it. It splits
+ * them with its table (fm_prefix_split) and sends each group to the table's entry when that is
+ * one of the group, else to the member of the group fm_prefix_pick chooses (choice, seed: the
+ * table's); the largest group first, then (level, digit) ascending. kids: room for n ranks.
+ * Returns their count, FM_ERR_INVALID for bad arguments or src not a member, FM_ERR_RANK for a
+ * rank out of range, FM_ERR_INTERNAL for a table from other ids. scratch:
+ * fm_prefix_route_scratch_size(n, m, b) bytes, int-aligned. Cost O(n * m + m * b). */
+int fm_prefix_route(const uint8_t *ids, int nranks, int m, int b, const int *table, int self,
+                    int choice, uint64_t seed, const int *members, int n, int src, int *kids,
                     void *scratch);
 
 /* ---- the whole tree of one multicast to every rank ---- */

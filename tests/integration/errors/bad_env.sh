@@ -54,6 +54,8 @@ for v in maybe 2 ""; do check FM_WAIT_FD "$v"; done
 for v in bogus kbinomial:x kbinomial:0 flat:2 postal:0 ""; do check FM_TREE "$v"; done
 for v in 1:2 a:b:c -1:0:0 0:0:0 1:2:3:4; do check FM_MCAST_COSTS "$v"; done
 for v in 1 257 x ""; do check FM_PREFIX_BASE "$v"; done
+for v in closest "" Random; do check FM_PREFIX_CHOICE "$v"; done
+for v in -1 x 2M 8KB; do check FM_PREFIX_SEGMENT "$v"; done
 # malformed, and well-formed but fitting neither the 2 ranks nor the 1 host
 for v in bogus torus: torus:0x2 torus:2x torus:-2 "torus:2 " file:/nonexistent torus:4 torus:3x3; do
   check FM_TOPOLOGY "$v"
