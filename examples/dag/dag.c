@@ -2,7 +2,8 @@
 /* dag: a DAG scheduler on the public fastmsg API only (README.md next to this file).
  *
  *   fastmsg-run -n 4 ./dag [options]      (-h lists them; the same as the MPI baseline's,
- *                                          bench/mpi/mpi_dag.c, plus --tree and --die-at)
+ *                                          bench/mpi/mpi_dag.c, plus --tree, --die-at and
+ *                                          --workers)
  *
  * Every rank builds the same layered random DAG (bench/dag_gen.h) and the sequential
  * reference of every task's output. Rank t % N runs task t once all its inputs are here, and
@@ -11,11 +12,16 @@
  * [u32 task id][output bytes]; a whole-message handler copies it into that task's input
  * buffer and counts down the inputs its dependents miss. The main loop runs a ready task when
  * there is one, else sleeps in fm_wait: ranks never spin, so 16 ranks share 2 cores.
+ * With --workers N it is a task runtime's communication thread instead: it only drives
+ * progress (fm_wait, handlers, callbacks) and hands ready tasks to N worker threads, which run
+ * them and start their sends themselves (fastmsg's submission path for other threads).
  * Each run is timed from fm_barrier's exit; every task's output is checked on every run; the
  * ranks' results go to rank 0 as fastmsg messages, which prints the makespan (the slowest
  * rank; median, min and max of -r runs) in the MPI baseline's format. */
 #include <fastmsg.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +32,11 @@
 #include "dag_gen.h"
 #include "dag_opts.h"
 #include "dag_report.h"
+#include "opt_parse.h"
 
 #define HDR 4 /* a message's task id before the output: host byte order, one job one ABI */
 enum { H_OUTPUT, H_REPORT, H_VERDICT }; /* handler ids, the same on every rank */
+#define MAX_WORKERS 256
 
 typedef struct report {        /* a rank's results, sent to rank 0 at the end */
     int64_t bad;               /* its task outputs that differed from the reference, every run */
@@ -47,14 +55,44 @@ typedef struct sched {
     uint32_t *ready, head, tail; /* ready tasks, FIFO */
     uint32_t nmine, ran;         /* tasks this rank runs, and ran this run */
     uint32_t nneed, arrived;     /* remote outputs it needs per run, and got this run */
-    int open;                    /* requests started, not completed */
+    atomic_int open;             /* requests started, not completed (workers start some) */
     int failed;                  /* a message or request failed (an FM_ERR_*) */
-    int *dests;                  /* [this rank, destinations...]: room for n */
+    int *dests;                  /* room for n ranks */
     report mine;                 /* this rank's results */
     report *all;                 /* rank 0: every rank's */
     int reports, verdicts;       /* reports rank 0 has; verdicts the others got (one) */
     int verdict;                 /* 1: every check passed */
+    struct pool *pool;           /* --workers; NULL: the main thread runs the tasks */
 } sched;
+
+/* --workers: N threads that run tasks, and the two queues between them and the progress
+ * thread under one lock, which orders every buffer's hand-over: a task goes to a worker (todo)
+ * after the handler wrote its remote inputs; the worker writes its output, starts its send and
+ * puts the task in done; the progress thread counts it there, and then its dependents here
+ * read that output. Nobody writes an output again before the next run, after its send
+ * completed (the callback). */
+typedef struct finished {
+    uint32_t t;
+    int rc;       /* starting its send: FM_OK or an error */
+    uint64_t sum; /* its output's checksum */
+} finished;
+
+typedef struct worker {
+    sched *s;
+    pthread_t thread;
+    int *dests; /* room for n ranks: its own, as it starts requests at any time */
+} worker;
+
+typedef struct pool {
+    pthread_mutex_t lock;
+    pthread_cond_t work;          /* a task was handed out, or stop was set */
+    uint32_t *todo, given, taken; /* this run's tasks handed out, and taken by workers */
+    finished *done;               /* this run's finished tasks: appended by workers, */
+    uint32_t ndone, counted;      /*   and those the progress thread counted (its own) */
+    int stop;                     /* the workers are to return */
+    int n;
+    worker *w;
+} pool;
 
 static void on_alarm(int sig)
 {
@@ -93,35 +131,37 @@ static void on_output(const void *buf, size_t len, int status, int sender, void 
     output_here(s, t);
 }
 
-/* A request's completion callback: its output buffer is ours again. */
+/* A request's completion callback (on the progress thread): its output buffer is ours again. */
 static void sent(int status, void *arg)
 {
     sched *s = arg;
-    s->open--;
+    atomic_fetch_sub(&s->open, 1);
     if (status != FM_OK)
         s->failed = status;
 }
 
-/* Task t's output (HDR bytes in front) to every other rank that needs it, once. */
-static int send_output(sched *s, uint32_t t)
+/* Start the one request that sends task t's output to the other ranks that need it, if any:
+ * fm_isend to one, fm_imcast_dests down --tree to several. dests: room for n ranks. From a
+ * worker (req NULL) the request is queued for the progress thread, where its callback runs. */
+static int start_send(sched *s, uint32_t t, int *dests)
 {
-    int nd = dag_dest_ranks(s->d, t, s->n, s->dests + 1), rc;
+    int nd = dag_dest_ranks(s->d, t, s->n, dests), rc;
     size_t len = HDR + (size_t)s->d->t[t].bytes;
     if (nd == 0)
         return FM_OK;
-    /* FM_EAGAIN: FM_REQUESTS requests are out. Waiting completes some; rare, so block. */
-    do {
-        if (nd == 1)
-            rc = fm_isend(s->ctx, s->dests[1], s->buf[t], len, H_OUTPUT, sent, s, NULL);
-        else /* a destination set from this root: it travels compactly, whatever its size */
-            rc = fm_imcast_dests(s->ctx, s->dests + 1, nd, s->o->tree, 0, s->buf[t], len, H_OUTPUT,
-                                 sent, s, NULL);
-    } while (rc == FM_EAGAIN && (rc = (int)fm_wait(s->ctx, -1)) >= 0);
-    s->open += rc == FM_OK;
+    atomic_fetch_add(&s->open, 1); /* first: a worker's request may complete before we return */
+    if (nd == 1)
+        rc = fm_isend(s->ctx, dests[0], s->buf[t], len, H_OUTPUT, sent, s, NULL);
+    else /* a destination set from this root: it travels compactly, whatever its size */
+        rc = fm_imcast_dests(s->ctx, dests, nd, s->o->tree, 0, s->buf[t], len, H_OUTPUT, sent, s,
+                             NULL);
+    if (rc != FM_OK)
+        atomic_fetch_sub(&s->open, 1);
     return rc;
 }
 
-static int run_task(sched *s, uint32_t t)
+/* Task t's output into its buffer, from its inputs' buffers; its checksum. */
+static uint64_t compute(sched *s, uint32_t t)
 {
     const dag *d = s->d;
     if ((long)t == s->o->die_at) {
@@ -136,34 +176,178 @@ static int run_task(sched *s, uint32_t t)
         sums[i] = dag_checksum(s->buf[in[i]] + HDR, d->t[in[i]].bytes);
     dag_compute(d->t[t].compute_us);
     uint64_t sum = dag_task_output(d, t, sums, s->buf[t] + HDR);
+    if ((long)t == s->o->corrupt && d->t[t].bytes)
+        s->buf[t][HDR] ^= 1; /* after its own checksum: its dependents must fail theirs */
+    return sum;
+}
+
+/* Task t ran here (output checksum sum): check it, count down its dependents here. */
+static void task_ran(sched *s, uint32_t t, uint64_t sum)
+{
     s->mine.bad += sum != s->ref[t];
     s->mine.combined ^= dag_combine(t, sum);
-    if ((long)t == s->o->corrupt && d->t[t].bytes)
-        s->buf[t][HDR] ^= 1; /* after its own check: its dependents must fail theirs */
     s->ran++;
-    int rc = send_output(s, t); /* remote dependents first: their ranks may be idle */
     output_here(s, t);
+}
+
+/* Without workers: run task t on this thread and send its output. */
+static int run_task(sched *s, uint32_t t)
+{
+    uint64_t sum = compute(s, t);
+    int rc;
+    /* FM_EAGAIN: FM_REQUESTS requests are out. Waiting completes some; rare, so block. */
+    while ((rc = start_send(s, t, s->dests)) == FM_EAGAIN && (rc = (int)fm_wait(s->ctx, -1)) >= 0)
+        ;
+    task_ran(s, t, sum); /* after the send: remote dependents' ranks may be idle */
     return rc;
 }
 
-/* One run; this rank's time from the barrier's exit, us, into *us. */
-static int run_once(sched *s, double *us)
+/* A worker's next task; 0 when it is to stop. */
+static int take_task(pool *p, uint32_t *t)
 {
-    const dag *d = s->d;
-    s->head = s->tail = s->ran = s->arrived = 0;
-    s->mine.combined = 0;
-    for (uint32_t t = 0; t < d->ntasks; t++) {
-        if (!s->buf[t])
-            continue;
-        memset(s->buf[t] + HDR, 0, d->t[t].bytes); /* no pass with last run's bytes */
-        if (dag_rank_of(t, s->n) == s->me && (s->missing[t] = d->t[t].nin) == 0)
-            s->ready[s->tail++] = t;
+    pthread_mutex_lock(&p->lock);
+    while (!p->stop && p->taken == p->given)
+        pthread_cond_wait(&p->work, &p->lock);
+    int got = !p->stop;
+    if (got)
+        *t = p->todo[p->taken++];
+    pthread_mutex_unlock(&p->lock);
+    return got;
+}
+
+static int stopping(pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    int stop = p->stop;
+    pthread_mutex_unlock(&p->lock);
+    return stop;
+}
+
+/* A worker's send. FM_EAGAIN (FM_REQUESTS requests queued) passes once the progress thread
+ * has started some: nap and retry, unless the pool stops (a failed run: nobody drains). */
+static int worker_send(sched *s, uint32_t t, int *dests)
+{
+    int rc;
+    while ((rc = start_send(s, t, dests)) == FM_EAGAIN && !stopping(s->pool))
+        nanosleep(&(struct timespec){0, 100 * 1000}, NULL);
+    return rc;
+}
+
+/* A worker: task t is done; the progress thread, woken, counts it. */
+static void finish(sched *s, finished f)
+{
+    pool *p = s->pool;
+    pthread_mutex_lock(&p->lock);
+    p->done[p->ndone++] = f;
+    pthread_mutex_unlock(&p->lock);
+    fm_wake(s->ctx);
+}
+
+/* A worker thread: take a ready task, compute it, start its send, hand it back. */
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    sched *s = w->s;
+    uint32_t t;
+    while (take_task(s->pool, &t)) {
+        uint64_t sum = compute(s, t);
+        int rc = worker_send(s, t, w->dests);
+        finish(s, (finished){.t = t, .rc = rc, .sum = sum});
     }
-    alarm((unsigned)s->o->timeout_s);
-    int rc = fm_barrier(s->ctx); /* every rank reset: no message of this run comes early */
-    double t0 = bench_now_us(CLOCK_MONOTONIC);
-    while (rc == FM_OK && !s->failed &&
-           (s->ran < s->nmine || s->arrived < s->nneed || s->open > 0)) {
+    return NULL;
+}
+
+/* The progress thread: its ready tasks to the workers. */
+static void hand_out(sched *s)
+{
+    pool *p = s->pool;
+    if (s->head == s->tail)
+        return;
+    pthread_mutex_lock(&p->lock);
+    while (s->head < s->tail)
+        p->todo[p->given++] = s->ready[s->head++];
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* The progress thread: count the tasks the workers finished since the last call. */
+static void count_finished(sched *s)
+{
+    pool *p = s->pool;
+    pthread_mutex_lock(&p->lock);
+    uint32_t end = p->ndone; /* the entries before it are complete: workers only append */
+    pthread_mutex_unlock(&p->lock);
+    for (; p->counted < end; p->counted++) {
+        finished f = p->done[p->counted];
+        if (f.rc != FM_OK)
+            s->failed = f.rc;
+        task_ran(s, f.t, f.sum);
+    }
+}
+
+/* Between runs (every task handed out was counted: the workers wait for the next). */
+static void pool_reset(pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->given = p->taken = p->ndone = 0;
+    pthread_mutex_unlock(&p->lock);
+    p->counted = 0;
+}
+
+/* n worker threads, waiting for tasks. 0, or -1 (no memory or no thread). */
+static int pool_start(sched *s, int n)
+{
+    pool *p = s->pool = calloc(1, sizeof *p);
+    if (!p || !(p->todo = calloc(s->d->ntasks, sizeof *p->todo)) ||
+        !(p->done = calloc(s->d->ntasks, sizeof *p->done)) ||
+        !(p->w = calloc((size_t)n, sizeof *p->w)))
+        return -1;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->work, NULL);
+    for (; p->n < n; p->n++) {
+        worker *w = &p->w[p->n];
+        w->s = s;
+        if (!(w->dests = calloc((size_t)s->n, sizeof *w->dests)) ||
+            pthread_create(&w->thread, NULL, worker_main, w))
+            return -1;
+    }
+    return 0;
+}
+
+/* Before fm_finalize: a worker finishes its task (its send starts), then returns. */
+static void pool_stop(sched *s)
+{
+    pool *p = s->pool;
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < p->n; i++) {
+        pthread_join(p->w[i].thread, NULL);
+        free(p->w[i].dests);
+    }
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->work);
+    free(p->w);
+    free(p->todo);
+    free(p->done);
+    free(p);
+    s->pool = NULL;
+}
+
+/* This run goes on here: tasks to run, remote outputs to come, sends to complete. */
+static int running(sched *s)
+{
+    return s->ran < s->nmine || s->arrived < s->nneed || atomic_load(&s->open) > 0;
+}
+
+/* Without workers: run the oldest ready task, else sleep until a message or a completion. */
+static int drive_alone(sched *s)
+{
+    int rc = FM_OK;
+    while (rc == FM_OK && !s->failed && running(s)) {
         long w;
         if (s->head < s->tail) {
             rc = run_task(s, s->ready[s->head++]);
@@ -174,6 +358,45 @@ static int run_once(sched *s, double *us)
         if (rc == FM_OK && w < 0)
             rc = (int)w;
     }
+    return rc;
+}
+
+/* With workers: count what they finished, hand out what is ready, then sleep until a
+ * message, a completion or a worker's fm_wake (one sent after the count ends the next
+ * fm_wait at once: no finished task goes unseen). */
+static int drive_workers(sched *s)
+{
+    for (;;) {
+        count_finished(s);
+        hand_out(s);
+        if (s->failed || !running(s))
+            return FM_OK;
+        long w = fm_wait(s->ctx, -1);
+        if (w < 0)
+            return (int)w;
+    }
+}
+
+/* One run; this rank's time from the barrier's exit, us, into *us. */
+static int run_once(sched *s, double *us)
+{
+    const dag *d = s->d;
+    s->head = s->tail = s->ran = s->arrived = 0;
+    s->mine.combined = 0;
+    if (s->pool)
+        pool_reset(s->pool);
+    for (uint32_t t = 0; t < d->ntasks; t++) {
+        if (!s->buf[t])
+            continue;
+        memset(s->buf[t] + HDR, 0, d->t[t].bytes); /* no pass with last run's bytes */
+        if (dag_rank_of(t, s->n) == s->me && (s->missing[t] = d->t[t].nin) == 0)
+            s->ready[s->tail++] = t;
+    }
+    alarm((unsigned)s->o->timeout_s);
+    int rc = fm_barrier(s->ctx); /* every rank reset: no message of this run comes early */
+    double t0 = bench_now_us(CLOCK_MONOTONIC);
+    if (rc == FM_OK) /* (the workers get this run's first tasks only now) */
+        rc = s->pool ? drive_workers(s) : drive_alone(s);
     *us = bench_now_us(CLOCK_MONOTONIC) - t0;
     alarm(0);
     return rc ? rc : s->failed;
@@ -286,6 +509,40 @@ static void teardown(sched *s)
     free(s->all);
 }
 
+/* --workers N, this example's own option (bench/dag_opts.c reads those it shares with the
+ * MPI baseline): taken out of argv before them. 0, or -1 after saying why. */
+static int take_workers(int *argc, char **argv, int *workers)
+{
+    int kept = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *v;
+        if (!strcmp(argv[i], "--workers"))
+            v = i + 1 < *argc ? argv[++i] : "";
+        else if (!strncmp(argv[i], "--workers=", 10))
+            v = argv[i] + 10;
+        else {
+            argv[kept++] = argv[i];
+            continue;
+        }
+        long n;
+        if (bench_parse_long(v, 0, MAX_WORKERS, &n)) {
+            fprintf(stderr, "dag: bad value '%s' for --workers (0 to %d)\n", v, MAX_WORKERS);
+            return -1;
+        }
+        *workers = (int)n;
+    }
+    *argc = kept;
+    argv[kept] = NULL;
+    return 0;
+}
+
+static void usage_workers(FILE *f)
+{
+    fprintf(f, "      --workers N     run the tasks on N worker threads, which start their\n"
+               "                      sends; the main thread only drives progress (default 0:\n"
+               "                      it runs them itself)\n");
+}
+
 int main(int argc, char **argv)
 {
     static const dag_cli cli = {
@@ -295,9 +552,13 @@ int main(int argc, char **argv)
         .fastmsg = 1,
     };
     dag_opts o;
-    int rc = dag_parse_cli(argc, argv, &cli, &o);
-    if (rc)
+    int workers = 0, rc;
+    if (take_workers(&argc, argv, &workers))
+        return 2;
+    if ((rc = dag_parse_cli(argc, argv, &cli, &o))) {
+        usage_workers(rc > 0 ? stdout : stderr); /* after the shared options' usage */
         return rc > 0 ? 0 : 2;
+    }
     dag d;
     sched s = {.d = &d, .o = &o};
     if ((rc = fm_init(&s.ctx)) != FM_OK)
@@ -319,12 +580,16 @@ int main(int argc, char **argv)
     fm_register_message_handler(s.ctx, H_OUTPUT, on_output, &s);
     fm_register_message_handler(s.ctx, H_REPORT, on_report, &s);
     fm_register_message_handler(s.ctx, H_VERDICT, on_verdict, &s);
+    if (workers && pool_start(&s, workers))
+        fm_abort(s.ctx, 1, "no memory or no thread for the workers");
     dag_stats st = dag_stats_of(&d, s.n);
     if (s.me == 0) {
-        char who[256];
-        snprintf(who, sizeof who, "dag (fastmsg %s, FM_PROVIDER %s): %d ranks, tree %s",
+        char who[256], thr[32] = "";
+        if (workers)
+            snprintf(thr, sizeof thr, ", %d workers", workers);
+        snprintf(who, sizeof who, "dag (fastmsg %s, FM_PROVIDER %s): %d ranks, tree %s%s",
                  fm_version(), getenv("FM_PROVIDER") ? getenv("FM_PROVIDER") : "default", s.n,
-                 o.tree);
+                 o.tree, thr);
         dag_print_header(&d, &o, s.n, who, &st);
         fflush(stdout);
     }
@@ -343,6 +608,7 @@ int main(int argc, char **argv)
                 (long long)s.mine.bad);
     if (rc == FM_OK && (rc = gather(&s, &st)) != FM_OK)
         fprintf(stderr, "dag: rank %d: %s\n", s.me, fm_strerror(rc));
+    pool_stop(&s); /* no worker calls fastmsg from now on */
     int frc = fm_finalize(s.ctx);
     teardown(&s);
     dag_free(&d);

@@ -10,6 +10,7 @@
 #             the guard, non-zero, and the output must name that rank as dead (fastmsg's
 #             "rank R (pid P) has died", fastmsg-run's or mpirun's own line);
 #             options: no job: -h, refusals.
+#   --workers W in the dag arguments (W > 0): the header must name the W worker threads.
 #   VAR=VALUE FM_* settings for every rank (passed on with -x under Open MPI).
 set -u
 launcher=$1 provider=$2 n=$3 fmrun=$4 dag=$5 expect=$6
@@ -29,6 +30,9 @@ out=""
 
 if [ "$expect" = options ]; then
     "$dag" -h | grep -q -- "--tree T" || fail "-h does not list --tree"
+    "$dag" -h | grep -q -- "--workers N" || fail "-h does not list --workers"
+    "$dag" --workers -1 >/dev/null 2>"$errf"
+    [ $? -eq 2 ] && grep -q "^dag: bad value '-1' for --workers" "$errf" || fail "took --workers -1"
     "$dag" --die-at 5 --tasks 5 --width 5 >/dev/null 2>"$errf"
     [ $? -eq 2 ] && grep -q "beyond --tasks" "$errf" || fail "took --die-at past the last task"
     out=$(timeout -k 5 "$GUARD" "$fmrun" -n 2 "$dag" --tree no-such-tree --tasks 8 --width 4 2>"$errf")
@@ -87,6 +91,9 @@ ok)
         grep -Eq "^ +[0-9]+ +$n( +[0-9]+){7}( +[0-9]+\.[0-9]){3} +OK$" <<<"$out" ||
             fail "no table row with OK"
         grep -q "^# checksum OK: 0 of" <<<"$out" || fail "no 'checksum OK'"
+        w=$(arg --workers "$@")
+        [ "${w:-0}" -eq 0 ] || grep -q "^# dag (.*, $w workers$" <<<"$out" ||
+            fail "the header names no $w workers"
     fi
     ! grep -q "^dag:" "$errf" || fail "a rank complained" ;;
 corrupt)
