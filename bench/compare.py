@@ -691,7 +691,8 @@ def concurrent_report(rows, out_dir, where):
               "beforehand, not counted): each below 1 is faster, agg above 1 is more")
         print(f"{'size':>6} {'who':>8} {'method':>9} {'each_us':>11} {'round_us':>11} "
               f"{'agg_MBps':>9} {'each/p2p':>8} {'each/bc':>8} {'agg/p2p':>8} {'agg/bc':>8}")
-        for r in sorted(sel, key=lambda r: (r["size"], r["who"] != "fastmsg", r["who"])):
+        for r in sorted(sel, key=lambda r: (r["size"], r["who"] != "fastmsg",
+                                            MPIS.index(r["who"]) if r["who"] in MPIS else 0)):
             print(f"{size_name(r['size']):>6} {r['who']:>8} {r['method']:>9} "
                   f"{fmt(r['each_us'], 1):>11} {fmt(r['round_us'], 1):>11} "
                   f"{fmt(r['agg_MBps'], 2):>9} {fmt(r['each_vs_p2p']):>8} "
