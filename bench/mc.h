@@ -42,11 +42,14 @@ typedef struct mc_opts {
     double settle_us; /* root's pause after the barrier before it sends */
     double quiet;     /* members' quiet time: this x the previous completion (--quiet) */
     int concurrent;   /* --concurrent K: every rank a root at once to K random others; 0: off */
+    int roots;        /* --roots R: with --concurrent, only R roots a round, drawn per round;
+                       * 0: every rank */
     int common_clock; /* every rank reads one CLOCK_MONOTONIC: time from the root's send */
 } mc_opts;
 
 /* What differs between the programs sharing the command line: the usage text, whether
- * fastmsg's tree options (--trees, --modes, --sf-too, --calibrate, --concurrent) exist, and
+ * fastmsg's tree options (--trees, --modes, --sf-too, --calibrate, --concurrent, --roots)
+ * exist, and
  * bench/mpi's --methods. */
 typedef struct mc_cli {
     const char *launch;  /* the usage line's launcher, e.g. "fastmsg-run -n N" */
@@ -54,7 +57,8 @@ typedef struct mc_cli {
     const char *noun;    /* one timed operation: "multicast" */
     const char *timeout; /* --timeout's help, without the default */
     int trees;           /* the tree options exist */
-    int concurrent;      /* --concurrent exists without them (bench/mpi's concurrent program) */
+    int concurrent;      /* --concurrent and --roots exist without them (bench/mpi's concurrent
+                          * program) */
     /* The names --methods takes, comma-separated (also its default, every one): the methods to
      * run, into mc_opts.trees in the order given; NULL: no --methods. */
     const char *methods;

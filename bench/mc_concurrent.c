@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* fastmsg-bench-mcast --concurrent K: every rank a root at once, each multicasting to K other
- * ranks drawn at random, per tree and size (mc.h).
+/* fastmsg-bench-mcast --concurrent K [--roots R]: every rank (or R ranks drawn at random per
+ * round) a root at once, each multicasting to K other ranks drawn at random, per tree and size
+ * (mc.h).
  *
  * Method, per round: every rank leaves an fm_barrier, lets --settle microseconds pass, notes
- * its start and opens its multicast to the list {itself, its K ranks} down the tree
- * (fm_mcast_begin_list), while its handler takes the other roots' multicasts it is a member of.
- * The draws are seeded by (round, root) (cc_draw.c, with bench/mpi's fastmsg-bench-mpi-concurrent
- * the same sets), so every rank knows which copies it must get.
+ * its start and, when it is one of the round's roots, opens its multicast to the list {itself,
+ * its K ranks} down the tree (fm_mcast_begin_list), while its handler takes the other roots'
+ * multicasts it is a member of. The draws are seeded by the round (which ranks are roots) and by
+ * (round, root) (a root's set; cc_draw.c, with bench/mpi's fastmsg-bench-mpi-concurrent the same
+ * roots and sets), so every rank knows which copies it must get.
  * Each rank notes when each copy was complete here (CLOCK_MONOTONIC: --common-clock is
  * required, every rank on one kernel) and, once it has them all and has sent its own, sends
  * rank 0 its start and those times. Rank 0: a multicast's completion is its slowest member
- * less its root's start; the round's is the last copy anywhere less the earliest start, and
- * the aggregate rate is n x K x size bytes over that. Medians over the rounds (mc_iters x
- * -r of them), and over every multicast of every round for the per-multicast figures. Every
- * copy's first and last bytes are checked (the root's own pattern). */
+ * less its root's start; the round's is the last copy anywhere less the earliest root's start,
+ * and the aggregate rate is R x K x size bytes over that (R = n without --roots). Medians over the
+ * rounds (mc_iters x -r of them), and over every multicast of every round for the per-multicast
+ * figures. Every copy's first and last bytes are checked (the root's own pattern). */
 #include <fastmsg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,18 +39,19 @@ typedef struct slot { /* one root's copy here, this round */
 struct cc {
     fm_context *ctx;
     const mc_opts *o;
-    int me, n, k, h_data, h_report;
+    int me, n, k, roots, h_data, h_report; /* roots: R, n without --roots */
     const char *tree;
     size_t size;
     int round, want, got, nreports;
     unsigned char **rbuf; /* per root: this rank's copy */
     unsigned char *sbuf;
     slot *slots;
-    int *members;     /* this rank's list: itself, then its k ranks */
-    int *draw;        /* scratch: a root's draw */
-    double *times;    /* this rank's report: start, then per root (-1: not a member) */
-    double *reports;  /* rank 0: every rank's report, n x (n + 1) */
-    double *each, *T; /* rank 0: per multicast and per round, for the medians */
+    int *members;           /* this rank's list: itself, then its k ranks */
+    int *draw;              /* scratch: a root's draw */
+    unsigned char *is_root; /* this round's roots (cc_draw_roots) */
+    double *times;          /* this rank's report: start, then per root (-1: not a member) */
+    double *reports;        /* rank 0: every rank's report, n x (n + 1) */
+    double *each, *T;       /* rank 0: per multicast and per round, for the medians */
     long bad;
 };
 
@@ -101,12 +104,15 @@ static int await(cc *c, const int *flag, int want)
     return bench_fm_await(c->ctx, flag, want, c->o->timeout_s);
 }
 
-/* How many copies this rank gets this round, and its own list. */
+/* This round's roots, how many copies this rank gets, and its own list. */
 static void plan_round(cc *c)
 {
     c->want = 0;
+    cc_draw_roots(CC_DRAW_SEED, c->round, c->n, c->roots, c->draw + c->n, c->is_root);
     for (int root = 0; root < c->n; root++) {
         c->times[1 + root] = -1;
+        if (!c->is_root[root])
+            continue;
         draw(c, root, c->draw);
         for (int i = 0; i < c->k; i++)
             c->want += c->draw[i] == c->me;
@@ -145,7 +151,7 @@ static int one_round(cc *c, long *ne, double *T)
     if (rc < 0)
         return rc;
     c->times[0] = bench_now_us(CLOCK_MONOTONIC);
-    rc = send_mine(c);
+    rc = c->is_root[c->me] ? send_mine(c) : FM_OK;
     if (rc == FM_OK)
         rc = await(c, &c->got, c->want);
     if (rc == FM_OK && c->me != 0)
@@ -156,7 +162,7 @@ static int one_round(cc *c, long *ne, double *T)
     c->nreports++; /* (the others' may have come while this rank took its copies) */
     rc = await(c, &c->nreports, c->n);
     if (rc == FM_OK)
-        cc_reduce_round(c->reports, c->n, c->each, ne, T);
+        cc_reduce_round(c->reports, c->n, c->is_root, c->each, ne, T);
     return rc;
 }
 
@@ -164,7 +170,7 @@ static void print_row(const cc *c, double each_med, double each_max, double roun
 {
     const mc_opts *o = c->o;
     bench_label lb = bench_fm_label();
-    double mbps = (double)c->n * c->k * (double)c->size / round_med; /* bytes/us = MB/s */
+    double mbps = (double)c->roots * c->k * (double)c->size / round_med; /* bytes/us = MB/s */
     if (o->csv)
         printf("%s,%d,%s,%s,%s,%zu,%d,%.2f,%.2f,%.2f,%.3f,%ld\n", lb.provider, c->n, lb.packet_size,
                lb.credits, c->tree, c->size, c->k, each_med, each_max, round_med, mbps,
@@ -198,19 +204,25 @@ static int setup(cc *c, fm_context *ctx, const mc_opts *o)
 {
     int n = fm_size(ctx);
     long rounds = mc_iters(o, o->sizes[0]) * o->repeats;
-    *c = (cc){.ctx = ctx, .o = o, .me = fm_rank(ctx), .n = n, .k = o->concurrent};
+    *c = (cc){.ctx = ctx,
+              .o = o,
+              .me = fm_rank(ctx),
+              .n = n,
+              .k = o->concurrent,
+              .roots = o->roots ? o->roots : n};
     size_t cap = o->sizes[o->nsizes - 1];
     c->rbuf = calloc((size_t)n, sizeof *c->rbuf);
     c->slots = calloc((size_t)n, sizeof *c->slots);
     c->sbuf = malloc(cap ? cap : 1);
     c->members = malloc(sizeof(int) * (size_t)(c->k + 1));
     c->draw = malloc(sizeof(int) * (size_t)(2 * n));
+    c->is_root = malloc((size_t)n);
     c->times = malloc(sizeof(double) * (size_t)(n + 1));
     c->reports = malloc(sizeof(double) * (size_t)n * (size_t)(n + 1));
     c->each = malloc(sizeof(double) * (size_t)(n * (rounds + 1)));
     c->T = malloc(sizeof(double) * (size_t)(rounds + 1));
-    int rc = c->rbuf && c->slots && c->sbuf && c->members && c->draw && c->times && c->reports &&
-                     c->each && c->T
+    int rc = c->rbuf && c->slots && c->sbuf && c->members && c->draw && c->is_root && c->times &&
+                     c->reports && c->each && c->T
                  ? FM_OK
                  : FM_ERR_NOMEM;
     for (int r = 0; rc == FM_OK && r < n; r++) {
@@ -236,6 +248,7 @@ static void teardown(cc *c)
     free(c->sbuf);
     free(c->members);
     free(c->draw);
+    free(c->is_root);
     free(c->times);
     free(c->reports);
     free(c->each);
@@ -252,18 +265,25 @@ int mc_concurrent(fm_context *ctx, const mc_opts *o)
                     fm_size(ctx));
         return FM_ERR_INVALID;
     }
+    if (o->roots > fm_size(ctx)) {
+        if (fm_rank(ctx) == 0)
+            fprintf(stderr, PROG ": --roots %d: at most the job's %d ranks can be roots\n",
+                    o->roots, fm_size(ctx));
+        return FM_ERR_INVALID;
+    }
     int rc = setup(&c, ctx, o);
     if (rc == FM_OK && c.me == 0) {
         if (o->csv)
             fputs(MC_CONCURRENT_CSV_HEADER, stdout);
         else
-            printf("# " PROG " --concurrent %d: %d ranks, each a root at once to %d random others; "
-                   "times from each root's start (one clock)\n"
+            printf("# " PROG " --concurrent %d --roots %d: %d ranks, %s a root at once, each to %d "
+                   "random others; times from each root's start (one clock)\n"
                    "# each = one multicast's slowest member; round = the last copy of a round; "
-                   "aggregate = n x K x size / round\n"
+                   "aggregate = R x K x size / round\n"
                    "# tree          size(B)     K    each_us  each_max_us    round_us   agg_MBps "
                    "rounds\n",
-                   c.k, c.n, c.k);
+                   c.k, c.roots, c.n, c.roots < c.n ? "R of them (drawn per round)" : "every rank",
+                   c.k);
     }
     for (int t = 0; t < o->ntrees && rc == FM_OK; t++)
         for (int i = 0; i < o->nsizes && rc == FM_OK; i++) {

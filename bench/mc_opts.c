@@ -67,6 +67,14 @@ static void usage(FILE *f, const char *prog, void *st)
               "                      as fastmsg-bench-mcast --concurrent K draws them (required,\n"
               "                      with --common-clock)\n",
               f);
+    if (cli->trees || cli->concurrent)
+        fputs(
+            "      --roots R       with --concurrent: only R ranks multicast each round, drawn\n"
+            "                      at random per round (the same draw in fastmsg-bench-mcast and\n"
+            "                      bench/mpi), R at most the job's ranks (default: every rank);\n"
+            "                      --concurrent 8 --roots 1 is one multicast from a random root\n"
+            "                      to a random set of 8\n",
+            f);
     if (cli->methods)
         fprintf(f,
                 "      --methods LIST  methods to run, comma-separated, of %s (default\n"
@@ -189,7 +197,8 @@ enum {
     OPT_QUIET,
     OPT_CONC,
     OPT_CLOCK,
-    OPT_METHODS
+    OPT_METHODS,
+    OPT_ROOTS
 };
 
 static const struct option long_opts[] = {
@@ -206,6 +215,7 @@ static const struct option long_opts[] = {
     {"settle", required_argument, NULL, OPT_SETTLE},
     {"quiet", required_argument, NULL, OPT_QUIET},
     {"concurrent", required_argument, NULL, OPT_CONC},
+    {"roots", required_argument, NULL, OPT_ROOTS},
     {"common-clock", no_argument, NULL, OPT_CLOCK},
     {"methods", required_argument, NULL, OPT_METHODS},
     {"timeout", required_argument, NULL, OPT_TO},
@@ -227,7 +237,7 @@ static int apply(void *st, int c, const char *arg, const char *prog)
         return -2;
     }
     if (!p->cli->trees && (c == OPT_TREES || c == OPT_SF || c == OPT_MODES || c == OPT_CAL ||
-                           (c == OPT_CONC && !p->cli->concurrent))) {
+                           ((c == OPT_CONC || c == OPT_ROOTS) && !p->cli->concurrent))) {
         fprintf(stderr,
                 "%s: %s is fastmsg-bench-mcast's option (fastmsg's trees); this program has none\n",
                 prog,
@@ -235,7 +245,8 @@ static int apply(void *st, int c, const char *arg, const char *prog)
                 : c == OPT_SF    ? "--sf-too"
                 : c == OPT_MODES ? "--modes"
                 : c == OPT_CAL   ? "--calibrate"
-                                 : "--concurrent");
+                : c == OPT_CONC  ? "--concurrent"
+                                 : "--roots");
         return -2;
     }
     switch (c) {
@@ -290,6 +301,14 @@ static int apply(void *st, int c, const char *arg, const char *prog)
             return -1;
         o->concurrent = (int)v;
         return 0;
+    case OPT_ROOTS:
+        if (bench_parse_long(arg, 1, 4096, &v)) {
+            fprintf(stderr, "%s: --roots takes a number of roots from 1 to 4096, not '%s'\n", prog,
+                    arg);
+            return -2;
+        }
+        o->roots = (int)v;
+        return 0;
     case OPT_CSV:
         o->csv = 1;
         return 0;
@@ -305,6 +324,8 @@ static int apply(void *st, int c, const char *arg, const char *prog)
 static const char *check(void *st)
 {
     const parse *p = st;
+    if (p->o->roots && !p->o->concurrent)
+        return "--roots needs --concurrent K";
     return p->lo > p->hi ? "--min is larger than --max" : NULL;
 }
 

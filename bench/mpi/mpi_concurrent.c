@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-bench-mpi-concurrent-openmpi, fastmsg-bench-mpi-concurrent-mpich: fastmsg-bench-mcast
- * --concurrent K over MPI. Every rank a root at once, each sending to K other ranks drawn at
- * random with the same draw (cc_draw.c: the same sets for the same round numbers), timed, checked
- * and reported the same way, with fastmsg's options (mc_opts.c) and columns, the method in the
- * tree column:
+ * --concurrent K [--roots R] over MPI. Every rank (or R ranks drawn per round) a root at once,
+ * each sending to K other ranks drawn at random with the same draw (cc_draw.c: the same roots and
+ * sets for the same round numbers), timed, checked and reported the same way, with fastmsg's
+ * options (mc_opts.c) and columns, the method in the tree column:
  *
  *   mpirun.openmpi -n N fastmsg-bench-mpi-concurrent-openmpi --concurrent K --common-clock
  * [options] mpiexec.mpich -n N fastmsg-bench-mpi-concurrent-mpich --concurrent K --common-clock
@@ -13,7 +13,8 @@
  *   p2p    the multicast a user writes with point-to-point: each root MPI_Isend's its buffer to
  *          each of its K ranks; every rank MPI_Irecv's from each root that drew it (it knows
  *          them from the draw; the receives are posted before the round's barrier)
- *   bcast  MPI_Ibcast on a communicator per distinct (root, set) of the method's rounds, all
+ *   bcast  MPI_Ibcast on a communicator per distinct (root, set) that occurs in the method's
+ *          rounds (only the rounds' roots), all
  *          made before its first round in one global order (round, then root; members
  *          ascending) with MPI_Comm_create_group, tag the order index, so that no two ranks wait
  *          for each other in different creations; the creation's time (the slowest rank's, from
@@ -26,11 +27,11 @@
  * (MPI_Waitany), noting when each copy was complete (CLOCK_MONOTONIC: --common-clock is
  * required, every rank on one kernel); MPI_Gather brings every rank's start and times to rank 0.
  * A multicast's completion is its slowest member less its root's start; the round's is the
- * last copy anywhere less the earliest start, and the aggregate rate n x K x size bytes over
- * that. Medians over the rounds (mc_iters x -r of them, after a warm-up) and over every multicast
- * of every round. Every copy's first and last bytes are checked (the root's own pattern; both
- * are overwritten before each round); a wrong copy makes the exit status 1. Rank 0 prints; MPI
- * errors end the job. */
+ * last copy anywhere less the earliest root's start, and the aggregate rate R x K x size bytes
+ * over that (R = n without --roots). Medians over the rounds (mc_iters x -r of them, after a
+ * warm-up) and over every multicast of every round. Every copy's first and last bytes are checked
+ * (the root's own pattern; both are overwritten before each round); a wrong copy makes the exit
+ * status 1. Rank 0 prints; MPI errors end the job. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,13 +57,14 @@ typedef struct group {
 
 typedef struct cc {
     const mc_opts *o;
-    int me, n, k;
+    int me, n, k, roots; /* roots: R, n without --roots */
     const char *method;
     size_t size;
     int round;                   /* as mc_concurrent.c's: counts on over rows and methods */
     unsigned char **rbuf, *sbuf; /* per root: this rank's copy; this rank's message */
-    int *dests;                  /* n x k: every root's draw this round */
-    int *scratch;                /* n - 1, cc_draw's */
+    int *dests;                  /* n x k: every root's draw this round (roots only) */
+    unsigned char *is_root;      /* this round's roots (cc_draw_roots) */
+    int *scratch;                /* n, cc_draw's and cc_draw_roots' */
     MPI_Request *req;            /* this round's: up to k sends and n - 1 copies */
     int *req_root;               /* per request: the root whose copy it brings, -1: this rank's */
     int nreq;
@@ -70,7 +72,8 @@ typedef struct cc {
     double *reports; /* rank 0: every rank's report, n x (n + 1) */
     double *each, *T;
     long bad;
-    /* bcast: the groups in creation order, and per (round - first_round, root) its group */
+    /* bcast: the groups in creation order, and per (round - first_round, root) its group (-1:
+     * not a root that round) */
     group *groups;
     long ngroups;
     int *group_of;
@@ -84,6 +87,8 @@ static unsigned char pattern(size_t i, int root)
 
 static int is_dest(const cc *c, int root, int r)
 {
+    if (!c->is_root[root])
+        return 0;
     for (int i = 0; i < c->k; i++)
         if (c->dests[(size_t)root * (size_t)c->k + (size_t)i] == r)
             return 1;
@@ -92,9 +97,11 @@ static int is_dest(const cc *c, int root, int r)
 
 static void draw_round(cc *c, int round)
 {
+    cc_draw_roots(CC_DRAW_SEED, round, c->n, c->roots, c->scratch, c->is_root);
     for (int root = 0; root < c->n; root++)
-        cc_draw(CC_DRAW_SEED, round, root, c->n, c->k, c->scratch,
-                c->dests + (size_t)root * (size_t)c->k);
+        if (c->is_root[root])
+            cc_draw(CC_DRAW_SEED, round, root, c->n, c->k, c->scratch,
+                    c->dests + (size_t)root * (size_t)c->k);
 }
 
 /* Whether the copy from root in rbuf[root] is the root's message; *got bytes came. */
@@ -127,12 +134,12 @@ static void plan_round(cc *c)
     }
 }
 
-/* The round's sends: p2p's K MPI_Isend's, or bcast's MPI_Ibcast on every communicator this
- * rank is in (its own first, then the others' in root order). */
+/* The round's sends: p2p's K MPI_Isend's (a root's), or bcast's MPI_Ibcast on every
+ * communicator of the round this rank is in (its own first, then the others' in root order). */
 static void start_round(cc *c)
 {
     if (!strcmp(c->method, "p2p")) {
-        for (int i = 0; i < c->k; i++) {
+        for (int i = 0; i < c->k && c->is_root[c->me]; i++) {
             c->req_root[c->nreq] = -1;
             MPI_Isend(c->sbuf, (int)c->size, MPI_BYTE, c->dests[(size_t)c->me * (size_t)c->k + i],
                       TAG, MPI_COMM_WORLD, &c->req[c->nreq++]);
@@ -142,7 +149,7 @@ static void start_round(cc *c)
     const int *g = c->group_of + (size_t)(c->round - c->first_round) * (size_t)c->n;
     for (int j = -1; j < c->n; j++) {
         int root = j < 0 ? c->me : j; /* this rank's own first */
-        if (j == c->me)
+        if (j == c->me || g[root] < 0)
             continue;
         const group *gr = &c->groups[g[root]];
         if (gr->comm == MPI_COMM_NULL)
@@ -182,14 +189,14 @@ static void one_round(cc *c, long *ne, double *T)
     }
     MPI_Gather(c->times, c->n + 1, MPI_DOUBLE, c->reports, c->n + 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (c->me == 0)
-        cc_reduce_round(c->reports, c->n, c->each, ne, T);
+        cc_reduce_round(c->reports, c->n, c->is_root, c->each, ne, T);
 }
 
 static void print_row(const cc *c, double each_med, double each_max, double round_med)
 {
     const mc_opts *o = c->o;
     long rounds = mc_iters(o, c->size) * o->repeats;
-    double mbps = (double)c->n * c->k * (double)c->size / round_med; /* bytes/us = MB/s */
+    double mbps = (double)c->roots * c->k * (double)c->size / round_med; /* bytes/us = MB/s */
     if (o->csv)
         printf("%s,%d,-,-,%s,%zu,%d,%.2f,%.2f,%.2f,%.3f,%ld\n", MB_MPI, c->n, c->method, c->size,
                c->k, each_med, each_max, round_med, mbps, rounds);
@@ -240,9 +247,9 @@ static uint64_t group_hash(int root, const int *members, int m)
     return h;
 }
 
-/* The bcast method's groups: every (round, root) of the next `rounds` rounds mapped to a
- * distinct (root, set), numbered in order of first appearance (round, then root). 0, or -1
- * without memory. */
+/* The bcast method's groups: every (round, root) of the next `rounds` rounds, for the roots
+ * drawn in that round, mapped to a distinct (root, set), numbered in order of first appearance
+ * (round, then root); the others' entries -1. 0, or -1 without memory. */
 static int plan_groups(cc *c, long rounds)
 {
     size_t pairs = (size_t)rounds * (size_t)c->n, cap = 1;
@@ -260,6 +267,9 @@ static int plan_groups(cc *c, long rounds)
     for (long r = 0; rc == 0 && r < rounds; r++) {
         draw_round(c, c->first_round + (int)r);
         for (int root = 0; rc == 0 && root < c->n; root++) {
+            c->group_of[(size_t)r * (size_t)c->n + (size_t)root] = -1;
+            if (!c->is_root[root])
+                continue;
             m[0] = root;
             memcpy(m + 1, c->dests + (size_t)root * (size_t)c->k, sizeof *m * (size_t)c->k);
             qsort(m, (size_t)c->k + 1, sizeof *m, cmp_int);
@@ -374,14 +384,15 @@ static int setup(cc *c)
     c->sbuf = malloc(cap ? cap : 1);
     c->dests = malloc(sizeof *c->dests * (size_t)n * (size_t)c->k);
     c->scratch = malloc(sizeof *c->scratch * (size_t)n);
+    c->is_root = malloc((size_t)n);
     c->req = malloc(sizeof *c->req * (size_t)(n + c->k));
     c->req_root = malloc(sizeof *c->req_root * (size_t)(n + c->k));
     c->times = malloc(sizeof *c->times * (size_t)(n + 1));
     c->reports = malloc(sizeof *c->reports * (size_t)n * (size_t)(n + 1));
     c->each = malloc(sizeof *c->each * (size_t)n * (size_t)(rounds + 1));
     c->T = malloc(sizeof *c->T * (size_t)(rounds + 1));
-    int ok = c->rbuf && c->sbuf && c->dests && c->scratch && c->req && c->req_root && c->times &&
-             c->reports && c->each && c->T;
+    int ok = c->rbuf && c->sbuf && c->dests && c->scratch && c->is_root && c->req && c->req_root &&
+             c->times && c->reports && c->each && c->T;
     for (int r = 0; ok && r < n; r++)
         if (r != c->me && !(c->rbuf[r] = malloc(cap ? cap : 1)))
             ok = 0;
@@ -400,6 +411,7 @@ static void teardown(cc *c)
     free(c->sbuf);
     free(c->dests);
     free(c->scratch);
+    free(c->is_root);
     free(c->req);
     free(c->req_root);
     free(c->times);
@@ -417,16 +429,17 @@ static void print_header(const cc *c)
     char lib[256], tp[256];
     mb_library(lib, sizeof lib);
     mb_transport(tp, sizeof tp);
-    printf("# " PROG " --concurrent %d (%s, %s): %d ranks, each a root at once to %d random "
-           "others (fastmsg-bench-mcast --concurrent's draw); times from each root's start (one "
-           "clock)\n"
+    printf("# " PROG " --concurrent %d --roots %d (%s, %s): %d ranks, %s a root at once to %d "
+           "random others (fastmsg-bench-mcast --concurrent's draw); times from each root's start "
+           "(one clock)\n"
            "# p2p = MPI_Isend to each of the K, MPI_Irecv from each root that drew this rank; "
            "bcast = MPI_Ibcast on a communicator per (root, set), made beforehand\n"
            "# each = one multicast's slowest member; round = the last copy of a round; "
-           "aggregate = n x K x size / round\n"
+           "aggregate = R x K x size / round\n"
            "# tree          size(B)     K    each_us  each_max_us    round_us   agg_MBps "
            "rounds\n",
-           c->k, lib, tp, c->n, c->k);
+           c->k, c->roots, lib, tp, c->n,
+           c->roots < c->n ? "R of them (drawn per round)" : "every rank", c->k);
 }
 
 int main(int argc, char **argv)
@@ -451,11 +464,16 @@ int main(int argc, char **argv)
         return 2;
     }
     int me, n, status = mb_start(&argc, &argv, PROG, o.timeout_s, &me, &n);
-    cc c = {.o = &o, .me = me, .n = n, .k = o.concurrent};
+    cc c = {.o = &o, .me = me, .n = n, .k = o.concurrent, .roots = o.roots ? o.roots : n};
     if (status == 0 && (o.concurrent < 1 || o.concurrent >= n || !o.common_clock)) {
         if (me == 0)
             fprintf(stderr,
                     PROG ": needs --concurrent K, K below the job's %d ranks, and --common-clock\n",
+                    n);
+        status = 2;
+    } else if (status == 0 && o.roots > n) {
+        if (me == 0)
+            fprintf(stderr, PROG ": --roots %d: at most the job's %d ranks can be roots\n", o.roots,
                     n);
         status = 2;
     } else if (status == 0) {

@@ -82,11 +82,41 @@ for t in flat binomial prefix:2; do
   done
 done
 [ "$(wc -l <<<"$out")" -eq 7 ] || fail "expected a header and 6 --concurrent rows"
+run "$mc" --concurrent 2 --common-clock -r 1 -i 2 --trees flat --sizes 8
+grep -q "^# fastmsg-bench-mcast --concurrent 2 --roots 4: 4 ranks, every rank a root" <<<"$out" ||
+  fail "--concurrent without --roots: not every rank a root"
 for bad in "--concurrent 4 --common-clock" "--concurrent 2"; do
   # shellcheck disable=SC2086
   timeout -k 5 30 "$fmrun" -n 4 "$mc" $bad --sizes 8 -r 1 -i 1 >/dev/null 2>&1
   [ $? -ne 0 ] || fail "$bad was not refused"
 done
+
+# One root a round (--roots 1, drawn per round), to 3 others: a row per tree and size.
+run "$mc" --concurrent 3 --roots 1 --common-clock -r 1 -i 3 --trees flat,prefix:2 --sizes 8,3000
+grep -q "^# fastmsg-bench-mcast --concurrent 3 --roots 1: 4 ranks, R of them" <<<"$out" ||
+  fail "--roots 1: header"
+for t in flat prefix:2; do
+  for s in 8 3000; do
+    grep -Eq "^$t +$s +3( +$num){4} +3$" <<<"$out" || fail "--roots 1: no row for $t $s B"
+  done
+done
+[ "$(grep -vc '^#' <<<"$out")" -eq 4 ] || fail "--roots 1: expected 4 rows"
+# Bad --roots: not a count, no --concurrent, more roots than ranks. refused MESSAGE CMD...: CMD
+# exits nonzero, MESSAGE on its stderr.
+refused() {
+  local msg=$1
+  shift
+  capture 30 "$@"
+  [ "$rc" -ne 0 ] && grep -qF -- "$msg" <<<"$err"
+}
+for bad in 0 x -1; do
+  refused "--roots takes a number of roots from 1 to 4096, not '$bad'" "$mc" --concurrent 2 \
+    --common-clock --roots "$bad" || fail "--roots $bad: not refused with a clear message"
+done
+refused "--roots needs --concurrent K" "$mc" --roots 1 || fail "--roots alone was taken"
+refused "--roots 5: at most the job's 4 ranks can be roots" "$fmrun" -n 4 "$mc" --concurrent 2 \
+  --roots 5 --common-clock --sizes 8 -r 1 -i 1 ||
+  fail "--roots 5 on 4 ranks: not refused with a clear message"
 
 # An unknown tree fails cleanly.
 timeout -k 5 30 "$fmrun" -n 4 "$mc" --trees nosuchtree --max 8 -r 1 -i 1 >/dev/null 2>&1

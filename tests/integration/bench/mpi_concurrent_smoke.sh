@@ -4,7 +4,7 @@
 # with N ranks on this host (shared memory; launcher traffic on lo). Behaviour only, no timings:
 # a row for both methods (p2p, bcast) and every size, in the table and in CSV (the header exactly
 # fastmsg-bench-mcast --concurrent's), the bcast method's communicator line, every copy checked
-# (a wrong one fails the job), clear refusals of bad options.
+# (a wrong one fails the job), one root a round (--roots 1), clear refusals of bad options.
 # usage: mpi_concurrent_smoke.sh openmpi|mpich N MPI_CONCURRENT
 set -u
 mpi=$1 n=$2 cc=$3
@@ -27,10 +27,15 @@ refuse "bad value" --methods p2p,nosuch || fail "took an unknown method"
 refuse "bad value" --methods p2p,p2p || fail "took a method twice"
 refuse "--trees is fastmsg-bench-mcast's option" --trees flat || fail "took --trees"
 refuse "MPI counts are int" --sizes 3G || fail "took a size over 2 GiB"
+refuse "--roots takes a number of roots from 1 to 4096, not '0'" --concurrent 1 --roots 0 ||
+  fail "took --roots 0"
+refuse "--roots takes a number of roots" --concurrent 1 --roots many || fail "took --roots many"
+refuse "--roots needs --concurrent K" --roots 1 || fail "took --roots without --concurrent"
 
 # Table: both methods, two sizes (a one-packet and a multi-packet size in fastmsg's terms).
 quiet 60 "${launch[@]}" "$cc" --concurrent $k --common-clock -r 1 -i 3 --sizes 8,3000
-grep -q "^# fastmsg-bench-mpi-concurrent-$mpi --concurrent $k (.*): $n ranks" <<<"$out" ||
+grep -q "^# fastmsg-bench-mpi-concurrent-$mpi --concurrent $k --roots $n (.*): $n ranks, every rank a root" \
+  <<<"$out" ||
   fail "header"
 for m in p2p bcast; do
   for s in 8 3000; do
@@ -58,6 +63,26 @@ quiet 60 "${launch[@]}" "$cc" --concurrent $((n - 1)) --common-clock --methods p
   -i 2 --sizes 100
 [ "$(grep -v '^#' <<<"$out" | awk '{print $1}' | tr '\n' ' ')" = "p2p bcast " ] ||
   fail "the methods not in the order given"
+
+# One root a round (--roots 1), both methods; bcast creates communicators only for the rounds'
+# (root, set) pairs: at most one a round (a warm-up and 3 rounds per size).
+quiet 60 "${launch[@]}" "$cc" --concurrent $k --roots 1 --common-clock -r 1 -i 3 --sizes 8,3000
+grep -q "^# fastmsg-bench-mpi-concurrent-$mpi --concurrent $k --roots 1 (.*): $n ranks, R of them" \
+  <<<"$out" || fail "--roots 1: header"
+for m in p2p bcast; do
+  for s in 8 3000; do
+    grep -Eq "^$m +$s +$k( +$num){4} +3$" <<<"$out" || fail "--roots 1: no row for $m $s B"
+  done
+done
+[ "$(grep -vc '^#' <<<"$out")" -eq 4 ] || fail "--roots 1: expected 4 rows"
+groups=$(sed -En 's/^# bcast: ([0-9]+) communicators created.*/\1/p' <<<"$out")
+if [ -z "$groups" ] || [ "$groups" -lt 1 ] || [ "$groups" -gt 8 ]; then
+  fail "--roots 1: '$groups' communicators for 8 rounds of one root"
+fi
+capture 60 "${launch[@]}" "$cc" --concurrent $k --roots $((n + 1)) --common-clock --sizes 8 -r 1 -i 1
+[ "$rc" -ne 0 ] || fail "--roots $((n + 1)) on $n ranks was not refused"
+grep -q -- "--roots $((n + 1)): at most the job's $n ranks can be roots" <<<"$err" ||
+  fail "--roots $((n + 1)): no clear message"
 
 # Refusals under the launcher: K not below the ranks, no --common-clock.
 for bad in "--concurrent $n --common-clock" "--concurrent $k"; do
