@@ -704,6 +704,11 @@ def concurrent_report(rows, out_dir, where):
                 print(f"# {r['who']} bcast: {r['comms']} communicators created in "
                       f"{r['create_ms']:.1f} ms ({r['create_ms'] * 1000 / r['comms']:.0f} us "
                       "each), not in the figures above")
+        for r in sel:  # (a new set each time needs a new communicator: what that costs)
+            added = bcast_with_creation(r) if r["method"] == "bcast" else None
+            if added is not None:
+                print(f"# {r['who']} bcast, {size_name(r['size'])}, one creation added to each "
+                      f"multicast: {added:.1f} us")
 
 
 DAG_FIELDS = ["hosts", "racks", "rate", "who", "tree", "tasks", "repeats", "makespan_us",

@@ -42,7 +42,7 @@ static void usage(FILE *f, const char *prog, void *st)
             d.compute_max_us, (unsigned long long)d.seed);
     if (p->cli->fastmsg)
         fprintf(f, "      --tree T        the multicast tree of an output that goes to several\n"
-                   "                      ranks (fm_imcast_list; default prefix)\n"
+                   "                      ranks (fm_imcast_dests; default prefix)\n"
                    "      --die-at TASK   the rank that runs TASK kills itself (SIGKILL) just\n"
                    "                      before it (for tests)\n");
 }

@@ -78,10 +78,11 @@
       "file of the model's costs (key=value lines): every rank loads it when it exists, and "      \
       "fm_mcast_calibrate then uses it instead of measuring; when it does not exist, "             \
       "fm_mcast_calibrate measures and rank 0 writes it, so a site calibrates once")               \
-    X(FM_PREFIX_BASE, prefix_base, INT, "4", 2, 256,                                               \
+    X(FM_PREFIX_BASE, prefix_base, INT, "2", 2, 256,                                               \
       "base of the topology ids of prefix trees named without one (FM_TREE=prefix): the digits "   \
-      "of a rack, a host and a place on the host; 2 gives a binomial-like tree inside each, "      \
-      "larger bases flatter ones")                                                                 \
+      "of a rack, a host and a place on the host; 2 gives a binomial-like tree inside each "       \
+      "(the fewest copies from each member: measured fastest for 1 MiB, as fast as 4 for small "   \
+      "messages), larger bases flatter ones")                                                      \
     X(FM_PREFIX_CHOICE, prefix_choice, STR, "nearest", 0, 0,                                       \
       "which rank a prefix routing table keeps when several qualify for an entry: nearest (the "   \
       "one whose remaining id digits match this rank's longest, so a host's ranks send to "        \

@@ -17,7 +17,7 @@
 #include "prefix/prefix_route.h"
 #include "trees/builder.h"
 
-#define PREFIX_BASE 4
+#define PREFIX_BASE 2
 
 /* The scratch, carved: per member (relative index) its fields, parent and slot, the sort keys,
  * the ids, and fm_prefix_tree's own. */
