@@ -451,8 +451,8 @@ def targets(rows, mpis):
 # ---------------------------------------------------------------------------------------------
 # Issue 18 on racks: multicasts from random roots to random sets, and the DAG scheduler
 
-CC_TREES = ["prefix", "prefix:2", "flat", "binomial"]
-DAG_TREES = ["prefix", "prefix:2", "binomial", "flat"]
+CC_TREES = ["prefix", "prefix:4", "flat", "binomial"]
+DAG_TREES = ["prefix", "prefix:4", "binomial", "flat"]
 CC_CREATED = re.compile(r"^# bcast: (\d+) communicators created in ([0-9.]+) ms")
 
 
@@ -743,7 +743,7 @@ def issue18_targets(cc, dg, sizes=(64 << 10, 1 << 20)):
     # (the target's sizes that ran; others ran alone: theirs)
     sizes = [s for s in sizes if any(r["size"] == s for r in cc)] or \
         sorted({r["size"] for r in cc})
-    for tree in ("prefix", "prefix:2"):
+    for tree in ("prefix", "prefix:4"):
         for size in sizes:
             a = cc_pick(cc, "fastmsg", tree, "1", size)
             bc = cc_pick(cc, m, "bcast", "1", size) if m else None
@@ -762,7 +762,7 @@ def issue18_targets(cc, dg, sizes=(64 << 10, 1 << 20)):
                            f"{m or 'MPI'} p2p >= 2", q, q is not None and q >= 2))
     ref = next((r for mpi in MPIS for r in dg if r["who"] == mpi), None)
     fm = {r["tree"]: r for r in dg if r["who"] == "fastmsg"}
-    for tree in ("prefix", "prefix:2") if dg else ():
+    for tree in ("prefix", "prefix:4") if dg else ():
         a = fm.get(tree)
         q = ratio(a and a["makespan_us"], ref and ref["makespan_us"])
         checks.append((f"DAG makespan: {tree} / {ref['who'] if ref else 'MPI'} p2p <= 0.7", q,

@@ -54,15 +54,15 @@ def dag_out(who, makespan, repeats=5, checksum="OK"):
 
 def cc_sample(single_prefix, single_bcast, single_p2p, agg_prefix, agg_p2p):
     """Rows of one comparison: --roots 1 (each_us) and every rank a root (agg_MBps), 64K and
-    1M, fastmsg prefix, prefix:2, flat and Open MPI p2p, bcast."""
+    1M, fastmsg prefix, prefix:4, flat and Open MPI p2p, bcast."""
     rows = []
     for roots, fm_each, fm_agg, mpi_each, mpi_agg in (
             ("1", single_prefix, 10.0, {"p2p": single_p2p, "bcast": single_bcast},
              {"p2p": 10.0, "bcast": 10.0}),
             ("all", 1000.0, agg_prefix, {"p2p": 1000.0, "bcast": 900.0},
              {"p2p": agg_p2p, "bcast": 50.0})):
-        each = {(t, s): fm_each for t in ("prefix", "prefix:2", "flat") for s in (K64, M1)}
-        agg = {(t, s): fm_agg for t in ("prefix", "prefix:2", "flat") for s in (K64, M1)}
+        each = {(t, s): fm_each for t in ("prefix", "prefix:4", "flat") for s in (K64, M1)}
+        agg = {(t, s): fm_agg for t in ("prefix", "prefix:4", "flat") for s in (K64, M1)}
         rows += compare.cc_rows(fm_cc(each, agg), "fastmsg", roots)
         each = {(m, s): mpi_each[m] for m in ("p2p", "bcast") for s in (K64, M1)}
         agg = {(m, s): mpi_agg[m] for m in ("p2p", "bcast") for s in (K64, M1)}
@@ -74,7 +74,7 @@ def cc_sample(single_prefix, single_bcast, single_p2p, agg_prefix, agg_p2p):
 
 def dag_sample(prefix_ms, mpi_ms, prefix_up, binomial_up):
     rows = [compare.dag_row(dag_out("fastmsg", prefix_ms), "fastmsg", "prefix", prefix_up * 6),
-            compare.dag_row(dag_out("fastmsg", prefix_ms), "fastmsg", "prefix:2",
+            compare.dag_row(dag_out("fastmsg", prefix_ms), "fastmsg", "prefix:4",
                             prefix_up * 6),
             compare.dag_row(dag_out("fastmsg", 99000), "fastmsg", "binomial", binomial_up * 6),
             compare.dag_row(dag_out("openmpi", mpi_ms), "openmpi", "p2p", 7.9e6 * 6)]
@@ -103,11 +103,11 @@ class Parsing(unittest.TestCase):
         self.assertEqual(compare.uplink_bytes("# rack up_bytes down_bytes\n"), 0)
 
     def test_cc_rows(self):
-        text = "# a comment line\n" + fm_cc({("prefix:2", K64): 123.45},
-                                             {("prefix:2", K64): 67.891})
+        text = "# a comment line\n" + fm_cc({("prefix:4", K64): 123.45},
+                                             {("prefix:4", K64): 67.891})
         (r,) = compare.cc_rows(text, "fastmsg", "all")
         self.assertEqual((r["who"], r["method"], r["roots"], r["dests"], r["size"]),
-                         ("fastmsg", "prefix:2", "all", 8, K64))
+                         ("fastmsg", "prefix:4", "all", 8, K64))
         self.assertAlmostEqual(r["each_us"], 123.45)
         self.assertAlmostEqual(r["agg_MBps"], 67.891)
         self.assertEqual(r["rounds"], 6)
@@ -142,7 +142,7 @@ class Targets(unittest.TestCase):
         self.assertTrue(all(ok for _, _, ok in checks), checks)
         d = {w: q for w, q, _ in checks}
         self.assertAlmostEqual(d["one multicast, 64K: prefix / openmpi bcast <= 1.0"], 0.9)
-        self.assertAlmostEqual(d["one multicast, 1M: openmpi p2p / prefix:2 >= 2"], 2.5)
+        self.assertAlmostEqual(d["one multicast, 1M: openmpi p2p / prefix:4 >= 2"], 2.5)
         self.assertAlmostEqual(d["every rank a root, 64K: prefix aggregate / openmpi p2p >= 2"],
                                2.2)
         self.assertAlmostEqual(d["DAG makespan: prefix / openmpi p2p <= 0.7"], 0.6)
@@ -154,7 +154,7 @@ class Targets(unittest.TestCase):
                                                    dag_sample(74200, 88200, 9e6, 8.8e6)))
         for what in ("one multicast, 64K: prefix / openmpi bcast <= 1.0",
                      "one multicast, 1M: openmpi p2p / prefix >= 2",
-                     "every rank a root, 1M: prefix:2 aggregate / openmpi p2p >= 2",
+                     "every rank a root, 1M: prefix:4 aggregate / openmpi p2p >= 2",
                      "DAG makespan: prefix / openmpi p2p <= 0.7",
                      "DAG uplink bytes: prefix / binomial < 1"):
             self.assertIs(checks[what], False, what)
