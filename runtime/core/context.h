@@ -175,9 +175,11 @@ struct fm_context {
 
     fm_pool_state pool;
     fm_recv_pool_state rpool;
-    fm_pkt *repost;        /* receive buffers handlers are done with, to post again */
-    size_t sends_inflight; /* handed to the transport, completion not seen */
-    fm_stream *stream_free;
+    fm_pkt *repost;         /* receive buffers handlers are done with, to post again */
+    size_t sends_inflight;  /* handed to the transport, completion not seen */
+    fm_stream *stream_free; /* streams to reuse (streams.c) */
+    fm_stream **stream_all; /* every stream allocated, freed at close (open ones too) */
+    size_t nstream_all, stream_all_cap;
     unsigned char *seen; /* size bytes of scratch: duplicate checks of member lists */
 
     int in_handler;   /* depth of handler calls (deliver callbacks included) */

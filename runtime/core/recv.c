@@ -29,16 +29,15 @@
 #include "pool.h"
 #include "recv.h"
 #include "recv_pool.h"
+#include "streams.h"
 #include "window.h"
 #include "zcopy.h"
 
 /* A fresh inbound stream for the message h starts, on no list yet. */
 FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
 {
-    fm_stream *s = ctx->stream_free;
-    if (s)
-        ctx->stream_free = s->next;
-    else if (!(s = calloc(1, sizeof *s)))
+    fm_stream *s = fm_stream_take(ctx);
+    if (!s)
         return NULL;
     /* Field by field, the receiving half and what both share: the sending half is never read
      * while receiving, and stores are cheaper than a memset call here. (The assertion asks
@@ -138,8 +137,7 @@ FM_COLD int drop_seq(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
 
 static void stream_free(fm_context *ctx, fm_stream *s)
 {
-    s->next = ctx->stream_free;
-    ctx->stream_free = s;
+    fm_stream_put(ctx, s);
     ctx->stats.messages_received++;
 }
 
@@ -877,6 +875,6 @@ void fm_recv_fini(fm_context *ctx)
             pkts_release(ctx, s->early);
             if (s->fwd)
                 ctx->mcast_hooks->release(s);
-            free(s);
+            fm_stream_put(ctx, s); /* (freed with every stream: fm_streams_free) */
         }
 }

@@ -20,6 +20,7 @@
 #include "pool.h"
 #include "progress.h"
 #include "send.h"
+#include "streams.h"
 #include "window.h"
 #include "zcopy.h"
 
@@ -231,10 +232,8 @@ FM_HOT int stream_alloc(fm_context *ctx, size_t len, size_t cap, int handler, fm
     int rc = need ? fm_pool_reserve(ctx, need) : FM_OK;
     if (rc)
         return rc;
-    fm_stream *s = ctx->stream_free;
-    if (s)
-        ctx->stream_free = s->next;
-    else if (!(s = calloc(1, sizeof *s))) {
+    fm_stream *s = fm_stream_take(ctx);
+    if (!s) {
         fm_pool_unreserve(ctx, need);
         return FM_ERR_NOMEM;
     }
@@ -381,8 +380,7 @@ static int release(fm_stream *s, int rc)
     fm_pool_unreserve(ctx, s->reserved);
     s->reserved = 0;
     s->sending = 0;
-    s->next = ctx->stream_free;
-    ctx->stream_free = s;
+    fm_stream_put(ctx, s);
     return rc;
 }
 

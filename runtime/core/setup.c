@@ -20,6 +20,7 @@
 #include "recv_pool.h"
 #include "request.h"
 #include "setup.h"
+#include "streams.h"
 #include "submit.h"
 #include "topo.h"
 #include "whole.h"
@@ -276,11 +277,7 @@ void fm_core_close(fm_context *ctx)
     fm_req_fini(ctx); /* (their streams go back before the streams are freed) */
     if (ctx->tp)
         fm_recv_fini(ctx);
-    while (ctx->stream_free) {
-        fm_stream *s = ctx->stream_free;
-        ctx->stream_free = s->next;
-        free(s);
-    }
+    fm_streams_free(ctx); /* (open ones too: a message begun and never ended) */
     if (ctx->tp) {
         /* Registrations go before the endpoint closes; the memory after it. */
         fm_recv_pool_fini(ctx);

@@ -4,7 +4,7 @@
  *
  *   fastmsg-run -n N mcast_stress [--rounds R] [--per-root K] [--batch B] [--seed S]
  *       [--trees T1,T2,...] [--sizes S1,S2,...] [--how group|list|multi|mix]
- *       [--random] [--sets] [--max-size BYTES] [--round-secs SECS]
+ *       [--random] [--sets] [--fpfs] [--max-size BYTES] [--round-secs SECS]
  *
  * In each round every rank is the root of K multicasts, all sent at once after one barrier:
  * a root opens B of its streams at a time and writes them in turn, in odd pieces. Fixed mode
@@ -21,7 +21,8 @@
  * members only. A round that is not complete after --round-secs ends the job (fm_abort) with
  * the cases still missing. Sizes may name P (FM_PACKET_SIZE). --sets: member lists in
  * ascending rank order, sent as lists (fastmsg carries them as compact sets of ranks, so any
- * member count fits packet 0), for destination sets with prefix routing. */
+ * member count fits packet 0), for destination sets with prefix routing. --fpfs: never
+ * store-and-forward (which FM_MCAST_BUFFER=0 refuses). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@ typedef struct sx_round {
 } sx_round;
 
 static struct {
-    int rounds, per_root, batch, random, sets, how, round_secs;
+    int rounds, per_root, batch, random, sets, fpfs, how, round_secs;
     size_t max_size;
     unsigned seed;
     const char *trees[MAX_TREES];
@@ -159,7 +160,7 @@ static void draw_case(sx_case *c, int r, int root, int k)
     c->how = opt.how == HOW_MIX ? (int)(draw(&g) % 3) : opt.how;
     if (c->how == HOW_LIST && !list_fits(c->n))
         c->how = HOW_GROUP;
-    c->sf = opt.random && c->how != HOW_MULTI && draw(&g) % 6 == 0;
+    c->sf = opt.random && c->how != HOW_MULTI && draw(&g) % 6 == 0 && !opt.fpfs;
     c->mine = 0;
     for (int i = 0; i < c->n; i++)
         c->mine |= c->members[i] == me && me != root;
@@ -411,6 +412,8 @@ static int parse_args(int argc, char **argv)
             opt.random = 1;
         else if (!strcmp(o, "--sets"))
             opt.sets = 1;
+        else if (!strcmp(o, "--fpfs"))
+            opt.fpfs = 1;
         else if (!v)
             return -1;
         else if (!strcmp(o, "--rounds"))
@@ -461,7 +464,7 @@ int main(int argc, char **argv)
     if (seed_given < 0) {
         fprintf(stderr, "usage: mcast_stress [--rounds R] [--per-root K] [--batch B] [--seed S] "
                         "[--trees T,...] [--sizes S,...] [--how group|list|multi|mix] [--random] "
-                        "[--sets] [--max-size BYTES] [--round-secs SECS]\n");
+                        "[--sets] [--fpfs] [--max-size BYTES] [--round-secs SECS]\n");
         return 2;
     }
     ctx = st_init();
