@@ -816,13 +816,8 @@ def local(tools, args):
 # Plots
 
 
-def plots(pp, mc, mpis, rate, out_dir, provider="shm"):
-    """PNGs of what ran; rate: the emulated links' rate, None for members on this host."""
-    members = "hosts" if rate else "ranks"
-
-    def place(n):
-        return f"{n} hosts, {rate} links" if rate else f"{n} ranks, one host, {provider}"
-
+def pyplot():
+    """matplotlib's pyplot drawing to files, or None (said on stderr) when it is missing."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -830,6 +825,19 @@ def plots(pp, mc, mpis, rate, out_dir, provider="shm"):
     except ImportError:
         print(f"compare: no plots: {sys.executable} has no matplotlib "
               "(apt-get install python3-matplotlib)", file=sys.stderr)
+        return None
+    return plt
+
+
+def plots(pp, mc, mpis, rate, out_dir, provider="shm"):
+    """PNGs of what ran; rate: the emulated links' rate, None for members on this host."""
+    members = "hosts" if rate else "ranks"
+
+    def place(n):
+        return f"{n} hosts, {rate} links" if rate else f"{n} ranks, one host, {provider}"
+
+    plt = pyplot()
+    if not plt:
         return
     made = []
 
@@ -942,13 +950,8 @@ def rack_place(r):
 def cc_dag_plots(cc, dg, out_dir, where):
     """concurrent_single.png (one multicast's completion), concurrent_all.png (every rank a
     root: aggregate rate), dag.png (makespan and uplink bytes per run)."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print(f"compare: no plots: {sys.executable} has no matplotlib "
-              "(apt-get install python3-matplotlib)", file=sys.stderr)
+    plt = pyplot()
+    if not plt:
         return
     made = []
 

@@ -33,16 +33,21 @@ refuse "--roots takes a number of roots" --concurrent 1 --roots many || fail "to
 refuse "--roots needs --concurrent K" --roots 1 || fail "took --roots without --concurrent"
 
 # Table: both methods, two sizes (a one-packet and a multi-packet size in fastmsg's terms).
+# A table row per method and size (3 rounds each), and nothing else; $1 prefixes failures.
+rows_ok() {
+  for m in p2p bcast; do
+    for s in 8 3000; do
+      grep -Eq "^$m +$s +$k( +$num){4} +3$" <<<"$out" || fail "${1}no table row for $m $s B"
+    done
+  done
+  [ "$(grep -vc '^#' <<<"$out")" -eq 4 ] || fail "${1}expected 4 rows (2 methods x 2 sizes)"
+}
+
 quiet 60 "${launch[@]}" "$cc" --concurrent $k --common-clock -r 1 -i 3 --sizes 8,3000
 grep -q "^# fastmsg-bench-mpi-concurrent-$mpi --concurrent $k --roots $n (.*): $n ranks, every rank a root" \
   <<<"$out" ||
   fail "header"
-for m in p2p bcast; do
-  for s in 8 3000; do
-    grep -Eq "^$m +$s +$k( +$num){4} +3$" <<<"$out" || fail "no table row for $m $s B"
-  done
-done
-[ "$(grep -vc '^#' <<<"$out")" -eq 4 ] || fail "expected 4 rows (2 methods x 2 sizes)"
+rows_ok ""
 grep -Eq "^# bcast: [0-9]+ communicators created in $num ms \([0-9]+ us each\), not in the figures above$" <<<"$out" ||
   fail "no communicator creation line"
 
@@ -69,12 +74,7 @@ quiet 60 "${launch[@]}" "$cc" --concurrent $((n - 1)) --common-clock --methods p
 quiet 60 "${launch[@]}" "$cc" --concurrent $k --roots 1 --common-clock -r 1 -i 3 --sizes 8,3000
 grep -q "^# fastmsg-bench-mpi-concurrent-$mpi --concurrent $k --roots 1 (.*): $n ranks, R of them" \
   <<<"$out" || fail "--roots 1: header"
-for m in p2p bcast; do
-  for s in 8 3000; do
-    grep -Eq "^$m +$s +$k( +$num){4} +3$" <<<"$out" || fail "--roots 1: no row for $m $s B"
-  done
-done
-[ "$(grep -vc '^#' <<<"$out")" -eq 4 ] || fail "--roots 1: expected 4 rows"
+rows_ok "--roots 1: "
 groups=$(sed -En 's/^# bcast: ([0-9]+) communicators created.*/\1/p' <<<"$out")
 if [ -z "$groups" ] || [ "$groups" -lt 1 ] || [ "$groups" -gt 8 ]; then
   fail "--roots 1: '$groups' communicators for 8 rounds of one root"
