@@ -16,6 +16,7 @@
 #include "recv.h"
 #include "recv_pool.h"
 #include "send.h"
+#include "streams.h"
 #include "window.h"
 #include "zcopy.h"
 
@@ -95,6 +96,7 @@ static int setup8(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
+    fm_streams_free(&f->ctx);
     free(f->ctx.peers);
     free(f->ctx.dirty);
     free(f);
@@ -393,7 +395,7 @@ static void sequence_numbers_never_wrap(void **state)
     assert_null(s);
     assert_int_equal(fm_send_alloc(&f->ctx, most + 1, PAYLOAD, 0, &s), FM_ERR_TOO_LONG);
     assert_int_equal(fm_send_alloc(&f->ctx, most + 1, 2 * PAYLOAD, 0, &s), FM_OK);
-    free(s);
+    fm_stream_put(&f->ctx, s);
     assert_int_equal(fm_send_open(&f->ctx, 1, most, 0, &s), FM_OK);
 
     /* Five numbers left, and 48 bytes to send, 8 of them in the packet being filled (packets
@@ -419,7 +421,7 @@ static void sequence_numbers_never_wrap(void **state)
     s->written = most - 64;
     assert_false(fm_zcopy_wanted(s, 64)); /* taken: announce, an empty last packet, but
                                            * declined: four packets */
-    free(s);
+    fm_stream_put(&f->ctx, s);
 
     /* A message shorter than half the numbers never runs out: an announced piece costs at
      * most two numbers per byte. */
@@ -428,7 +430,7 @@ static void sequence_numbers_never_wrap(void **state)
     s->seq = UINT32_MAX - 1;
     s->written = 1;
     assert_true(fm_zcopy_wanted(s, 1));
-    free(s);
+    fm_stream_put(&f->ctx, s);
 }
 
 /* ---- per-peer windows (window.c): three ranks, each a fixture of its own, whose credit

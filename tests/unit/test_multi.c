@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "credits.h"
+#include "streams.h"
 #include "memory.h"
 #include "multi.h"
 #include "pool.h"
@@ -163,11 +164,7 @@ static int teardown(void **state)
     fm_live_ctx = NULL;
     fm_pool_fini(&f->ctx);
     fm_pool_free(&f->ctx);
-    while (f->ctx.stream_free) {
-        fm_stream *s = f->ctx.stream_free;
-        f->ctx.stream_free = s->next;
-        free(s);
-    }
+    fm_streams_free(&f->ctx);
     free(f->ctx.peers);
     free(f->ctx.dirty);
     free(f);

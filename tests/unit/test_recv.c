@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "credits.h"
+#include "streams.h"
 #include "progress.h"
 #include "recv.h"
 
@@ -104,11 +105,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     fm_recv_fini(&f->ctx);
-    while (f->ctx.stream_free) {
-        fm_stream *s = f->ctx.stream_free;
-        f->ctx.stream_free = s->next;
-        free(s);
-    }
+    fm_streams_free(&f->ctx);
     free(f->ctx.peers);
     free(f->ctx.dirty);
     free(f);
