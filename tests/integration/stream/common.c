@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int st_failures;
 int st_rank = -1;
@@ -188,4 +189,40 @@ int st_finish(fm_context *ctx, const char *what)
         printf("rank %d: PASS %s\n", st_rank, what);
     fflush(stdout);
     return st_failures ? 1 : 0;
+}
+
+/* The word's file: named by the job's key, so two jobs never share one. */
+static void go_path(fm_context *ctx, const char *name, char *path, size_t len)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, len, "%s/fm-test-%s-%016llx", dir && *dir ? dir : "/tmp", name,
+             (unsigned long long)fm_job_key(ctx));
+}
+
+void st_go_say(fm_context *ctx, const char *name)
+{
+    char path[512];
+    go_path(ctx, name, path, sizeof path);
+    FILE *f = fopen(path, "w");
+    if (!f || fclose(f) != 0)
+        st_fail("cannot create %s", path);
+}
+
+int st_go_wait(fm_context *ctx, const char *name, int secs)
+{
+    char path[512];
+    go_path(ctx, name, path, sizeof path);
+    for (int i = 0; i < 20 * secs && access(path, F_OK) != 0; i++)
+        usleep(50 * 1000);
+    if (unlink(path) == 0)
+        return 0;
+    st_fail("no word \"%s\" from the other rank in %d s (%s)", name, secs, path);
+    return -1;
+}
+
+int st_go_seen(fm_context *ctx, const char *name)
+{
+    char path[512];
+    go_path(ctx, name, path, sizeof path);
+    return unlink(path) == 0;
 }

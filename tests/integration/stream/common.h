@@ -69,6 +69,15 @@ void st_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern int st_failures;
 extern int st_rank;
 
+/* A word from one rank to another of the same job on this host that needs no progress: a
+ * rank that must drive none until another has seen something (a sleep would be a guess that
+ * a slow machine loses) waits with st_go_wait for the other's st_go_say of the same name.
+ * st_go_wait gives up after secs seconds; 0 when the word came, -1 when not (it says why). */
+void st_go_say(fm_context *ctx, const char *name);
+int st_go_wait(fm_context *ctx, const char *name, int secs);
+/* Whether the word came (taking it when it did), without waiting. */
+int st_go_seen(fm_context *ctx, const char *name);
+
 /* fm_init or exit(1) with a message. */
 fm_context *st_init(void);
 

@@ -426,13 +426,21 @@ static int mode_bound(void)
     direct_len = bound_len;
     fm_barrier(ctx);
     if (me == 1) {
-        sleep(1); /* no progress: nothing of rank 0's requests is taken */
+        /* Progress until rank 0 is past the barrier (this rank's own signal of it may still
+         * be on its way out), then none until rank 0 has started its requests and looked
+         * at them, however long that takes: none of them is taken before. */
+        while (!st_go_seen(ctx, "bound-in"))
+            fm_wait(ctx, 10);
+        st_go_say(ctx, "bound-ready");
+        st_go_wait(ctx, "bound", 60);
         while (got_direct < limit)
             if (fm_wait(ctx, 1000) < 0)
                 break;
         if (got_direct != limit)
             st_fail("got %ld messages, expected %ld", got_direct, limit);
     } else if (me == 0) {
+        st_go_say(ctx, "bound-in");
+        st_go_wait(ctx, "bound-ready", 60); /* rank 1 drives no progress from now on */
         fm_request **reqs = calloc((size_t)limit + 1, sizeof *reqs);
         unsigned char **bufs = calloc((size_t)limit + 1, sizeof *bufs);
         for (long i = 0; i <= limit; i++) {
@@ -462,7 +470,9 @@ static int mode_bound(void)
         for (long i = 0; i < limit; i++)
             pending += reqs[i] && fm_request_test(&reqs[i]) == FM_EAGAIN;
         if (pending == 0)
-            st_fail("every request completed while the receiver slept (budget not in force?)");
+            st_fail("every request completed while the receiver drove no progress (budget not "
+                    "in force?)");
+        st_go_say(ctx, "bound");
         printf("rank 0: %d of %ld requests waiting, send buffers %llu of %zu bytes\n", pending,
                limit, (unsigned long long)st.mem_send_bytes, budget);
         for (long i = 0; i < limit; i++)
