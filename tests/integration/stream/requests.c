@@ -424,13 +424,21 @@ static int mode_bound(void)
 {
     long limit = (long)st_env_size("FM_REQUESTS", 65536);
     direct_len = bound_len;
-    fm_barrier(ctx);
+    int rc = fm_barrier(ctx);
+    if (rc)
+        st_fail("fm_barrier: %s", fm_strerror(rc));
+    /* Both ranks drive progress until both are past the barrier: fm_barrier may return while
+     * this rank's own signal is still on its way out (shm delivers a first message only as its
+     * sender progresses), and a rank that then stops would hold the other in it. */
+    char mine[32], theirs[32];
+    snprintf(mine, sizeof mine, "bound-in%d", me);
+    snprintf(theirs, sizeof theirs, "bound-in%d", 1 - me);
+    st_go_say(ctx, mine);
+    while (!st_go_seen(ctx, theirs))
+        fm_wait(ctx, 10);
     if (me == 1) {
-        /* Progress until rank 0 is past the barrier (this rank's own signal of it may still
-         * be on its way out), then none until rank 0 has started its requests and looked
-         * at them, however long that takes: none of them is taken before. */
-        while (!st_go_seen(ctx, "bound-in"))
-            fm_wait(ctx, 10);
+        /* Then rank 1 drives none until rank 0 has started its requests and looked at them,
+         * however long that takes: none of them is taken before. */
         st_go_say(ctx, "bound-ready");
         st_go_wait(ctx, "bound", 60);
         while (got_direct < limit)
@@ -439,7 +447,6 @@ static int mode_bound(void)
         if (got_direct != limit)
             st_fail("got %ld messages, expected %ld", got_direct, limit);
     } else if (me == 0) {
-        st_go_say(ctx, "bound-in");
         st_go_wait(ctx, "bound-ready", 60); /* rank 1 drives no progress from now on */
         fm_request **reqs = calloc((size_t)limit + 1, sizeof *reqs);
         unsigned char **bufs = calloc((size_t)limit + 1, sizeof *bufs);
@@ -483,7 +490,8 @@ static int mode_bound(void)
         free(bufs);
         free(reqs);
     }
-    fm_barrier(ctx);
+    if ((rc = fm_barrier(ctx)))
+        st_fail("fm_barrier: %s", fm_strerror(rc));
     return 0;
 }
 
