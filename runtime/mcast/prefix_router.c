@@ -22,6 +22,7 @@
 struct fm_prefix_router {
     struct fm_prefix_router *next;
     int b, m;
+    int choice;   /* FM_PREFIX_CHOICE, parsed once */
     uint8_t *ids; /* every rank's, nranks * m digits */
     int *table;   /* this rank's, m * b */
 };
@@ -66,13 +67,12 @@ static int router_build(fm_context *ctx, int b, struct fm_prefix_router **out)
         goto out;
     router_fields(ctx->topo, n, fields);
     r->b = b;
+    r->choice = fm_prefix_choice_parse(ctx->cfg.prefix_choice);
     rc = fm_prefix_ids_from_fields(n, 3, fields, b, r->ids, cap, &r->m, NULL);
     if (rc == FM_OK && !(r->table = malloc((size_t)r->m * (size_t)b * sizeof *r->table)))
         rc = FM_ERR_NOMEM;
     if (rc == FM_OK)
-        rc = fm_prefix_table_build(r->ids, n, r->m, b, ctx->rank,
-                                   fm_prefix_choice_parse(ctx->cfg.prefix_choice), ROUTER_SEED,
-                                   r->table);
+        rc = fm_prefix_table_build(r->ids, n, r->m, b, ctx->rank, r->choice, ROUTER_SEED, r->table);
 out:
     if (rc != FM_OK) {
         fm_log(0, "prefix routing in base %d: no routing table (%s)", b, fm_strerror(rc));
@@ -121,9 +121,8 @@ int fm_mcast_prefix_route(fm_context *ctx, int b, const int *members, int n, int
     if (!r)
         return FM_ERR_TREE;
     void *scratch = malloc(fm_prefix_route_scratch_size(n, r->m, b));
-    int rc = scratch ? fm_prefix_route(r->ids, ctx->size, r->m, b, r->table, ctx->rank,
-                                       fm_prefix_choice_parse(ctx->cfg.prefix_choice), ROUTER_SEED,
-                                       members, n, src, kids, scratch)
+    int rc = scratch ? fm_prefix_route(r->ids, ctx->size, r->m, b, r->table, ctx->rank, r->choice,
+                                       ROUTER_SEED, members, n, src, kids, scratch)
                      : FM_ERR_NOMEM;
     free(scratch);
     return rc == FM_ERR_RANK || rc == FM_ERR_INTERNAL ? FM_ERR_INVALID : rc;
