@@ -76,7 +76,7 @@ typedef struct fm_tp_info {
                       * both ends can break: wire every pair up in one direction (wireup.c) */
     int local_only;  /* packets move through memory within one host (shared memory): no
                       * network stack, no network latency; every rank shares this host */
-    int dgram_mcast; /* datagram multicast to joined groups (none yet) */
+    int dgram_mcast; /* datagram multicast: tp->dgram is open (below) */
     int multi_recv;  /* post_recv_multi works: asked for (fm_tp_config.multi_recv_min) and
                       * offered by the provider on this endpoint */
 } fm_tp_info;
@@ -133,10 +133,51 @@ struct fm_tp_ops {
     void (*close)(fm_tp *tp);
 };
 
+/* Datagram multicast, beside the reliable packets: unreliable datagrams of at most
+ * FM_TP_DGRAM_MAX bytes to every endpoint that joined the same group, on any host of the
+ * job's network and on this one (each endpoint of this host gets its own copy, the sender's
+ * included). No order, no completion events, no flow control: a datagram may be lost,
+ * duplicated or reordered. Used by the two-stage multicast (runtime/mcast). */
+#define FM_TP_DGRAM_MAX 1472 /* an Ethernet frame's UDP payload: 1500 - 20 (IPv4) - 8 (UDP) */
+
+typedef struct fm_tp_dgram fm_tp_dgram;
+
+typedef struct fm_tp_dgram_config {
+    uint32_t group;    /* IPv4 multicast address, host byte order (the job's: 239.0.0.0/8) */
+    uint16_t port;     /* UDP port, shared by every endpoint of the group on a host */
+    const char *iface; /* the interface to join and send on; "" or NULL: the kernel's route */
+    size_t rcvbuf;     /* receive buffer wanted, bytes (datagrams the socket holds while its
+                        * rank does not read) */
+} fm_tp_dgram_config;
+
+struct fm_tp_dgram_ops {
+    /* Send len (<= FM_TP_DGRAM_MAX) bytes of buf to the group. FM_OK once sent (buf is the
+     * caller's again), FM_EAGAIN when the socket cannot take it now (retry later: never
+     * waits), FM_ERR_TOO_LONG, FM_ERR_PROVIDER. */
+    int (*send)(fm_tp_dgram *d, const void *buf, size_t len);
+    /* The next datagram into buf (cap bytes; a longer one is cut and *len says its whole
+     * length): FM_OK with *len, FM_EAGAIN when none is waiting, FM_ERR_PROVIDER. */
+    int (*recv)(fm_tp_dgram *d, void *buf, size_t cap, size_t *len);
+    /* Readable when recv has a datagram. */
+    int (*fd)(const fm_tp_dgram *d);
+    void (*close)(fm_tp_dgram *d);
+};
+
+struct fm_tp_dgram {
+    const struct fm_tp_dgram_ops *ops;
+    char where[64]; /* "239.x.y.z:port on IFACE", for messages */
+};
+
+/* Join cfg's group: FM_OK and *d, or an FM_ERR_* code (FM_ERR_PROVIDER: no multicast route,
+ * the interface has none, ...) with a one-line reason in err. providers/udp. */
+int fm_tp_dgram_open(const fm_tp_dgram_config *cfg, fm_tp_dgram **d, char *err, size_t errlen);
+
 struct fm_tp {
     const struct fm_tp_ops *ops;
     fm_tp_info info;
-    uint64_t refused; /* posts the network refused at first (queued and retried) */
+    uint64_t refused;   /* posts the network refused at first (queued and retried) */
+    fm_tp_dgram *dgram; /* datagram multicast (info.dgram_mcast), NULL without; the runtime
+                         * opens and closes it (fm_tp_dgram_open) */
 };
 
 /* Open the transport for cfg->provider. On failure returns an FM_ERR_* code and writes a

@@ -10,9 +10,10 @@
 #           a flow inside a rack crosses no uplink, a flow between racks crosses its racks'
 #           uplinks in its direction (byte counters); fastmsg-info --topology with
 #           FM_TOPOLOGY=file: shows the racks; hello and multicasts across the racks
+#   dgram:  4 hosts: the datagram multicast path (providers/udp) on its own (dgram_check)
 # Afterwards nothing of the cluster may be left. Skips (77) where namespaces cannot be made.
 #
-# usage: run.sh plain|shaped|racks CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO
+# usage: run.sh plain|shaped|racks|dgram CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO
 #        run.sh --inside MODE FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO (under cluster.sh run)
 set -euo pipefail
 
@@ -212,6 +213,38 @@ inside_racks() {
 }
 
 # The root namespace's interfaces, by name.
+# The datagram multicast path (providers/udp, run by $DGRAM_CHECK): three endpoints of one
+# host; then a group with two endpoints on host 1 (two ranks of a host), one on each other
+# host and one beside the sender on host 0, all getting every datagram host 0 sends, while an
+# endpoint of another group on the same port gets none.
+inside_dgram() {
+    local group=239.255.61.$(($$ % 200 + 1)) port=$((40000 + $$ % 20000)) k pids=() rc=0 w
+    [ -x "${DGRAM_CHECK:-}" ] || fail "DGRAM_CHECK is not set to dgram_check"
+    ip netns exec "${CLUSTER_PREFIX}1" "$DGRAM_CHECK" local fm0 "$group" "$port" ||
+        fail "dgram_check local"
+    w=0
+    for k in 0 1 1 2 3; do
+        ip netns exec "$CLUSTER_PREFIX$k" "$DGRAM_CHECK" recv fm0 "$group" "$port" 200 \
+            "$tmp/ready.$w" &
+        pids+=($!)
+        w=$((w + 1))
+    done
+    ip netns exec "${CLUSTER_PREFIX}2" "$DGRAM_CHECK" recv fm0 "${group%.*}.250" "$port" 0 \
+        "$tmp/ready.$w" &
+    pids+=($!)
+    w=$((w + 1))
+    for ((k = 0; k < 100; k++)); do
+        [ "$(find "$tmp" -name 'ready.*' | wc -l)" -lt "$w" ] || break
+        sleep 0.1
+    done
+    ip netns exec "${CLUSTER_PREFIX}0" "$DGRAM_CHECK" send fm0 "$group" "$port" 200 ||
+        fail "dgram_check send"
+    for k in "${pids[@]}"; do
+        wait "$k" || rc=1
+    done
+    [ "$rc" -eq 0 ] || fail "a receiver missed datagrams, or the other group got some"
+}
+
 root_links() {
     ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | sort
 }
@@ -280,11 +313,12 @@ if [ "${1:-}" = --inside ]; then
     plain) inside_plain ;;
     shaped) inside_shaped ;;
     racks) inside_racks ;;
+    dgram) inside_dgram ;;
     *) fail "unknown mode $mode" ;;
     esac
 else
     [ $# -eq 6 ] ||
-        fail "usage: run.sh plain|shaped|racks CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO"
+        fail "usage: run.sh plain|shaped|racks|dgram CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO"
     cluster=$2 fmrun=$3 hello=$4 mcast=$5 info=$6
     [ "$1" != racks ] || N=8
     outside "$1"
