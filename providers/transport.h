@@ -134,27 +134,33 @@ struct fm_tp_ops {
 };
 
 /* Datagram multicast, beside the reliable packets: unreliable datagrams of at most
- * FM_TP_DGRAM_MAX bytes to every endpoint that joined the same group, on any host of the
- * job's network and on this one (each endpoint of this host gets its own copy, the sender's
- * included). No order, no completion events, no flow control: a datagram may be lost,
- * duplicated or reordered. Used by the two-stage multicast (runtime/mcast). */
+ * FM_TP_DGRAM_MAX bytes to every endpoint that joined a group, on any host of the job's network
+ * and on this one (each endpoint of this host that joined gets its own copy, the sender's
+ * included). An endpoint receives only the groups it joined. No order, no completion events,
+ * no flow control: a datagram may be lost, duplicated or reordered. Groups are IPv4 multicast
+ * addresses (host byte order) sharing the endpoint's port. Used by the two-stage multicast
+ * (runtime/mcast). */
 #define FM_TP_DGRAM_MAX 1472 /* an Ethernet frame's UDP payload: 1500 - 20 (IPv4) - 8 (UDP) */
 
 typedef struct fm_tp_dgram fm_tp_dgram;
 
 typedef struct fm_tp_dgram_config {
-    uint32_t group;    /* IPv4 multicast address, host byte order (the job's: 239.0.0.0/8) */
-    uint16_t port;     /* UDP port, shared by every endpoint of the group on a host */
+    uint16_t port;     /* UDP port of every group, shared by every endpoint of a host */
     const char *iface; /* the interface to join and send on; "" or NULL: the kernel's route */
-    size_t rcvbuf;     /* receive buffer wanted, bytes (datagrams the socket holds while its
-                        * rank does not read) */
+    size_t rcvbuf;     /* receive (and send) buffer wanted, bytes: datagrams the socket holds
+                        * while its rank does not read */
 } fm_tp_dgram_config;
 
 struct fm_tp_dgram_ops {
-    /* Send len (<= FM_TP_DGRAM_MAX) bytes of buf to the group. FM_OK once sent (buf is the
-     * caller's again), FM_EAGAIN when the socket cannot take it now (retry later: never
-     * waits), FM_ERR_TOO_LONG, FM_ERR_PROVIDER. */
-    int (*send)(fm_tp_dgram *d, const void *buf, size_t len);
+    /* Join group (224.0.0.0/4): FM_OK, FM_ERR_INVALID (not a multicast address),
+     * FM_ERR_PROVIDER (the kernel refused: no route, too many groups). Joined twice: two
+     * leaves end it. */
+    int (*join)(fm_tp_dgram *d, uint32_t group);
+    int (*leave)(fm_tp_dgram *d, uint32_t group);
+    /* Send len (<= FM_TP_DGRAM_MAX) bytes of buf to group (joined or not). FM_OK once sent
+     * (buf is the caller's again), FM_EAGAIN when the socket cannot take it now (retry later:
+     * never waits), FM_ERR_TOO_LONG, FM_ERR_PROVIDER. */
+    int (*send)(fm_tp_dgram *d, uint32_t group, const void *buf, size_t len);
     /* The next datagram into buf (cap bytes; a longer one is cut and *len says its whole
      * length): FM_OK with *len, FM_EAGAIN when none is waiting, FM_ERR_PROVIDER. */
     int (*recv)(fm_tp_dgram *d, void *buf, size_t cap, size_t *len);
@@ -165,11 +171,12 @@ struct fm_tp_dgram_ops {
 
 struct fm_tp_dgram {
     const struct fm_tp_dgram_ops *ops;
-    char where[64]; /* "239.x.y.z:port on IFACE", for messages */
+    char where[64]; /* "port P on IFACE", for messages */
 };
 
-/* Join cfg's group: FM_OK and *d, or an FM_ERR_* code (FM_ERR_PROVIDER: no multicast route,
- * the interface has none, ...) with a one-line reason in err. providers/udp. */
+/* Open a datagram endpoint on cfg's port and interface: FM_OK and *d, or an FM_ERR_* code
+ * (FM_ERR_PROVIDER: the interface is down or has no multicast, no route for multicast, ...)
+ * with a one-line reason in err. providers/udp. */
 int fm_tp_dgram_open(const fm_tp_dgram_config *cfg, fm_tp_dgram **d, char *err, size_t errlen);
 
 struct fm_tp {

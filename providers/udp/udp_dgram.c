@@ -20,15 +20,44 @@
 typedef struct udp_dgram {
     fm_tp_dgram base;
     int fd;
-    struct sockaddr_in to; /* the group */
+    int index;     /* the interface's, 0 for the kernel's route */
+    uint16_t port; /* network byte order */
 } udp_dgram;
 
-static int udp_send(fm_tp_dgram *d, const void *buf, size_t len)
+static struct sockaddr_in udp_addr(uint32_t group, uint16_t port)
+{
+    return (struct sockaddr_in){
+        .sin_family = AF_INET, .sin_port = port, .sin_addr.s_addr = htonl(group)};
+}
+
+static int udp_member(fm_tp_dgram *d, uint32_t group, int opt)
+{
+    udp_dgram *u = (udp_dgram *)d;
+    if ((group >> 28) != 0xe)
+        return FM_ERR_INVALID;
+    struct ip_mreqn m = {.imr_multiaddr.s_addr = htonl(group), .imr_ifindex = u->index};
+    return setsockopt(u->fd, IPPROTO_IP, opt, &m, sizeof m) < 0 ? FM_ERR_PROVIDER : FM_OK;
+}
+
+static int udp_join(fm_tp_dgram *d, uint32_t group)
+{
+    return udp_member(d, group, IP_ADD_MEMBERSHIP);
+}
+
+static int udp_leave(fm_tp_dgram *d, uint32_t group)
+{
+    return udp_member(d, group, IP_DROP_MEMBERSHIP);
+}
+
+static int udp_send(fm_tp_dgram *d, uint32_t group, const void *buf, size_t len)
 {
     udp_dgram *u = (udp_dgram *)d;
     if (len > FM_TP_DGRAM_MAX)
         return FM_ERR_TOO_LONG;
-    ssize_t n = sendto(u->fd, buf, len, 0, (const struct sockaddr *)&u->to, sizeof u->to);
+    if ((group >> 28) != 0xe)
+        return FM_ERR_INVALID;
+    struct sockaddr_in to = udp_addr(group, u->port);
+    ssize_t n = sendto(u->fd, buf, len, 0, (const struct sockaddr *)&to, sizeof to);
     if (n == (ssize_t)len)
         return FM_OK;
     /* A full send buffer (or queue: ENOBUFS) passes; the caller tries again later. */
@@ -71,8 +100,12 @@ static void udp_close(fm_tp_dgram *d)
     free(u);
 }
 
-static const struct fm_tp_dgram_ops udp_ops = {
-    .send = udp_send, .recv = udp_recv, .fd = udp_fd, .close = udp_close};
+static const struct fm_tp_dgram_ops udp_ops = {.join = udp_join,
+                                               .leave = udp_leave,
+                                               .send = udp_send,
+                                               .recv = udp_recv,
+                                               .fd = udp_fd,
+                                               .close = udp_close};
 
 #define UDP_FAIL(...)                                                                              \
     do {                                                                                           \
@@ -104,21 +137,21 @@ error:
     return FM_ERR_PROVIDER;
 }
 
-/* Whether the kernel has a route to the group (through the interface when one is named):
+/* Whether the kernel has a route for multicast (through the interface when one is named):
  * connecting a UDP socket looks the route up and sends nothing. */
-static int udp_route(const struct sockaddr_in *to, int index, char *err, size_t errlen)
+static int udp_route(int index, char *err, size_t errlen)
 {
+    struct sockaddr_in to = udp_addr(0xefff0001u, htons(9)); /* 239.255.0.1, any port */
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     struct ip_mreqn via = {.imr_ifindex = index};
-    int rc = fd >= 0 &&
+    int ok = fd >= 0 &&
              (!index || !setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &via, sizeof via)) &&
-             !connect(fd, (const struct sockaddr *)to, sizeof *to);
+             !connect(fd, (const struct sockaddr *)&to, sizeof to);
     int e = errno;
     if (fd >= 0)
         close(fd);
-    if (!rc) {
-        snprintf(err, errlen, "no route to multicast group %s (%s)", inet_ntoa(to->sin_addr),
-                 strerror(e));
+    if (!ok) {
+        snprintf(err, errlen, "no route for multicast (%s)", strerror(e));
         return FM_ERR_PROVIDER;
     }
     return FM_OK;
@@ -135,50 +168,45 @@ static void udp_buffer(int fd, int force, int plain, size_t bytes)
 
 int fm_tp_dgram_open(const fm_tp_dgram_config *cfg, fm_tp_dgram **d, char *err, size_t errlen)
 {
-    udp_dgram *u = NULL;
-    int rc = FM_ERR_PROVIDER;
-    if (!cfg || !d || (cfg->group >> 28) != 0xe || !cfg->port) {
-        snprintf(err, errlen, "not a multicast group and port");
+    if (!cfg || !d || !cfg->port) {
+        snprintf(err, errlen, "no port");
         return FM_ERR_INVALID;
     }
     *d = NULL;
-    u = calloc(1, sizeof *u);
+    int rc = FM_ERR_PROVIDER, one = 1, zero = 0, ttl = 1;
+    udp_dgram *u = calloc(1, sizeof *u);
     if (!u) {
         snprintf(err, errlen, "out of memory");
         return FM_ERR_NOMEM;
     }
     u->base.ops = &udp_ops;
-    u->to = (struct sockaddr_in){
-        .sin_family = AF_INET, .sin_port = htons(cfg->port), .sin_addr.s_addr = htonl(cfg->group)};
+    u->port = htons(cfg->port);
     u->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (u->fd < 0)
         UDP_FAIL("socket: %s", strerror(errno));
-    int index, one = 1, ttl = 1;
-    if ((rc = udp_iface(u->fd, cfg->iface, &index, err, errlen)) ||
-        (rc = udp_route(&u->to, index, err, errlen)))
+    if ((rc = udp_iface(u->fd, cfg->iface, &u->index, err, errlen)) ||
+        (rc = udp_route(u->index, err, errlen)))
         goto error;
     rc = FM_ERR_PROVIDER;
-    /* Bound to the group's own address: datagrams for other groups on the same port (other
-     * jobs of this host) never reach this socket. */
+    /* Every endpoint of the host on the port (SO_REUSEADDR): each gets its own copy of a
+     * group's datagrams when it joined the group, and none of a group it did not join
+     * (IP_MULTICAST_ALL off), so other jobs' groups on the same port stay out. */
+    struct sockaddr_in any = udp_addr(INADDR_ANY, u->port);
     if (setsockopt(u->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        bind(u->fd, (const struct sockaddr *)&u->to, sizeof u->to) < 0)
-        UDP_FAIL("bind %s:%u: %s", inet_ntoa(u->to.sin_addr), cfg->port, strerror(errno));
-    struct ip_mreqn join = {.imr_multiaddr = u->to.sin_addr, .imr_ifindex = index};
-    if (setsockopt(u->fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &join, sizeof join) < 0)
-        UDP_FAIL("join %s: %s", inet_ntoa(u->to.sin_addr), strerror(errno));
-    struct ip_mreqn via = {.imr_ifindex = index};
-    /* Loop back: this host's other ranks are members too. TTL 1: the group stays on the
-     * job's network. Not IP_MULTICAST_ALL: only groups this socket joined. */
-    int zero = 0;
-    if ((index && setsockopt(u->fd, IPPROTO_IP, IP_MULTICAST_IF, &via, sizeof via) < 0) ||
+        setsockopt(u->fd, IPPROTO_IP, IP_MULTICAST_ALL, &zero, sizeof zero) < 0 ||
+        bind(u->fd, (const struct sockaddr *)&any, sizeof any) < 0)
+        UDP_FAIL("bind port %u: %s", cfg->port, strerror(errno));
+    struct ip_mreqn via = {.imr_ifindex = u->index};
+    /* Loop back: this host's other ranks are members too. TTL 1: the groups stay on the
+     * job's network. */
+    if ((u->index && setsockopt(u->fd, IPPROTO_IP, IP_MULTICAST_IF, &via, sizeof via) < 0) ||
         setsockopt(u->fd, IPPROTO_IP, IP_MULTICAST_LOOP, &one, sizeof one) < 0 ||
-        setsockopt(u->fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl) < 0 ||
-        setsockopt(u->fd, IPPROTO_IP, IP_MULTICAST_ALL, &zero, sizeof zero) < 0)
+        setsockopt(u->fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl) < 0)
         UDP_FAIL("multicast options: %s", strerror(errno));
     udp_buffer(u->fd, SO_RCVBUFFORCE, SO_RCVBUF, cfg->rcvbuf);
     udp_buffer(u->fd, SO_SNDBUFFORCE, SO_SNDBUF, cfg->rcvbuf);
-    snprintf(u->base.where, sizeof u->base.where, "%s:%u on %s", inet_ntoa(u->to.sin_addr),
-             cfg->port, cfg->iface && *cfg->iface ? cfg->iface : "the default route");
+    snprintf(u->base.where, sizeof u->base.where, "port %u on %s", cfg->port,
+             cfg->iface && *cfg->iface ? cfg->iface : "the default route");
     *d = &u->base;
     return FM_OK;
 error:

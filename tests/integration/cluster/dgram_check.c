@@ -2,10 +2,11 @@
 /* The datagram multicast path (providers/udp) on its own, inside the emulated cluster's hosts
  * (run.sh dgram):
  *   dgram_check local IFACE GROUP PORT
- *       three endpoints on this host (three ranks of one host): each gets its own copy of
- *       every datagram, the sender's included, whole, at sizes 0, 1, 1471, 1472; 1473 bytes
- *       are refused; an endpoint of another group on the same port gets nothing; the fd is
- *       readable exactly while a datagram waits; bad groups and interfaces fail clearly.
+ *       three endpoints on this host (three ranks of one host) in GROUP: each gets its own
+ *       copy of every datagram, the sender's included, whole, at sizes 0, 1, 1471, 1472;
+ *       1473 bytes are refused; an endpoint of another group on the same port gets nothing
+ *       until it joins GROUP too, and nothing again once it left it; the fd is readable
+ *       exactly while a datagram waits; bad groups, ports and interfaces fail clearly.
  *   dgram_check recv IFACE GROUP PORT COUNT READY
  *       join, create READY, then expect datagrams 0..COUNT-1 of `send` (each once, bytes
  *       checked) within 20 s; COUNT 0: expect nothing for 2 s.
@@ -36,13 +37,15 @@ static int failures;
         }                                                                                          \
     } while (0)
 
+/* An endpoint on port that joined group (0: none). */
 static fm_tp_dgram *open_or_die(const char *iface, uint32_t group, unsigned port)
 {
-    fm_tp_dgram_config c = {
-        .group = group, .port = (uint16_t)port, .iface = iface, .rcvbuf = 4u << 20};
+    fm_tp_dgram_config c = {.port = (uint16_t)port, .iface = iface, .rcvbuf = 4u << 20};
     fm_tp_dgram *d = NULL;
     char err[256] = "";
     int rc = fm_tp_dgram_open(&c, &d, err, sizeof err);
+    if (rc == FM_OK && group && (rc = d->ops->join(d, group)) != FM_OK)
+        snprintf(err, sizeof err, "join: error %d", rc);
     if (rc != FM_OK) {
         fprintf(stderr, "dgram_check: cannot open %s:%u on %s: %s\n",
                 inet_ntoa((struct in_addr){htonl(group)}), port, iface, err);
@@ -100,7 +103,7 @@ static int run_local(const char *iface, uint32_t group, unsigned port)
         for (size_t i = 0; i < sizes[s]; i++)
             out[i] = dg_byte(s, i);
         int from = (int)(s % 3); /* every endpoint sends once */
-        int rc = ep[from]->ops->send(ep[from], out, sizes[s]);
+        int rc = ep[from]->ops->send(ep[from], group, out, sizes[s]);
         CHECK(rc == FM_OK, "send of %zu bytes: %d", sizes[s], rc);
         for (int i = 0; i < 3; i++) {
             rc = next(ep[i], in, sizeof in, &len, 2000);
@@ -111,25 +114,41 @@ static int run_local(const char *iface, uint32_t group, unsigned port)
                   "endpoint %d got a %zu-byte datagram twice", i, sizes[s]);
         }
     }
-    CHECK(ep[0]->ops->send(ep[0], out, FM_TP_DGRAM_MAX + 1) == FM_ERR_TOO_LONG,
+    CHECK(ep[0]->ops->send(ep[0], group, out, FM_TP_DGRAM_MAX + 1) == FM_ERR_TOO_LONG,
           "a %d-byte datagram was taken", FM_TP_DGRAM_MAX + 1);
+    CHECK(ep[0]->ops->send(ep[0], 0x0a000001u, out, 10) == FM_ERR_INVALID,
+          "a datagram to a unicast address was taken");
     CHECK(next(other, in, sizeof in, &len, 300) == FM_EAGAIN,
           "another group's endpoint got a datagram");
     /* Cut short: the whole length is still told. */
-    CHECK(ep[1]->ops->send(ep[1], out, 100) == FM_OK, "send of 100 bytes");
+    CHECK(ep[1]->ops->send(ep[1], group, out, 100) == FM_OK, "send of 100 bytes");
     CHECK(next(ep[2], in, 10, &len, 2000) == FM_OK && len == 100, "a cut datagram's length");
+    for (int i = 0; i < 2; i++)
+        CHECK(next(ep[i], in, sizeof in, &len, 2000) == FM_OK && len == 100,
+              "endpoint %d: the 100-byte datagram", i);
+    /* Joined to both groups, it gets both; after leaving one, only the other. */
+    CHECK(other->ops->join(other, group) == FM_OK, "join a second group");
+    CHECK(ep[0]->ops->send(ep[0], group, out, 7) == FM_OK, "send of 7 bytes");
+    CHECK(ep[0]->ops->send(ep[0], group + 1, out, 9) == FM_OK, "send of 9 bytes");
+    size_t got = 0;
+    for (int i = 0; i < 2; i++)
+        if (next(other, in, sizeof in, &len, 2000) == FM_OK)
+            got += len;
+    CHECK(got == 16, "two groups' datagrams: %zu bytes, want 7 + 9", got);
+    CHECK(other->ops->leave(other, group) == FM_OK, "leave");
+    CHECK(ep[0]->ops->send(ep[0], group, out, 5) == FM_OK, "send of 5 bytes");
+    CHECK(next(other, in, sizeof in, &len, 300) == FM_EAGAIN, "a datagram after leaving");
+    CHECK(other->ops->join(other, 0x0a000001u) == FM_ERR_INVALID, "joined a unicast address");
     for (int i = 0; i < 3; i++)
         ep[i]->ops->close(ep[i]);
     other->ops->close(other);
 
-    fm_tp_dgram_config bad = {.group = 0x7f000001u, .port = (uint16_t)port, .iface = iface};
     fm_tp_dgram *d = NULL;
     char err[256] = "";
+    fm_tp_dgram_config bad = {.port = 0, .iface = iface};
     CHECK(fm_tp_dgram_open(&bad, &d, err, sizeof err) == FM_ERR_INVALID && !d,
-          "a unicast group was accepted");
-    bad = (fm_tp_dgram_config){.group = group, .port = 0, .iface = iface};
-    CHECK(fm_tp_dgram_open(&bad, &d, err, sizeof err) == FM_ERR_INVALID, "port 0 was accepted");
-    bad = (fm_tp_dgram_config){.group = group, .port = (uint16_t)port, .iface = "nosuch0"};
+          "port 0 was accepted");
+    bad = (fm_tp_dgram_config){.port = (uint16_t)port, .iface = "nosuch0"};
     err[0] = '\0';
     CHECK(fm_tp_dgram_open(&bad, &d, err, sizeof err) == FM_ERR_PROVIDER && !d &&
               strstr(err, "nosuch0"),
@@ -192,12 +211,12 @@ static int run_recv(const char *iface, uint32_t group, unsigned port, unsigned c
 
 static int run_send(const char *iface, uint32_t group, unsigned port, unsigned count)
 {
-    fm_tp_dgram *d = open_or_die(iface, group, port);
+    fm_tp_dgram *d = open_or_die(iface, 0, port); /* a sender need not join */
     unsigned char out[FM_TP_DGRAM_MAX];
     for (unsigned k = 0; k < count; k++) {
         dg_fill(out, k, dg_size(k));
         int rc;
-        while ((rc = d->ops->send(d, out, dg_size(k))) == FM_EAGAIN)
+        while ((rc = d->ops->send(d, group, out, dg_size(k))) == FM_EAGAIN)
             usleep(100);
         CHECK(rc == FM_OK, "send %u: %d", k, rc);
         usleep(200); /* well within the receivers' pace */
