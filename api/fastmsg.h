@@ -348,34 +348,37 @@ int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len,
  *   routing, base b in 2..256, absent: FM_PREFIX_BASE: every rank's id from its rack (a topology
  * file's first coordinate), host and place on the host, so a rack or host gets one copy from
  * outside; each member splits its part with its own routing table (FM_PREFIX_CHOICE), relays
- * only through members, in FM_PREFIX_SEGMENT packets),
- * or "auto": the tree and parameter the model predicts fastest for this member count,
- * message size and mode. The model simulates each member's sends, receives and copies packet by
- * packet as forwarding does, with credits, wake-ups and members sharing cores, from the costs
- *   fm_mcast_calibrate measured (or FM_MCAST_COSTS_FILE, FM_MCAST_COSTS, or an estimate); auto
- *   also picks the multicast's packet size (FM_PACKET_SIZE or a power-of-two fraction of it,
- *   at least 1 KiB): smaller packets pipeline deeper down a tree, each costs a header and a
- *   completion. NULL = FM_TREE.
- *   Every member computes its own children from a small descriptor in the message's first
- *   packet; no rank holds the whole tree. An inner member sends each packet on to its
- *   children as soon as it arrives, straight from its receive buffer, while its own handler
- *   reads the same packets: each member's handler gets an ordinary message whose sender is
- *   the root. Members must register the handler (or the message waits, like any message
- *   for an unregistered handler, while forwarding goes on).
- *   Memory is bounded, not speed: a child slower than its siblings gets copies of the
- *   packets it lags behind, at most FM_MCAST_BUFFER bytes per member (fm_stats.fwd_copied);
- *   beyond that its parent keeps the packets in their receive buffers, which holds back the
- *   credits of the rank sending to it, so the whole tree slows to the slowest child instead
- *   of buffering for it. A member that cannot forward a packet (out of memory) ends its
- *   children's messages with FM_ERR_TRUNCATED rather than leaving them waiting.
- *   Members are named either by a group (fm_group_create: every member creates it with the
- *   same list; messages then carry only its id) or by a list carried in the first packet
- *   (fm_mcast_begin_list: at most 4096 members, and 32 + 4 x n bytes must fit in
- *   FM_PACKET_SIZE; a list in ascending rank order travels instead as a set of ranks, gaps
- *   or a bitmap, when that is shorter: then any member count fits whose set does, e.g. every
- *   rank of a 16-rank job in 64-byte packets, or up to 4000 ranks in 1 KiB ones). A
- *   destination set from any root with the nearest copies first: an ascending list and tree
- *   "prefix". */
+ * only through members, in FM_PREFIX_SEGMENT packets), "ipmc" (not a tree: the two-stage
+ * multicast, where the job has datagram multicast (FM_MCAST_DGRAM): the root sends each chunk
+ * of at most 1424 bytes once as an IP multicast datagram to the job's group, and the members,
+ * in ring order from the root (the group's order, or ascending ranks for a list), each ask
+ * their predecessor for what they lost; the root keeps the whole message, and every member its
+ * copy, until the next member on the ring has it, within FM_MCAST_BUFFER (a longer message:
+ * FM_ERR_TOO_LONG; no datagram multicast here: FM_ERR_TREE; with FM_MCAST_STORE_FORWARD or
+ * FM_MCAST_FCFS: FM_ERR_INVALID; runtime/mcast/ipmc/README.md), or "auto": the tree and parameter
+ * the model predicts fastest for this member count, message size and mode. The model simulates each
+ * member's sends, receives and copies packet by packet as forwarding does, with credits, wake-ups
+ * and members sharing cores, from the costs fm_mcast_calibrate measured (or FM_MCAST_COSTS_FILE,
+ * FM_MCAST_COSTS, or an estimate); auto also picks the multicast's packet size (FM_PACKET_SIZE or a
+ * power-of-two fraction of it, at least 1 KiB): smaller packets pipeline deeper down a tree, each
+ * costs a header and a completion. NULL = FM_TREE. Every member computes its own children from a
+ * small descriptor in the message's first packet; no rank holds the whole tree. An inner member
+ * sends each packet on to its children as soon as it arrives, straight from its receive buffer,
+ * while its own handler reads the same packets: each member's handler gets an ordinary message
+ * whose sender is the root. Members must register the handler (or the message waits, like any
+ * message for an unregistered handler, while forwarding goes on). Memory is bounded, not speed: a
+ * child slower than its siblings gets copies of the packets it lags behind, at most FM_MCAST_BUFFER
+ * bytes per member (fm_stats.fwd_copied); beyond that its parent keeps the packets in their receive
+ * buffers, which holds back the credits of the rank sending to it, so the whole tree slows to the
+ * slowest child instead of buffering for it. A member that cannot forward a packet (out of memory)
+ * ends its children's messages with FM_ERR_TRUNCATED rather than leaving them waiting. Members are
+ * named either by a group (fm_group_create: every member creates it with the same list; messages
+ * then carry only its id) or by a list carried in the first packet (fm_mcast_begin_list: at most
+ * 4096 members, and 32 + 4 x n bytes must fit in FM_PACKET_SIZE; a list in ascending rank order
+ * travels instead as a set of ranks, gaps or a bitmap, when that is shorter: then any member count
+ * fits whose set does, e.g. every rank of a 16-rank job in 64-byte packets, or up to 4000 ranks in
+ * 1 KiB ones). A destination set from any root with the nearest copies first: an ascending list and
+ * tree "prefix". */
 typedef struct fm_group fm_group;
 
 /* Send every packet on only once the whole message has arrived (store-and-forward), instead
@@ -803,6 +806,14 @@ typedef struct fm_stats {
      * FM_MESSAGE_BUFFER (their function got FM_ERR_TOO_LONG), and their declared bytes. */
     uint64_t message_too_long, message_too_long_bytes;
     uint64_t message_waited; /* messages that waited for FM_MESSAGE_BUFFER to have room */
+    /* The two-stage multicast (tree "ipmc"): datagrams this rank sent as a root (stage 1),
+     * those it received for multicasts it is a member of, those it dropped (malformed,
+     * another job's, a group not created here: not in dropped above, which counts packets
+     * of the job's provider), those dropped on purpose (FM_MCAST_DROP),
+     * and over the ring (stage 2): the requests it sent its predecessor (NACKs), the offers
+     * it made its successor, and the payload bytes it sent and received as repairs. */
+    uint64_t dgram_sent, dgram_received, dgram_dropped, dgram_drop_injected;
+    uint64_t ring_nacks, ring_offers, ring_repair_bytes_sent, ring_repair_bytes_received;
 } fm_stats;
 
 /* Copy the context's counters into *stats. Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID. */

@@ -202,6 +202,8 @@ struct fm_context {
     fm_whole_state whole;
 
     const struct fm_mcast_hooks *mcast_hooks; /* NULL: multicast packets are dropped */
+    int extra_fd;   /* a layer's descriptor idle waits also sleep on (datagrams), or -1 */
+    int layer_poll; /* nonzero: every progress round calls mcast_hooks->progress */
     struct fm_mcast *mcast;
     struct fm_services *services;
 

@@ -85,6 +85,8 @@ void fm_multi_submit(fm_stream *s, fm_pkt *p, int last)
                      .payload_len = p->len,
                      .handler = s->handler,
                      .msg_len = last ? s->written : s->declared};
+    if (s->tap)
+        s->tap(s, p, last);
     p->refs = 1; /* ours until every copy is queued: an injected copy is done at once */
     fm_pool_mark_held(ctx, p); /* until every destination has its copy (pool.c) */
     fm_pkt **aborts = multi_aborts(s);

@@ -7,18 +7,22 @@
 #include <stdint.h>
 
 #include "transport.h"
+#include "wire.h"
 
 struct fm_stream;
 struct fm_recv_region;
 
 /* COPY: one destination's copy of a packet whose payload lives in another buffer (a send
  * buffer of a multi-destination stream, or a received packet being forwarded): buf holds only
- * its header, payload the packet it carries (multi.c). */
+ * its header, payload the packet it carries (multi.c). EXT: bytes of a message that came
+ * another way than the transport's packets (recv_ext.c), at data, lent by the layer that
+ * received them; buf is NULL. */
 typedef enum {
     FM_PKT_RECV_BUF = 1,
     FM_PKT_SEND_BUF,
     FM_PKT_CREDIT_BUF,
-    FM_PKT_COPY_BUF
+    FM_PKT_COPY_BUF,
+    FM_PKT_EXT_BUF
 } fm_pkt_kind;
 
 /* Zero-copy state of a received FM_PKT_RNDV packet (zcopy.c). */
@@ -67,6 +71,12 @@ typedef struct fm_pkt {
      * a marker for memory of its own); NULL for a buffer of its own. */
     struct fm_recv_region *region;
 } fm_pkt;
+
+/* A received packet's payload (not a zero-copy piece's: see recv.c). */
+static inline unsigned char *fm_pkt_payload(const fm_pkt *p)
+{
+    return p->kind == FM_PKT_EXT_BUF ? p->data : p->buf + FM_WIRE_HDR_LEN;
+}
 
 typedef struct fm_pkt_queue {
     fm_pkt *head, *tail;

@@ -57,6 +57,7 @@ FM_HOT fm_stream *stream_new(fm_context *ctx, const fm_wire_hdr *h)
     s->fwd = NULL;
     s->next_seq = 0;
     s->parked = 0;
+    s->ext = 0;
     s->ready.head = s->ready.tail = NULL;
     s->early = NULL;
     s->avail = s->total = 0;
@@ -111,7 +112,7 @@ static fm_stream *stream_find(fm_context *ctx, const fm_wire_hdr *h, int *bad_se
 {
     int whole = h->seq == 0 && (h->flags & FM_PKT_LAST);
     fm_stream *s = ctx->peers[h->src].inbound;
-    while (s && (s->msg_id != h->msg_id || whole))
+    while (s && (s->msg_id != h->msg_id || whole || s->ext))
         s = s->next;
     *bad_seq = !seq_possible(ctx, s, h->seq);
     if (*bad_seq)
@@ -157,6 +158,10 @@ static void stream_release(fm_context *ctx, fm_stream *s)
  * application sends in answer. */
 static void packet_done(fm_context *ctx, fm_pkt *p)
 {
+    if (p->kind == FM_PKT_EXT_BUF) {
+        ctx->mcast_hooks->ext_release(ctx, p);
+        return;
+    }
     if (p->zc)
         fm_zcopy_release(ctx, p);
     fm_multi_unref(ctx, p); /* when no copy to a multicast child still sends from it */
@@ -182,7 +187,7 @@ int fm_recv_repost(fm_context *ctx)
 static const unsigned char *pkt_bytes(const fm_pkt *p)
 {
     if (!p->zc)
-        return p->buf + FM_WIRE_HDR_LEN;
+        return fm_pkt_payload(p);
     return p->zc == FM_ZC_ARRIVED ? p->data : NULL;
 }
 
@@ -332,6 +337,8 @@ static int ready_packets(const fm_stream *s)
  * handler waits for). */
 static int defer_fits(fm_context *ctx, const fm_stream *s)
 {
+    if (s->ext)
+        return 1; /* its packets hold no credits: its lender bounds them */
     const fm_peer *pr = &ctx->peers[s->peer];
     int want = pr->deferred_pkts + ready_packets(s);
     if (want > pr->rwin / 2 && pr->rwin < ctx->credits)
@@ -342,7 +349,7 @@ static int defer_fits(fm_context *ctx, const fm_stream *s)
 static void defer(fm_context *ctx, fm_stream *s)
 {
     s->deferred = 1;
-    s->defer_pkts = ready_packets(s);
+    s->defer_pkts = s->ext ? 0 : ready_packets(s);
     ctx->peers[s->peer].deferred_pkts += s->defer_pkts;
     ctx->ndeferred++;
 }
@@ -649,6 +656,36 @@ order:
     return FM_OK;
 }
 
+/* ---- external messages ---- */
+
+fm_stream *fm_recv_ext_begin(fm_context *ctx, int origin, unsigned handler, uint64_t len)
+{
+    fm_wire_hdr h = {.src = (uint32_t)origin, .handler = (uint16_t)handler, .msg_len = len};
+    fm_stream *s = stream_new(ctx, &h);
+    if (!s)
+        return NULL;
+    s->ext = 1;
+    stream_link(ctx, s); /* (where held and deferred messages are found) */
+    return s;
+}
+
+void fm_recv_ext_more(fm_context *ctx, fm_stream *s, fm_pkt *p, int last)
+{
+    p->kind = FM_PKT_EXT_BUF;
+    p->peer = s->peer;
+    p->seq = s->next_seq;
+    p->off = 0;
+    p->flags = last ? FM_PKT_LAST : 0;
+    p->zc = FM_ZC_NONE;
+    p->refs = 1;
+    s->counted += p->len;
+    if (last)
+        s->total = s->counted;
+    ctx->stats.bytes_received += p->len;
+    stream_insert(s, p);
+    stream_run(ctx, s);
+}
+
 /* A credit packet holds no credit; the credits it returns are in (they were returned within
  * the window as it was before any grant here). Then what it says of windows: a grant, a
  * shrink request (after the returned credits, which may go back at once). Out of line: the
@@ -837,6 +874,8 @@ int fm_recv_held_packets(const fm_context *ctx, int r)
 {
     int n = 0;
     for (const fm_stream *s = ctx->peers[r].inbound; s; s = s->next) {
+        if (s->ext)
+            continue;
         for (const fm_pkt *p = s->ready.head; p; p = p->next)
             n++;
         for (const fm_pkt *p = s->early; p; p = p->next)
@@ -852,16 +891,20 @@ int fm_recv_awaited(const fm_context *ctx, int r)
     const fm_peer *pr = &ctx->peers[r];
     int waiting = pr->gated > 0;
     for (const fm_stream *s = pr->inbound; s && !waiting; s = s->next)
-        waiting = !s->complete;
+        waiting = !s->complete && !s->ext;
     /* With its whole window held here it cannot send: it owes nothing then. */
     return waiting && fm_recv_held_packets(ctx, r) + pr->owed < pr->rwin;
 }
 
 static void pkts_release(fm_context *ctx, fm_pkt *p)
 {
-    for (; p; p = p->next)
-        if (p->zc)
+    for (fm_pkt *next; p; p = next) {
+        next = p->next;
+        if (p->kind == FM_PKT_EXT_BUF)
+            ctx->mcast_hooks->ext_release(ctx, p);
+        else if (p->zc)
             fm_zcopy_release(ctx, p);
+    }
 }
 
 /* Messages still in progress at finalize: free them and their zero-copy buffers. */

@@ -25,6 +25,18 @@ void fm_recv_window_shrunk(fm_context *ctx, int r);
  * one) and has a credit to send it with. */
 int fm_recv_awaited(const fm_context *ctx, int r);
 void fm_recv_resume(fm_context *ctx, fm_stream *s);
+
+/* External messages: a message whose bytes come another way than this transport's packets
+ * (the two-stage multicast's datagrams, mcast/ipmc), from origin (>= 0, the rank its handler
+ * sees), for handler id handler, of len bytes. The layer that receives them lends the bytes
+ * in order, a run at a time (fm_recv_ext_more: p's data and len, p otherwise the caller's to
+ * fill no further), and the message then goes to its handler as any other: streamed,
+ * deferred, to a whole-message handler or a delivery buffer, held while the handler is not
+ * registered. A run comes back through mcast_hooks->ext_release once read (or at
+ * fm_finalize). No credits: the lender bounds the memory itself. fm_recv_ext_begin: NULL
+ * when out of memory. */
+fm_stream *fm_recv_ext_begin(fm_context *ctx, int origin, unsigned handler, uint64_t len);
+void fm_recv_ext_more(fm_context *ctx, fm_stream *s, fm_pkt *p, int last);
 int fm_recv_repost(fm_context *ctx);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "credits.h"
+#include "hooks.h"
 #include "job_names.h"
 #include "liveness.h"
 #include "log.h"
@@ -231,6 +232,7 @@ static void small_packets(fm_context *ctx)
 
 int fm_core_open(fm_context *ctx)
 {
+    ctx->extra_fd = -1;
     ctx->packet_size = (size_t)ctx->cfg.packet_size;
     ctx->credits = (int)ctx->cfg.credits;
     ctx->zcopy_min = ctx->cfg.zcopy ? (size_t)ctx->cfg.zcopy : SIZE_MAX;
@@ -264,6 +266,8 @@ static int sends_drained(fm_context *ctx, void *arg)
     for (int r = 0; r < ctx->size; r++)
         if (ctx->peers[r].pending.head || ctx->peers[r].credit_busy)
             return 0;
+    if (ctx->mcast_hooks && ctx->mcast_hooks->busy && ctx->mcast_hooks->busy(ctx))
+        return 0; /* (a repair owed, or a successor's confirmation: mcast/ipmc) */
     return ctx->sends_inflight == 0;
 }
 

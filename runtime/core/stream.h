@@ -35,6 +35,10 @@ struct fm_stream {
     uint8_t ptype;       /* FM_PKT_DATA, or FM_PKT_MCAST for a tree multicast */
     uint32_t desc_len;   /* multicast: descriptor bytes at the head of packet 0 */
     unsigned char *desc; /* multicast: the descriptor to put there */
+    /* Sees every packet of a multi-destination stream as it is written, before its copies
+     * leave (the two-stage multicast's root takes the bytes for its datagrams), or NULL. */
+    void (*tap)(struct fm_stream *s, fm_pkt *p, int last);
+    void *tap_arg;
     /* receiving (recv.c zeroes the whole stream) */
     uint64_t counted;   /* bytes announced so far, checked against declared */
     int origin;         /* the rank handlers see as sender (a multicast's root) */
@@ -44,16 +48,17 @@ struct fm_stream {
      * handler is not called and it is not released, until whole.c lets it go. (Here: room
      * that was padding.) */
     uint8_t parked;
-    fm_pkt_queue ready;  /* in-order packets not yet fully read */
-    fm_pkt *early;       /* packets that arrived ahead of next_seq, sorted by seq */
-    uint64_t avail;      /* unread bytes in ready */
-    uint64_t total;      /* message length, known once complete */
-    int complete;        /* the last packet is in ready */
-    int finished;        /* handler returned FM_DONE: drop the rest */
-    int started;         /* the handler has been called */
-    int error;           /* nonzero: the message ended early with this error (FM_ERR_TRUNCATED) */
-    fm_pkt *blocked;     /* a zero-copy piece in ready whose bytes have not arrived: later
-                          * packets wait in early behind it */
+    uint8_t ext;        /* an external message: its bytes come from a layer above (fm_recv_ext_*) */
+    fm_pkt_queue ready; /* in-order packets not yet fully read */
+    fm_pkt *early;      /* packets that arrived ahead of next_seq, sorted by seq */
+    uint64_t avail;     /* unread bytes in ready */
+    uint64_t total;     /* message length, known once complete */
+    int complete;       /* the last packet is in ready */
+    int finished;       /* handler returned FM_DONE: drop the rest */
+    int started;        /* the handler has been called */
+    int error;          /* nonzero: the message ended early with this error (FM_ERR_TRUNCATED) */
+    fm_pkt *blocked;    /* a zero-copy piece in ready whose bytes have not arrived: later
+                         * packets wait in early behind it */
     unsigned char *dbuf; /* fm_stream_deliver target */
     size_t dcap, dlen;
     fm_deliver_fn dfn;

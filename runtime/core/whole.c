@@ -66,7 +66,7 @@ static const unsigned char *one_piece(const fm_stream *s)
             continue;
         if (p->zc || b)
             return NULL;
-        b = p->buf + FM_WIRE_HDR_LEN + p->off;
+        b = fm_pkt_payload(p) + p->off;
     }
     return b ? b : no_bytes;
 }

@@ -15,6 +15,7 @@
 #include "forward.h"
 #include "group.h"
 #include "hooks.h"
+#include "ipmc/ipmc.h"
 #include "mcast.h"
 #include "mcast_desc.h"
 #include "members.h"
@@ -27,7 +28,12 @@
 #include "topo_view.h"
 #include "tree_choice.h"
 
-static const struct fm_mcast_hooks hooks = {fm_fwd_start, fm_fwd_packet, fm_fwd_free};
+static const struct fm_mcast_hooks hooks = {.start = fm_fwd_start,
+                                            .packet = fm_fwd_packet,
+                                            .release = fm_fwd_free,
+                                            .progress = fm_ipmc_progress,
+                                            .busy = fm_ipmc_busy,
+                                            .ext_release = fm_ipmc_ext_release};
 
 int fm_mcast_init(fm_context *ctx)
 {
@@ -38,6 +44,8 @@ int fm_mcast_init(fm_context *ctx)
     int rc = fm_ack_init(ctx);
     if (rc == FM_OK)
         rc = fm_prefix_router_init(ctx);
+    if (rc == FM_OK)
+        rc = fm_ipmc_init(ctx);
     return rc ? rc : fm_calibrate_init(ctx);
 }
 
@@ -46,6 +54,7 @@ void fm_mcast_fini(fm_context *ctx)
     struct fm_mcast *mc = ctx->mcast;
     if (!mc)
         return;
+    fm_ipmc_fini(ctx); /* (before the acks: its members' shares are among them) */
     fm_group_free_all(ctx);
     fm_ack_fini(ctx);
     fm_prefix_router_fini(ctx);
@@ -137,6 +146,11 @@ static int mcast_open(fm_context *ctx, const int *members, int n, fm_mcast_desc 
     int rc = fm_mcast_choose(ctx, tree, len + desc_len, desc_len, mode, &td, &payload);
     if (rc)
         return rc;
+    if (td.builder == fm_tree_lookup("ipmc")) { /* not a tree: datagrams and a ring */
+        if (d->flags & (FM_DESC_STORE_FORWARD | FM_DESC_FCFS))
+            return FM_ERR_INVALID;
+        return fm_ipmc_open(ctx, members, n, (int)d->root_pos, d->group, len, handler, ack, stream);
+    }
     /* Store-and-forward and FCFS members hold the whole message (forward.c): refuse here what
      * they would refuse (when their FM_MCAST_BUFFER is this rank's). */
     if ((d->flags & (FM_DESC_STORE_FORWARD | FM_DESC_FCFS)) &&

@@ -20,6 +20,7 @@ struct fm_mcast {
     struct fm_ack *acks;              /* acknowledged multicasts waiting here (ack.c) */
     uint32_t ack_next;                /* the last id this root gave one */
     int ack_handler;
+    struct fm_ipmc *ipmc; /* the two-stage multicast (ipmc/) */
 };
 
 #endif

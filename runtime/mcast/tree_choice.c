@@ -25,6 +25,8 @@
 #include "topo_view.h"
 #include "tree_choice.h"
 #include "prefix_router.h"
+#include "ipmc/ipmc.h"
+#include "ipmc/ipmc_model.h"
 
 #define CHOICE_CACHE 64
 /* Smallest packet payload auto considers: below it per-packet costs dominate everywhere. */
@@ -204,6 +206,27 @@ static int model_time(const struct fm_model_tree *t, const struct fm_costs *c,
     return rc;
 }
 
+/* How many members at most share one core during a two-stage multicast (all of them receive
+ * at once): the job's over FM_MCAST_CORES, else the most on one host over its cores. */
+static double ipmc_share(fm_context *ctx, const struct fm_tree_desc *d)
+{
+    struct job_view v;
+    job_view(ctx, d, &v);
+    double share = 1;
+    if (v.job.cores > 0 && !v.group)
+        share = d->n / v.job.cores;
+    for (int p = 0; v.group && p < d->n; p++) {
+        int on = 0;
+        for (int q = 0; q < d->n; q++)
+            on += v.group[q] == v.group[p];
+        share = on / v.job.cores > share ? on / v.job.cores : share;
+    }
+    if (v.group && ctx->cfg.mcast_cores > 0)
+        share = d->n / v.job.cores; /* (emulated hosts: the job's cores) */
+    free(v.group);
+    return share;
+}
+
 int fm_mcast_model_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes,
                            size_t payload, int mode, double *T, double *held)
 {
@@ -211,6 +234,12 @@ int fm_mcast_model_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t
     int *first, *kids;
     if (!c)
         return FM_ERR_NOMEM;
+    if (d->builder == fm_tree_lookup("ipmc")) { /* no tree to simulate */
+        *T = fm_ipmc_model(c, d->n, ipmc_share(ctx, d), bytes, fm_ipmc_loss(ctx));
+        if (held)
+            *held = (double)packets(bytes, payload); /* (every member keeps it all) */
+        return FM_OK;
+    }
     int rc = fm_model_layout(d, &first, &kids);
     if (rc == FM_OK) {
         struct job_view v;
@@ -284,8 +313,29 @@ static int best_tree(fm_context *ctx, size_t bytes, size_t payload, int mode,
     return FM_OK;
 }
 
+/* Auto weighs the two-stage multicast where this rank has datagram multicast, the members
+ * span more than one host (on one host there is no network to copy for them) and the mode is
+ * FPFS (it has no other). */
+static int ipmc_candidate(fm_context *ctx, const struct fm_tree_desc *d, int mode)
+{
+    if (mode != FM_MODEL_FPFS || !fm_ipmc_available(ctx) || !d->topo || d->n < 2)
+        return 0;
+    int h0 = d->topo->host(d->topo->arg, 0);
+    for (int p = 1; p < d->n; p++)
+        if (d->topo->host(d->topo->arg, p) != h0)
+            return 1;
+    return 0;
+}
+
+static int resolved_ipmc(fm_context *ctx, size_t bytes, struct fm_tree_desc *d)
+{
+    d->builder = fm_tree_lookup("ipmc");
+    d->param = 0;
+    return resolved(ctx, bytes, ctx->packet_size, d);
+}
+
 /* Auto: the (tree, packet size) pair with the least predicted time; ties keep the larger
- * packet (fewer completions for the same time). */
+ * packet (fewer completions for the same time); and the two-stage multicast where it may. */
 static int best(fm_context *ctx, size_t bytes, size_t min_payload, int mode, struct fm_tree_desc *d,
                 size_t *payload)
 {
@@ -306,6 +356,15 @@ static int best(fm_context *ctx, size_t bytes, size_t min_payload, int mode, str
             win = cand;
             win_payload = p;
         }
+    }
+    struct fm_tree_desc two = *d;
+    double t;
+    if (ipmc_candidate(ctx, d, mode) && !resolved_ipmc(ctx, bytes, &two) &&
+        !fm_mcast_model_predict(ctx, &two, bytes, ctx->packet_size, mode, &t, NULL) &&
+        (best_t < 0 || t < best_t * (1 - 1e-9))) {
+        best_t = t;
+        win = two;
+        win_payload = ctx->packet_size;
     }
     if (best_t < 0)
         return FM_ERR_TREE;
@@ -418,6 +477,8 @@ int fm_mcast_check_config(const fm_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "FM_TREE=\"%.60s\": %.150s", cfg->tree, why);
         return FM_ERR_CONFIG;
     }
+    if (fm_ipmc_check_config(cfg, err, errlen))
+        return FM_ERR_CONFIG;
     if (fm_prefix_choice_parse(cfg->prefix_choice) < 0) {
         snprintf(err, errlen, "FM_PREFIX_CHOICE=\"%.60s\": want random or nearest",
                  cfg->prefix_choice);

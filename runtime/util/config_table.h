@@ -65,7 +65,8 @@
     X(FM_TREE, tree, STR, "auto", 0, 0,                                                            \
       "multicast tree when the caller names none: auto (the model's fastest tree and packet "      \
       "size for each message), "                                                                   \
-      "flat, chain, binomial, kbinomial[:k], postal[:lambda], prefix[:b]")                         \
+      "flat, chain, binomial, kbinomial[:k], postal[:lambda], prefix[:b], ipmc (the two-stage "    \
+      "multicast over IP multicast: FM_MCAST_DGRAM)")                                              \
     X(FM_MCAST_COSTS, mcast_costs, STR, "", 0, 0,                                                  \
       "the model's costs for FM_TREE=auto, as key=value items (send_msg_ns, send_pkt_ns, "         \
       "send_ns_per_kib, fill_ns_per_kib, gap_ns_per_kib, recv_pkt_ns, recv_ns_per_kib, "           \
@@ -90,6 +91,31 @@
     X(FM_PREFIX_SEGMENT, prefix_segment, SIZE, "8K", 0, 1048576,                                   \
       "packet payload of prefix-routed multicasts (FM_TREE=prefix): the DAG-scheduling paper "     \
       "measured 8K segments fastest; capped by FM_PACKET_SIZE; 0 = FM_PACKET_SIZE")                \
+    X(FM_MCAST_DGRAM, mcast_dgram, STR, "auto", 0, 0,                                              \
+      "datagram multicast for the two-stage multicast (tree ipmc): on (fm_init fails without "     \
+      "it), off, or auto (on when the job spans hosts and FM_PROVIDER is not shm; left off, "      \
+      "saying why at FM_VERBOSE=1, where it cannot open)")                                         \
+    X(FM_MCAST_GROUP, mcast_group, STR, "", 0, 0,                                                  \
+      "the job's IPv4 multicast group and UDP port, A.B.C.D:PORT; empty = drawn from the job's "   \
+      "key (239.X.Y.Z, port 20000-59999)")                                                         \
+    X(FM_MCAST_RATE, mcast_rate, SIZE, "0", 0, 1L << 40,                                           \
+      "bytes per second a two-stage multicast's root sends datagrams at; 0 = as fast as its "      \
+      "socket takes them (the link's shaper paces them)")                                          \
+    X(FM_MCAST_REPAIR_WAIT, mcast_repair_wait, INT, "2000", 1, 10000000,                           \
+      "microseconds a two-stage multicast's member waits without news before it asks its "         \
+      "predecessor on the ring for what it misses, and a member that has everything waits for "    \
+      "its successor's word before offering; doubled at each retry, up to 64 times")               \
+    X(FM_MCAST_REPAIR, mcast_repair, STR, "nack", 0, 0,                                            \
+      "two-stage multicast repair: nack (a member asks its predecessor for what it misses) or "    \
+      "forward (the paper's: each member sends the whole message on to its successor)")            \
+    X(FM_MCAST_ROOT_DELAY, mcast_root_delay, INT, "0", 0, 10000000,                                \
+      "microseconds a two-stage multicast's root waits before its datagrams (so that receivers "   \
+      "are ready)")                                                                                \
+    X(FM_MCAST_SYNC, mcast_sync, BOOL, "0", 0, 0,                                                  \
+      "a two-stage multicast's root first waits for one member, drawn at random, to answer")       \
+    X(FM_MCAST_DROP, mcast_drop, STR, "0", 0, 0,                                                   \
+      "a test aid: the fraction (0 to 1) of received two-stage multicast datagrams dropped on "    \
+      "purpose, before they are read")                                                             \
     X(FM_MCAST_CORES, mcast_cores, INT, "0", 0, 65536,                                             \
       "cores the model lets members share: 0 = each host's online cores, shared by the ranks on "  \
       "it; N = the whole job's ranks share N cores (emulated hosts on one machine)")               \

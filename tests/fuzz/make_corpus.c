@@ -8,9 +8,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ipmc/ipmc_wire.h"
 #include "mcast_desc.h"
 #include "prefix/prefix_route.h"
 #include "run_wire.h"
+#include "transport.h"
 #include "wire.h"
 
 #define JOB_KEY 0x0123456789abcdefULL /* fuzz_wire.c's FUZZ_JOB_KEY */
@@ -234,6 +236,38 @@ static void prefix_corpus(void)
     dests("list", 65536, spread, 4);
 }
 
+/* A datagram of the two-stage multicast: chunk index of a len-byte message, extra_len bytes
+ * of extra. */
+static void datagram(const char *name, uint8_t flags, uint16_t extra_len, uint64_t len,
+                     uint32_t chunk, uint32_t index)
+{
+    unsigned char b[FM_TP_DGRAM_MAX];
+    fm_ipmc_hdr h = {.flags = flags,
+                     .handler = 3,
+                     .extra_len = extra_len,
+                     .job_key = JOB_KEY,
+                     .root = 1,
+                     .mid = 7,
+                     .index = index,
+                     .chunk = chunk,
+                     .len = len,
+                     .ack_id = 0,
+                     .n = 2};
+    fm_ipmc_hdr_encode(&h, b);
+    size_t plen = fm_ipmc_chunk_len(len, chunk, index);
+    memset(b + FM_IPMC_HDR_LEN, 0x05, extra_len); /* (a set's bytes need not parse here) */
+    memset(b + FM_IPMC_HDR_LEN + extra_len, 0x5a, plen);
+    put("ipmc_wire", name, b, FM_IPMC_HDR_LEN + extra_len + plen);
+}
+
+static void ipmc_corpus(void)
+{
+    datagram("empty", FM_IPMC_GROUP, 8, 0, 1416, 0);
+    datagram("one-chunk", FM_IPMC_GROUP, 8, 1416, 1416, 0);
+    datagram("last-chunk", FM_IPMC_SET, 3, 3000, 1421, 2);
+    datagram("offer", FM_IPMC_SET, 3, 1u << 20, 1421, 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -250,5 +284,6 @@ int main(int argc, char **argv)
     pmi1_corpus();
     run_corpus();
     prefix_corpus();
+    ipmc_corpus();
     return 0;
 }

@@ -12,7 +12,7 @@
 #include "prefix/prefix_route.h"
 
 #define NRANKS    16
-#define NBUILDERS 6
+#define NBUILDERS 7
 
 static unsigned char seen[NRANKS];
 static int set_out[NRANKS];

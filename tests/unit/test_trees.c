@@ -855,8 +855,9 @@ static void parser(void **state)
     parse_ok("postal:2", "postal", 2);
     parse_ok("postal", "postal", 0);
     parse_bad("", "unknown tree ''");
-    parse_bad("star",
-              "unknown tree 'star' (known: flat, chain, binomial, kbinomial, postal, prefix)");
+    parse_bad(
+        "star",
+        "unknown tree 'star' (known: flat, chain, binomial, kbinomial, postal, prefix, ipmc)");
     parse_bad("Binomial", "unknown");
     parse_bad("binomia", "unknown");
     parse_bad("binomial:3", "takes no parameter");

@@ -21,7 +21,8 @@
     X(2, binomial, FM_TREE_AUTO)                                                                   \
     X(3, kbinomial, FM_TREE_AUTO)                                                                  \
     X(4, postal, FM_TREE_AUTO)                                                                     \
-    X(5, prefix, 0)
+    X(5, prefix, 0)                                                                                \
+    X(6, ipmc, 0)
 
 #define DECLARE(id, name, flags) extern const struct fm_tree_builder fm_tree_##name;
 FM_TREE_BUILDERS(DECLARE)

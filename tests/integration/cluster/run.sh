@@ -11,9 +11,11 @@
 #           uplinks in its direction (byte counters); fastmsg-info --topology with
 #           FM_TOPOLOGY=file: shows the racks; hello and multicasts across the racks
 #   dgram:  4 hosts: the datagram multicast path (providers/udp) on its own (dgram_check)
+#   ipmc:   4 hosts, 2 ranks each: the two-stage multicast (tree ipmc), lost datagrams, two
+#           jobs on one group, a member that dies (dead_peer)
 # Afterwards nothing of the cluster may be left. Skips (77) where namespaces cannot be made.
 #
-# usage: run.sh plain|shaped|racks|dgram CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO
+# usage: run.sh plain|shaped|racks|dgram|ipmc CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO
 #        run.sh --inside MODE FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO (under cluster.sh run)
 set -euo pipefail
 
@@ -245,6 +247,70 @@ inside_dgram() {
     [ "$rc" -eq 0 ] || fail "a receiver missed datagrams, or the other group got some"
 }
 
+# The column of FM_STATS=1's lines after WORD (e.g. "datagrams sent"), one per rank, summed.
+stat_sum() {
+    grep -oE "$1 [0-9]+" <<<"$2" | awk '{ s += $NF } END { print s + 0 }'
+}
+
+# The two-stage multicast (tree ipmc), 8 ranks on the 4 hosts (2 a host: every datagram must
+# reach both ranks of a host), FM_MCAST_DGRAM=on: every byte on every member (mcast_check)
+# for groups and lists, sizes 0, 1, one datagram (a group's: 1472 - 48 - 8 = 1416 bytes) and
+# one more byte, 1 MiB + 7; with 0, 10 and 50 % of the datagrams dropped on purpose and with
+# all of them dropped (stage 2 alone); the paper's forwarding repair with a synchronising
+# member and a root delay; two jobs on one multicast group, each dropping the other's
+# datagrams; a member that dies mid-multicast ends the job naming it.
+inside_ipmc() {
+    local sizes=0,1,1416,1417,1M+7 drop sent got a b pa pb
+    export FM_MCAST_DGRAM=on FM_STATS=1
+    job_ranks=8
+    job 120 "$mcast" --how group --trees ipmc --sizes "$sizes"
+    expect_count 8 "PASS" "$out"
+    sent=$(stat_sum "datagrams sent" "$out")
+    got=$(stat_sum "datagrams sent [0-9]+ received" "$out")
+    echo "ipmc, groups: $sent datagrams sent, $got received"
+    [ "$sent" -gt 0 ] && [ "$got" -gt 0 ] || fail "no datagrams went: the ring carried it all"
+    for drop in 0 0.1 0.5 1; do
+        FM_MCAST_DROP=$drop job 180 "$mcast" --trees ipmc --sizes "$sizes"
+        expect_count 8 "PASS" "$out"
+        got=$(stat_sum "datagrams sent [0-9]+ received" "$out")
+        a=$(stat_sum "on purpose" "$out")
+        b=$(stat_sum "repaired out [0-9]+ in" "$out")
+        echo "ipmc, lists, FM_MCAST_DROP=$drop: $got datagrams taken, $a dropped on purpose, $b bytes repaired"
+        if [ "$drop" = 1 ]; then
+            [ "$got" -eq 0 ] || fail "FM_MCAST_DROP=1 took $got datagrams"
+            [ "$b" -gt 0 ] || fail "FM_MCAST_DROP=1 repaired nothing"
+        elif [ "$drop" != 0 ]; then
+            [ "$a" -gt 0 ] || fail "FM_MCAST_DROP=$drop dropped nothing"
+        fi
+    done
+    FM_MCAST_REPAIR=forward FM_MCAST_SYNC=1 FM_MCAST_ROOT_DELAY=200 job 120 "$mcast" \
+        --how group --trees ipmc --sizes "$sizes"
+    expect_count 8 "PASS" "$out"
+    # Two jobs at once on one group: each drops the other's datagrams (another key).
+    (FM_MCAST_GROUP=239.255.77.7:45077 job 120 "$mcast" --trees ipmc --sizes 1M+7 >"$tmp/a") &
+    pa=$!
+    (FM_MCAST_GROUP=239.255.77.7:45077 job 120 "$mcast" --trees ipmc --sizes 1M+7 >"$tmp/b") &
+    pb=$!
+    wait "$pa" || fail "the first of two jobs on one group failed: $(cat "$tmp/a")"
+    wait "$pb" || fail "the second of two jobs on one group failed: $(cat "$tmp/b")"
+    expect_count 8 "PASS" "$(cat "$tmp/a")"
+    expect_count 8 "PASS" "$(cat "$tmp/b")"
+    a=$(stat_sum "datagrams sent [0-9]+ received [0-9]+ dropped" "$(cat "$tmp/a") $(cat "$tmp/b")")
+    echo "two jobs on one group: $a datagrams of the other job dropped"
+    [ "$a" -gt 0 ] || fail "neither job saw the other's datagrams (not on one group?)"
+    # A member dies a quarter into a 4 MiB multicast: the job ends, non-zero, naming it.
+    unset FM_STATS
+    local rc=0 start=$SECONDS
+    out=$(FM_TIMEOUT=20 timeout -k 5 90 "$CLUSTER_AGENT" "${CLUSTER_PREFIX}0" "$fmrun" -n 8 \
+        --agent "$CLUSTER_AGENT" --hosts "$CLUSTER_HOSTS" --addr "$CLUSTER_ADDR0" "$DEAD_PEER" \
+        --mode mcast --tree ipmc --victim 5 --size 4M 2>&1) || rc=$?
+    echo "$out" | tail -5
+    # (fastmsg-run exits as its killed rank did: 137; the guard's timeout would take 90 s)
+    [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ $((SECONDS - start)) -lt 80 ] ||
+        fail "a dead member: the job exited $rc after $((SECONDS - start)) s"
+    grep -qE "rank 5\b" <<<"$out" || fail "a dead member: rank 5 is not named"
+}
+
 root_links() {
     ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | sort
 }
@@ -314,11 +380,12 @@ if [ "${1:-}" = --inside ]; then
     shaped) inside_shaped ;;
     racks) inside_racks ;;
     dgram) inside_dgram ;;
+    ipmc) inside_ipmc ;;
     *) fail "unknown mode $mode" ;;
     esac
 else
     [ $# -eq 6 ] ||
-        fail "usage: run.sh plain|shaped|racks|dgram CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO"
+        fail "usage: run.sh plain|shaped|racks|dgram|ipmc CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO"
     cluster=$2 fmrun=$3 hello=$4 mcast=$5 info=$6
     [ "$1" != racks ] || N=8
     outside "$1"
