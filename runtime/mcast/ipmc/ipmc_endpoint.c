@@ -50,7 +50,7 @@ static int parse_group(const char *v, uint32_t *group, uint16_t *port)
     struct in_addr a;
     char *end;
     long p = strtol(colon + 1, &end, 10);
-    if (!inet_aton(addr, &a) || end == colon + 1 || *end || p < 1 || p > 65535)
+    if (inet_pton(AF_INET, addr, &a) != 1 || end == colon + 1 || *end || p < 1 || p > 65535)
         return -1;
     *group = ntohl(a.s_addr);
     *port = (uint16_t)p;
@@ -96,7 +96,12 @@ static void group_of(fm_context *ctx, uint32_t *group, uint16_t *port)
 
 static int open_dgram(fm_context *ctx, fm_ipmc *ip, char *err, size_t errlen)
 {
-    fm_tp_dgram_config c = {.port = ip->port, .iface = ctx->cfg.iface, .rcvbuf = 8u << 20};
+    /* A job on one host stays on lo, as tcp does (whose multicast is off unless a namespace
+     * of the job's own turned it on): nothing leaves the host. */
+    const char *iface = ctx->cfg.iface[0]                 ? ctx->cfg.iface
+                        : fm_topo_nhosts(ctx->topo) == 1 ? "lo"
+                                                          : "";
+    fm_tp_dgram_config c = {.port = ip->port, .iface = iface, .rcvbuf = 8u << 20};
     int rc = fm_tp_dgram_open(&c, &ip->dgram, err, errlen);
     if (rc)
         return rc;
@@ -138,7 +143,7 @@ int fm_ipmc_init(fm_context *ctx)
     struct in_addr a = {htonl(ip->group)};
     if ((rc = open_dgram(ctx, ip, err, sizeof err))) {
         if (dgram_mode(ctx->cfg.mcast_dgram) == DGRAM_ON) {
-            fm_log(0, "FM_MCAST_DGRAM=on: no datagram multicast: %s", err);
+            fm_log(0, "FM_MCAST_DGRAM=\"on\": no datagram multicast here: %s", err);
             return rc == FM_ERR_NOMEM ? rc : FM_ERR_PROVIDER;
         }
         fm_log(1, "no datagram multicast (tree ipmc left out): %s", err);

@@ -56,6 +56,17 @@ for v in 1:2 a:b:c -1:0:0 0:0:0 1:2:3:4; do check FM_MCAST_COSTS "$v"; done
 for v in 1 257 x ""; do check FM_PREFIX_BASE "$v"; done
 for v in closest "" Random; do check FM_PREFIX_CHOICE "$v"; done
 for v in -1 x 2M 8KB; do check FM_PREFIX_SEGMENT "$v"; done
+# on: a job on one host has no datagram multicast (lo has none)
+for v in bogus "" ON on; do check FM_MCAST_DGRAM "$v"; done
+for v in 10.0.0.1:5000 239.1.1.1 239.1.1.1:0 239.1.1.1:70000 x:1 239.1.1:5; do
+  check FM_MCAST_GROUP "$v"
+done
+for v in -1 x 1KB; do check FM_MCAST_RATE "$v"; done
+for v in 0 x 10000001; do check FM_MCAST_REPAIR_WAIT "$v"; done
+for v in bogus "" NACK; do check FM_MCAST_REPAIR "$v"; done
+for v in -1 x; do check FM_MCAST_ROOT_DELAY "$v"; done
+for v in maybe 2; do check FM_MCAST_SYNC "$v"; done
+for v in 1.5 -0.1 x "" 0.5x nan; do check FM_MCAST_DROP "$v"; done
 # malformed, and well-formed but fitting neither the 2 ranks nor the 1 host
 for v in bogus torus: torus:0x2 torus:2x torus:-2 "torus:2 " file:/nonexistent torus:4 torus:3x3; do
   check FM_TOPOLOGY "$v"
