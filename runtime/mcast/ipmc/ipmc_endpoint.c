@@ -98,9 +98,9 @@ static int open_dgram(fm_context *ctx, fm_ipmc *ip, char *err, size_t errlen)
 {
     /* A job on one host stays on lo, as tcp does (whose multicast is off unless a namespace
      * of the job's own turned it on): nothing leaves the host. */
-    const char *iface = ctx->cfg.iface[0]                 ? ctx->cfg.iface
+    const char *iface = ctx->cfg.iface[0]                ? ctx->cfg.iface
                         : fm_topo_nhosts(ctx->topo) == 1 ? "lo"
-                                                          : "";
+                                                         : "";
     fm_tp_dgram_config c = {.port = ip->port, .iface = iface, .rcvbuf = 8u << 20};
     int rc = fm_tp_dgram_open(&c, &ip->dgram, err, errlen);
     if (rc)
