@@ -37,7 +37,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-TREES = ["flat", "chain", "binomial", "kbinomial", "postal", "auto"]
+TREES = ["flat", "chain", "binomial", "kbinomial", "postal", "ipmc", "auto"]
+DGRAM = 1472  # the two-stage multicast's datagram (runtime/mcast/ipmc)
 MPIS = ["openmpi", "mpich"]
 
 
@@ -336,6 +337,8 @@ def tree_depth(tools, resolved, n, size, packet):
     """Hops from the root to the deepest member of the tree fastmsg-bench-mcast resolved
     (name[:k][@P])."""
     name, _, at = resolved.partition("@")
+    if name == "ipmc":  # one datagram from the root to every member: the bound of any tree
+        return 1, DGRAM
     if at:
         packet = int(at)
     m = max(1, math.ceil(size / packet))

@@ -234,6 +234,12 @@ static int sweep(mc *m)
                 double row[MC_COLS];
                 fm_mcast_prediction p;
                 rc = fm_mcast_predict(m->ctx, m->n, m->root, m->tree, m->flags, size, &p);
+                if (rc == FM_ERR_INVALID && m->flags) { /* (the same on every rank) */
+                    if (m->me == 0 && i == 0 && !o->csv)
+                        printf("# %s has no %s mode\n", m->tree, mode);
+                    rc = FM_OK;
+                    continue;
+                }
                 m->held = 0;
                 if (rc == FM_OK)
                     rc = fm_reset_peaks(m->ctx);
