@@ -218,6 +218,27 @@ static void print_header(const mc *m)
     mc_print_head(o, method, "multicast");
 }
 
+/* --project N: the model's completion for N members (beyond the job: each a host of its
+ * own, no core shared), every tree and size, from the costs this job uses; the tree "auto"
+ * resolves among all. Comment lines, so that the CSV stays a table. */
+static void project(const mc *m)
+{
+    const mc_opts *o = m->o;
+    printf("# model's projection to %d members (no core or link shared), every tree in FPFS:\n",
+           o->project);
+    for (int t = 0; t < o->ntrees; t++)
+        for (int i = 0; i < o->nsizes; i++) {
+            fm_mcast_prediction p;
+            int rc = fm_mcast_predict(m->ctx, o->project, 0, o->trees[t], 0, o->sizes[i], &p);
+            if (rc == FM_OK)
+                printf("# projection %d members %-10s %-14s %9zu B %12.2f us\n", o->project,
+                       o->trees[t], p.resolved, o->sizes[i], p.seconds * 1e6);
+            else
+                printf("# projection %d members %-10s %9zu B: %s\n", o->project, o->trees[t],
+                       o->sizes[i], fm_strerror(rc));
+        }
+}
+
 static int sweep(mc *m)
 {
     const mc_opts *o = m->o;
@@ -345,6 +366,8 @@ int main(int argc, char **argv)
             print_header(&m);
         if (sweep(&m) != FM_OK)
             status = 1;
+        else if (m.me == 0 && o.project)
+            project(&m);
         if (m.bad) {
             fprintf(stderr, PROG ": rank %d: %ld wrong copies or reports\n", m.me, m.bad);
             status = 1;

@@ -45,6 +45,7 @@ typedef struct mc_opts {
     int roots;        /* --roots R: with --concurrent, only R roots a round, drawn per round;
                        * 0: every rank */
     int common_clock; /* every rank reads one CLOCK_MONOTONIC: time from the root's send */
+    int project;      /* --project N: the model's times for N members after the rows; 0 off */
 } mc_opts;
 
 /* What differs between the programs sharing the command line: the usage text, whether

@@ -58,6 +58,8 @@ static void usage(FILE *f, const char *prog, void *st)
             cli->noun);
     if (cli->trees)
         fputs("      --calibrate     measure the model's costs first (fm_mcast_calibrate)\n"
+              "      --project N     after the rows, the model's time for every tree and size\n"
+              "                      with N members (hosts of their own), from this job's costs\n"
               "      --concurrent K  every rank a root at once, each to K others drawn at random\n"
               "                      (fm_mcast_begin_list; needs --common-clock): per tree and\n"
               "                      size, each multicast's completion and the aggregate rate\n",
@@ -198,7 +200,8 @@ enum {
     OPT_CONC,
     OPT_CLOCK,
     OPT_METHODS,
-    OPT_ROOTS
+    OPT_ROOTS,
+    OPT_PROJECT
 };
 
 static const struct option long_opts[] = {
@@ -216,6 +219,7 @@ static const struct option long_opts[] = {
     {"quiet", required_argument, NULL, OPT_QUIET},
     {"concurrent", required_argument, NULL, OPT_CONC},
     {"roots", required_argument, NULL, OPT_ROOTS},
+    {"project", required_argument, NULL, OPT_PROJECT},
     {"common-clock", no_argument, NULL, OPT_CLOCK},
     {"methods", required_argument, NULL, OPT_METHODS},
     {"timeout", required_argument, NULL, OPT_TO},
@@ -287,6 +291,11 @@ static int apply(void *st, int c, const char *arg, const char *prog)
         if (bench_parse_long(arg, 0, 1000000, &v))
             return -1;
         o->settle_us = (double)v;
+        return 0;
+    case OPT_PROJECT:
+        if (bench_parse_long(arg, 2, 1 << 20, &v))
+            return -1;
+        o->project = (int)v;
         return 0;
     case OPT_QUIET: {
         char *end;

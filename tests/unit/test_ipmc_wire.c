@@ -140,7 +140,7 @@ static void model_by_hand(void **state)
     (void)state;
     struct fm_costs c = {.send_pkt = 2e-6, .gap_byte = 80e-9, .recv_pkt = 3e-6, .latency = 50e-6};
     /* 10 chunks of 1416 bytes: 14160 + 10 x 84 = 15000 bytes on the wire, 1.2 ms at 80 ns;
-     * the root's 11 sends (22 us) and a member's 10 receives (30 us) are faster: the link
+     * the root's 10 sends (20 us) and a member's 10 receives (30 us) are faster: the link
      * paces. Plus latency, the first send and the last receive: 1.255 ms. */
     assert_float_equal(fm_ipmc_model(&c, 16, 1, 14160, 0), 1.255e-3, 1e-12);
     /* Two members to a core: 2.4 ms of pace. */

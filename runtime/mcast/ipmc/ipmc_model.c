@@ -19,9 +19,9 @@ double fm_ipmc_model(const struct fm_costs *c, int n, double share, size_t bytes
     double chunk = bytes < FM_IPMC_MODEL_CHUNK ? (double)bytes : FM_IPMC_MODEL_CHUNK;
     double wire = (double)bytes + m * FM_IPMC_WIRE_EXTRA;
     share = share < 1 ? 1 : share;
-    /* The root: its stream's copy, then a send per chunk (and the last chunk twice). */
+    /* The root: its stream's copy, then a send per chunk. */
     double send_one = c->send_pkt + chunk * c->send_byte;
-    double root = (double)bytes * c->fill_byte + (m + 1) * send_one;
+    double root = (double)bytes * c->fill_byte + m * send_one;
     /* Its link, beyond the shaper's burst. */
     double link = c->gap_byte * most(0, wire - c->burst);
     /* A member: a receive per chunk and the handler's copy. */

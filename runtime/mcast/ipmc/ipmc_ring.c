@@ -363,8 +363,9 @@ int fm_ipmc_timers(fm_context *ctx, double now)
             work++;
         }
         if (!m->is_root && !m->complete && now >= m->nack_at) {
-            /* The first time only the gaps: the rest may still be on its way. */
-            fm_ipmc_send_nack(ctx, m, m->nack_wait > ip->wait0);
+            /* The first time only the gaps: the rest may still be on its way; unless only
+             * the last chunk is left (the root sends nothing after it). */
+            fm_ipmc_send_nack(ctx, m, m->nack_wait > ip->wait0 || m->hi + 1 >= m->npk);
             m->nack_wait = doubled(m->nack_wait, ip->wait0);
             m->nack_at = now + m->nack_wait;
             work++;

@@ -220,13 +220,8 @@ static int send_chunks(fm_context *ctx, fm_ipmc_msg *m, double now)
         m->sent++;
         n++;
     }
-    if (m->complete && m->sent == m->npk && !m->offer_at) {
-        /* The last chunk goes twice: a member that lost only it (it cannot tell that from a
-         * root still sending) would otherwise wait for a second repair wait or an offer. */
-        if (send_chunk(ctx, m, m->npk - 1) == FM_EAGAIN)
-            return -1;
+    if (m->complete && m->sent == m->npk && !m->offer_at)
         fm_ipmc_offer_later(ctx, m, now);
-    }
     return n;
 }
 

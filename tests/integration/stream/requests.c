@@ -535,6 +535,9 @@ static int mode_ack(void)
                 size_t len = lens[k];
                 if (md && len > 200000)
                     continue; /* (the whole message held: within FM_MCAST_BUFFER) */
+                fm_mcast_prediction pr;
+                if (fm_mcast_predict(ctx, nranks, 0, tree, modes[md], len, &pr) == FM_ERR_INVALID)
+                    continue; /* a mode the tree has not (ipmc sends FPFS only) */
                 unsigned char *b = make_msg(me, -1, ACK_BASE + (int)i, len);
                 fm_request *r;
                 starting = 1;
