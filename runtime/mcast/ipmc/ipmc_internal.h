@@ -64,6 +64,8 @@ void fm_ipmc_offer_later(fm_context *ctx, fm_ipmc_msg *m, double now);
  * tail is set (the predecessor offered: it has it all), else the gaps below the highest
  * chunk here (the rest may still be on its way from the root). */
 void fm_ipmc_send_nack(fm_context *ctx, fm_ipmc_msg *m, int tail);
+/* Ask the predecessor for count chunks from first: a gap a datagram just showed. */
+void fm_ipmc_send_gap(fm_context *ctx, fm_ipmc_msg *m, uint32_t first, uint32_t count);
 int fm_ipmc_send_repair(fm_context *ctx, fm_ipmc_msg *m, uint32_t first, uint32_t count);
 int fm_ipmc_timers(fm_context *ctx, double now);
 

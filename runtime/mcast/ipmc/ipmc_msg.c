@@ -241,8 +241,8 @@ int fm_ipmc_place(fm_context *ctx, fm_ipmc_msg *m, uint32_t first, uint32_t coun
     fm_ipmc *ip = fm_ipmc_of(ctx);
     m->nack_wait = ip->wait0; /* news: the predecessor is not stuck */
     m->news_at = fm_ipmc_now();
-    /* Only the last chunk still to come (or lost): a quarter of the wait. */
-    m->nack_at = m->news_at + (m->hi + 1 >= m->npk ? m->nack_wait / 4 : m->nack_wait);
+    /* Only the last chunk still to come (or lost): an eighth of the wait. */
+    m->nack_at = m->news_at + (m->hi + 1 >= m->npk ? m->nack_wait / 8 : m->nack_wait);
     if (!m->is_root)
         lend(ctx, m);
     if (m->nhave < m->npk || m->complete)

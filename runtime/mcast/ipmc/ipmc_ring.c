@@ -97,10 +97,9 @@ static void send_offer(fm_context *ctx, fm_ipmc_msg *m)
     log_send(rc, "an offer", m->succ);
 }
 
-void fm_ipmc_send_nack(fm_context *ctx, fm_ipmc_msg *m, int tail)
+/* A NACK of the k (first, count) pairs in ranges to m's predecessor. */
+static void nack(fm_context *ctx, fm_ipmc_msg *m, const uint32_t *ranges, int k, const char *what)
 {
-    uint32_t ranges[2 * FM_IPMC_NACK_MAX];
-    int k = fm_ipmc_missing(m, tail ? m->npk : m->hi, ranges, FM_IPMC_NACK_MAX);
     size_t len = FM_IPMC_CTL_LEN + 4 + 8 * (size_t)k;
     unsigned char *b = k ? ctl_new(len, FM_IPMC_NACK, m->h.root, m->h.mid) : NULL;
     if (!k)
@@ -113,8 +112,22 @@ void fm_ipmc_send_nack(fm_context *ctx, fm_ipmc_msg *m, int tail)
     int rc = b ? send_owned(ctx, m->pred, b, len) : FM_ERR_NOMEM;
     ctx->stats.ring_nacks += rc == FM_OK;
     fm_log(2, "asked rank %d for %d ranges of multicast %u/%u from chunk %u (%u of %u here, %s)",
-           m->pred, k, m->h.root, m->h.mid, ranges[0], m->nhave, m->npk, tail ? "all" : "gaps");
+           m->pred, k, m->h.root, m->h.mid, ranges[0], m->nhave, m->npk, what);
     log_send(rc, "a repair request", m->pred);
+}
+
+void fm_ipmc_send_nack(fm_context *ctx, fm_ipmc_msg *m, int tail)
+{
+    uint32_t ranges[2 * FM_IPMC_NACK_MAX];
+    int k = fm_ipmc_missing(m, tail ? m->npk : m->hi, ranges, FM_IPMC_NACK_MAX);
+    if (k)
+        nack(ctx, m, ranges, k, tail ? "all" : "gaps");
+}
+
+void fm_ipmc_send_gap(fm_context *ctx, fm_ipmc_msg *m, uint32_t first, uint32_t count)
+{
+    uint32_t range[2] = {first, count};
+    nack(ctx, m, range, 1, "a new gap");
 }
 
 int fm_ipmc_send_repair(fm_context *ctx, fm_ipmc_msg *m, uint32_t first, uint32_t count)
