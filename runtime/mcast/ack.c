@@ -9,7 +9,13 @@
  * child, and no rank receives more than its children's. An acknowledgement is a 12-byte
  * message for an internal handler: the root's rank, the multicast's id there (in the
  * descriptor) and the worst status below (FM_ERR_TRUNCATED if some member's copy was cut
- * short). It goes as an internal request (core/request.c): it never waits. */
+ * short). It goes as an internal request (core/request.c): it never waits.
+ *
+ * Down a tree a child hears of a multicast only through its parent, so the parent knows of
+ * it first. On the two-stage multicast's ring (ipmc/) the parent is the predecessor, and a
+ * successor may get the datagrams (and its own successor's acknowledgement) before its
+ * predecessor has read any: an acknowledgement for a multicast not known here is kept
+ * (early) and counted once the member's entry is made. */
 #include <stdlib.h>
 
 #include "ack.h"
@@ -28,7 +34,14 @@ struct fm_ack {
     int waiting;     /* acknowledgements to come, and this member's own copy */
     int status;      /* the worst so far */
     fm_request *req; /* the root's request */
+    int early;       /* acknowledgements that came before this member knew of the multicast
+                      * (the two-stage multicast's ring: a successor may have the message
+                      * before its predecessor read a datagram of it); 0 once it knows */
 };
+
+/* Early acknowledgements kept at most (beyond them, one for a multicast that never comes
+ * here is dropped rather than held to fm_finalize). */
+#define ACK_EARLY_MAX 4096
 
 static void ack_done(fm_context *ctx, struct fm_ack *a)
 {
@@ -80,10 +93,25 @@ static void ack_link(fm_context *ctx, struct fm_ack *a)
     ctx->mcast->acks = a;
 }
 
+static struct fm_ack *ack_find(fm_context *ctx, uint32_t root, uint32_t id)
+{
+    for (struct fm_ack *a = ctx->mcast->acks; a; a = a->next)
+        if (a->root == root && a->id == id)
+            return a;
+    return NULL;
+}
+
 struct fm_ack *fm_ack_member(fm_context *ctx, uint32_t root, uint32_t id, int parent, int nkids)
 {
-    struct fm_ack *a = ack_new(root, id, parent, nkids + 1);
-    if (a)
+    struct fm_ack *a = ack_find(ctx, root, id);
+    if (a && a->early) { /* its children's came first: they count now */
+        a->parent = parent;
+        a->waiting = nkids + 1 - a->early;
+        a->early = 0;
+        ctx->mcast->acks_early--;
+        return a;
+    }
+    if ((a = ack_new(root, id, parent, nkids + 1)))
         ack_link(ctx, a);
     return a;
 }
@@ -118,12 +146,23 @@ static int on_ack(fm_stream *s, int sender, void *arg)
         return FM_DONE;
     }
     uint32_t root = fm_get32(m), id = fm_get32(m + 4);
-    int status = (int)fm_get32(m + 8);
-    for (struct fm_ack *a = ctx->mcast->acks; a; a = a->next)
-        if (a->root == root && a->id == id) {
-            arrived(ctx, a, status == FM_OK ? FM_OK : FM_ERR_TRUNCATED);
-            return FM_DONE;
-        }
+    int status = (int)fm_get32(m + 8) == FM_OK ? FM_OK : FM_ERR_TRUNCATED;
+    struct fm_ack *a = ack_find(ctx, root, id);
+    if (a && !a->early) {
+        arrived(ctx, a, status);
+        return FM_DONE;
+    }
+    /* Not known here yet: kept for the member it becomes (fm_ack_member). */
+    if (!a && ctx->mcast->acks_early < ACK_EARLY_MAX && (a = ack_new(root, id, -1, 0))) {
+        ack_link(ctx, a);
+        ctx->mcast->acks_early++;
+    }
+    if (a) {
+        a->early++;
+        if (status && !a->status)
+            a->status = status;
+        return FM_DONE;
+    }
     ctx->stats.dropped++;
     fm_log(1, "dropped an acknowledgement from rank %d for no multicast here (%u/%u)", sender, root,
            id);

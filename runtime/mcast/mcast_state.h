@@ -18,6 +18,7 @@ struct fm_mcast {
     int *set_scratch; /* ranks of a destination set decoded from a descriptor (forward.c) */
     struct fm_prefix_router *routers; /* ids and this rank's table per base (prefix/router.c) */
     struct fm_ack *acks;              /* acknowledged multicasts waiting here (ack.c) */
+    int acks_early;                   /* of them, acknowledgements for none known here yet */
     uint32_t ack_next;                /* the last id this root gave one */
     int ack_handler;
     struct fm_ipmc *ipmc; /* the two-stage multicast (ipmc/) */

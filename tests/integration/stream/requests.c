@@ -509,6 +509,17 @@ static int on_probe_ack(fm_stream *s, int sender, void *arg)
     return FM_DONE;
 }
 
+/* Whether ack mode sends a multicast of len bytes in mode (the same answer on every rank):
+ * not store-and-forward or FCFS beyond FM_MCAST_BUFFER's share, nor a mode the tree has not
+ * (ipmc sends FPFS only). */
+static int ack_runs(size_t len, unsigned mode)
+{
+    fm_mcast_prediction pr;
+    if (mode && len > 200000)
+        return 0;
+    return fm_mcast_predict(ctx, nranks, 0, tree, mode, len, &pr) != FM_ERR_INVALID;
+}
+
 static int mode_ack(void)
 {
     int *all = malloc(sizeof(int) * (size_t)nranks), *others = malloc(sizeof(int) * (size_t)nranks);
@@ -533,11 +544,8 @@ static int mode_ack(void)
                 if (root != me)
                     continue;
                 size_t len = lens[k];
-                if (md && len > 200000)
-                    continue; /* (the whole message held: within FM_MCAST_BUFFER) */
-                fm_mcast_prediction pr;
-                if (fm_mcast_predict(ctx, nranks, 0, tree, modes[md], len, &pr) == FM_ERR_INVALID)
-                    continue; /* a mode the tree has not (ipmc sends FPFS only) */
+                if (!ack_runs(len, modes[md]))
+                    continue;
                 unsigned char *b = make_msg(me, -1, ACK_BASE + (int)i, len);
                 fm_request *r;
                 starting = 1;
@@ -564,7 +572,7 @@ static int mode_ack(void)
     long want = 0;
     for (int k = 0; k < 4; k++)
         for (int md = 0; md < 3; md++)
-            want += !(md && lens[k] > 200000);
+            want += ack_runs(lens[k], modes[md]);
     want *= per_root;
     if (probes_in != want)
         st_fail("%ld probes came, expected %ld", probes_in, want);
