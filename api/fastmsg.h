@@ -468,7 +468,7 @@ int fm_mcast_calibrate(fm_context *ctx);
  * "kbinomial:3", followed by "@N" when auto chose packets of N payload bytes, fewer than
  * FM_PACKET_SIZE (e.g. "chain@16384"). flags: as fm_mcast_begin's, the mode the model
  * sends in. Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (also "ipmc" with a mode it has not: it
- * sends FPFS only), FM_ERR_TREE. */
+ * sends FPFS only), FM_ERR_TREE (also "ipmc" where this rank has no datagram multicast). */
 int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, unsigned flags,
                           size_t len, double *seconds, char *chosen);
 

@@ -37,7 +37,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-TREES = ["flat", "chain", "binomial", "kbinomial", "postal", "ipmc", "auto"]
+TREES = ["flat", "chain", "binomial", "kbinomial", "postal", "auto"]
+# Between emulated hosts the two-stage multicast too (one host has no IP multicast: lo).
+CLUSTER_TREES = TREES[:-1] + ["ipmc", "auto"]
 DGRAM = 1472  # the two-stage multicast's datagram (runtime/mcast/ipmc)
 MPIS = ["openmpi", "mpich"]
 
@@ -308,7 +310,8 @@ def mcast_fastmsg(tools, cl, args):
     env = {"FM_PROVIDER": "tcp", "FM_IFACE": "fm0"}
     cmd = cl.in_host0([tools.fm_run, "-n", str(cl.n), "--agent", tools.agent, "--hosts",
                        cl.hosts, "--addr", cl.addr0, tools.fm_mcast, "--sizes", args.sizes,
-                       "--trees", ",".join(TREES), "--sf-too", "--calibrate", "--common-clock", "-r",
+                       "--trees", ",".join(CLUSTER_TREES), "--sf-too", "--calibrate",
+                       "--common-clock", "-r",
                        str(args.repeats), "--timeout", "600", "--csv"])
     return csv_rows(run(cmd, env=env, timeout=7200))
 

@@ -320,7 +320,10 @@ static int check_trees(fm_context *ctx, const mc_opts *o)
         int rc = fm_mcast_predict_time(ctx, fm_size(ctx), o->root, o->trees[t], 0, 1, &secs, NULL);
         if (rc != FM_OK) {
             if (fm_rank(ctx) == 0)
-                fprintf(stderr, PROG ": tree '%s': %s\n", o->trees[t], fm_strerror(rc));
+                fprintf(stderr, PROG ": tree '%s': %s\n", o->trees[t],
+                        strcmp(o->trees[t], "ipmc") ? fm_strerror(rc)
+                                                    : "no datagram multicast here (FM_MCAST_DGRAM; "
+                                                      "a job on one host has none)");
             return rc;
         }
     }

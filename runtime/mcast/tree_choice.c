@@ -437,9 +437,10 @@ int fm_mcast_predict(fm_context *ctx, int n, int root, const char *tree, unsigne
     /* As a group's multicast sends it: the descriptor in packet 0, before the bytes. */
     size_t payload, desc = fm_mcast_desc_size(0), bytes = len + desc;
     int rc = fm_mcast_choose(ctx, tree, bytes, desc, mode, &d, &payload);
-    if (rc == FM_OK && d.builder == fm_tree_lookup("ipmc") && mode != FM_MODEL_FPFS) {
-        free(ranks);
-        return FM_ERR_INVALID; /* (it has one mode: fm_mcast_begin refuses the others) */
+    if (rc == FM_OK && d.builder == fm_tree_lookup("ipmc") &&
+        (mode != FM_MODEL_FPFS || !fm_ipmc_available(ctx))) {
+        free(ranks); /* (as fm_mcast_begin: one mode, and only with datagram multicast) */
+        return mode != FM_MODEL_FPFS ? FM_ERR_INVALID : FM_ERR_TREE;
     }
     if (rc == FM_OK)
         rc = fm_mcast_model_predict(ctx, &d, bytes, payload, mode, &out->seconds,

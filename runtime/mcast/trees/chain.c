@@ -23,3 +23,13 @@ const struct fm_tree_builder fm_tree_chain = {
     .children = chain_children,
     .parent = chain_parent,
 };
+
+/* The two-stage multicast ("ipmc", mcast/ipmc/) is not a tree: its root reaches every member
+ * with one datagram a chunk, and repairs follow the ring of the members from the root, which
+ * is this chain (member r repairs r + 1). As a builder it is that ring: what members wait on
+ * when datagrams are lost. mcast.c sends it through ipmc/, never down these edges. */
+const struct fm_tree_builder fm_tree_ipmc = {
+    .name = "ipmc",
+    .children = chain_children,
+    .parent = chain_parent,
+};
