@@ -257,7 +257,8 @@ stat_sum() {
 # for groups and lists, sizes 0, 1, one datagram (a group's: 1472 - 48 - 8 = 1416 bytes) and
 # one more byte, 1 MiB + 7; with 0, 10 and 50 % of the datagrams dropped on purpose and with
 # all of them dropped (stage 2 alone); the paper's forwarding repair with a synchronising
-# member and a root delay; acknowledged requests (FM_MCAST_ACK); two jobs on one multicast
+# member and a root delay; acknowledged requests (FM_MCAST_ACK); a member that creates the
+# group late (ipmc_late); two jobs on one multicast
 # group, each dropping the other's datagrams; a member that dies mid-multicast ends the job
 # naming it.
 inside_ipmc() {
@@ -290,6 +291,8 @@ inside_ipmc() {
     # Requests with FM_MCAST_ACK: complete only once every member has the message (probed),
     # at 10 % loss so that the ring's repairs come before some acknowledgements.
     FM_MCAST_DROP=0.1 job 120 "$REQUESTS" ack --tree ipmc
+    # A member that creates the group after the datagrams went by gets it over the ring.
+    job 120 "$IPMC_LATE"
     # Two jobs at once on one group: each drops the other's datagrams (another key).
     (FM_MCAST_GROUP=239.255.77.7:45077 job 120 "$mcast" --trees ipmc --sizes 1M+7 >"$tmp/a") &
     pa=$!
