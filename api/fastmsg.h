@@ -598,11 +598,16 @@ long fm_wait(fm_context *ctx, int timeout_ms);
 
 /* For event loops: a file descriptor that becomes readable when progress has work, or -1
  * when the provider has none (shm): then poll fm_extract from an idle or timer callback.
- * Errors: FM_ERR_NOT_INIT. */
+ * With datagram multicast open (FM_MCAST_DGRAM) it is an epoll descriptor over the
+ * provider's and the datagram socket's, so datagrams wake the loop too. The same descriptor
+ * from fm_init to fm_finalize. The two-stage multicast's repair timers (FM_MCAST_REPAIR_WAIT)
+ * run only in progress calls: a loop that sleeps for long stretches delays repairs of lost
+ * datagrams until something else wakes it. Errors: FM_ERR_NOT_INIT. */
 int fm_wait_fd(const fm_context *ctx);
 
 /* FM_OK when it is safe to sleep on fm_wait_fd until it is readable; FM_EAGAIN when progress
- * has work now (call fm_extract first). Never blocks. Errors: FM_ERR_NOT_INIT. */
+ * has work now (call fm_extract first; also while a two-stage multicast's root has datagrams
+ * its socket could not take yet). Never blocks. Errors: FM_ERR_NOT_INIT. */
 int fm_trywait(fm_context *ctx);
 
 /* Requests

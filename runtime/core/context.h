@@ -204,6 +204,7 @@ struct fm_context {
     const struct fm_mcast_hooks *mcast_hooks; /* NULL: multicast packets are dropped */
     int extra_fd;   /* a layer's descriptor idle waits also sleep on (datagrams), or -1 */
     int layer_poll; /* nonzero: every progress round calls mcast_hooks->progress */
+    int wait_epoll; /* fm_wait_fd's: the provider's fd and extra_fd together, or -1 */
     struct fm_mcast *mcast;
     struct fm_services *services;
 

@@ -29,6 +29,9 @@ struct fm_mcast_hooks {
     /* Nonzero while the layer still owes peers something that fm_finalize must wait for
      * (a repair, its successor's confirmation). */
     int (*busy)(fm_context *ctx);
+    /* Nonzero while the layer has sends that only the next progress round makes (datagrams
+     * a socket could not take yet): fm_trywait says not to sleep. */
+    int (*pending)(fm_context *ctx);
     /* A packet of an external message (FM_PKT_EXT_BUF, recv.c: fm_recv_ext_more) is read:
      * its bytes go back to the layer that lent them, and the packet with them. */
     void (*ext_release)(fm_context *ctx, fm_pkt *p);

@@ -7,7 +7,11 @@
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "credits.h"
 #include "hooks.h"
@@ -368,9 +372,30 @@ long fm_wait(fm_context *ctx, int timeout_ms)
     }
 }
 
+int fm_progress_watch_fd(fm_context *ctx, int fd)
+{
+    ctx->extra_fd = fd;
+    int tfd = ctx->tp->ops->wait_fd(ctx->tp);
+    if (tfd < 0)
+        return FM_OK; /* (no fd to give an event loop at all: it polls) */
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event a = {.events = EPOLLIN, .data.fd = tfd},
+                       b = {.events = EPOLLIN, .data.fd = fd};
+    if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &a) || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &b)) {
+        fm_log(0, "epoll for fm_wait_fd: %s", strerror(errno));
+        if (ep >= 0)
+            close(ep);
+        return errno == ENOMEM ? FM_ERR_NOMEM : FM_ERR_INTERNAL;
+    }
+    ctx->wait_epoll = ep;
+    return FM_OK;
+}
+
 int fm_wait_fd(const fm_context *ctx)
 {
-    return fm_ctx_live(ctx) ? ctx->tp->ops->wait_fd(ctx->tp) : FM_ERR_NOT_INIT;
+    if (!fm_ctx_live(ctx))
+        return FM_ERR_NOT_INIT;
+    return ctx->wait_epoll >= 0 ? ctx->wait_epoll : ctx->tp->ops->wait_fd(ctx->tp);
 }
 
 int fm_trywait(fm_context *ctx)
@@ -384,5 +409,7 @@ int fm_trywait(fm_context *ctx)
     if (ctx->run_held || ctx->run_groups || ctx->whole.run)
         return FM_EAGAIN; /* held messages to start (a registration or group inside a handler,
                            * budget given back for whole messages waiting for it) */
+    if (ctx->layer_poll && ctx->mcast_hooks->pending(ctx))
+        return FM_EAGAIN; /* a layer's sends waiting for the next round (datagrams) */
     return ctx->tp->ops->trywait(ctx->tp) == FM_OK ? FM_OK : FM_EAGAIN;
 }

@@ -17,6 +17,10 @@
 #define FM_PROGRESS_NAP_NS   20000
 
 int fm_progress_once(fm_context *ctx);
+/* A layer's descriptor (datagrams) that idle waits sleep on too (ctx->extra_fd): fm_wait_fd
+ * then returns an epoll descriptor readable when either it or the provider's is (where the
+ * provider has one). FM_OK, or FM_ERR_NOMEM / FM_ERR_INTERNAL when epoll fails. */
+int fm_progress_watch_fd(fm_context *ctx, int fd);
 typedef int (*fm_progress_cond)(fm_context *ctx, void *arg);
 /* Progress until done(ctx, arg) holds: FM_OK, or FM_ERR_TIMEOUT after FM_TIMEOUT seconds (the
  * log says it waited for what), FM_ERR_PEER when a peer died, or a transport error. */

@@ -232,7 +232,7 @@ static void small_packets(fm_context *ctx)
 
 int fm_core_open(fm_context *ctx)
 {
-    ctx->extra_fd = -1;
+    ctx->extra_fd = ctx->wait_epoll = -1;
     ctx->packet_size = (size_t)ctx->cfg.packet_size;
     ctx->credits = (int)ctx->cfg.credits;
     ctx->zcopy_min = ctx->cfg.zcopy ? (size_t)ctx->cfg.zcopy : SIZE_MAX;
@@ -286,6 +286,9 @@ void fm_core_close(fm_context *ctx)
         /* Registrations go before the endpoint closes; the memory after it. */
         fm_recv_pool_fini(ctx);
         fm_pool_fini(ctx);
+        if (ctx->wait_epoll >= 0)
+            close(ctx->wait_epoll);
+        ctx->wait_epoll = -1;
         ctx->tp->ops->close(ctx->tp);
         ctx->tp = NULL;
         fm_recv_pool_free(ctx);

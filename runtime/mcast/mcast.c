@@ -33,6 +33,7 @@ static const struct fm_mcast_hooks hooks = {.start = fm_fwd_start,
                                             .release = fm_fwd_free,
                                             .progress = fm_ipmc_progress,
                                             .busy = fm_ipmc_busy,
+                                            .pending = fm_ipmc_pending,
                                             .ext_release = fm_ipmc_ext_release};
 
 int fm_mcast_init(fm_context *ctx)

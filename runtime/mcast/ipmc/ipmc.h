@@ -36,6 +36,7 @@ int fm_ipmc_open(fm_context *ctx, const int *members, int n, int pos, uint64_t g
 /* The core's hooks (hooks.h). */
 int fm_ipmc_progress(fm_context *ctx);
 int fm_ipmc_busy(fm_context *ctx);
+int fm_ipmc_pending(fm_context *ctx);
 void fm_ipmc_ext_release(fm_context *ctx, fm_pkt *p);
 
 #endif

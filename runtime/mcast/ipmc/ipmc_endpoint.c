@@ -12,6 +12,7 @@
 #include "ipmc.h"
 #include "ipmc_internal.h"
 #include "log.h"
+#include "progress.h"
 #include "topo.h"
 
 #define TICK 100e-6 /* seconds between looks at the timers */
@@ -151,7 +152,8 @@ int fm_ipmc_init(fm_context *ctx)
     }
     ctx->tp->dgram = ip->dgram;
     ctx->tp->info.dgram_mcast = 1;
-    ctx->extra_fd = ip->dgram->ops->fd(ip->dgram);
+    if ((rc = fm_progress_watch_fd(ctx, ip->dgram->ops->fd(ip->dgram))))
+        return rc;
     ctx->layer_poll = 1;
     fm_log(1, "datagram multicast: group %s, %s", inet_ntoa(a), ip->dgram->where);
     return FM_OK;
@@ -203,6 +205,16 @@ int fm_ipmc_progress(fm_context *ctx)
         work += fm_ipmc_timers(ctx, now);
     }
     return work;
+}
+
+/* Written chunks a root has not sent yet (its socket was full, or a delay, a sync or the rate
+ * holds them): an event loop must not sleep on the fd for them. */
+int fm_ipmc_pending(fm_context *ctx)
+{
+    for (fm_ipmc_msg *m = ctx->mcast->ipmc->msgs; m; m = m->next)
+        if (m->is_root && m->sent < m->run)
+            return 1;
+    return 0;
 }
 
 int fm_ipmc_busy(fm_context *ctx)

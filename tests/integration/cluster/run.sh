@@ -258,7 +258,8 @@ stat_sum() {
 # one more byte, 1 MiB + 7; with 0, 10 and 50 % of the datagrams dropped on purpose and with
 # all of them dropped (stage 2 alone); the paper's forwarding repair with a synchronising
 # member and a root delay; acknowledged requests (FM_MCAST_ACK); a member that creates the
-# group late (ipmc_late); two jobs on one multicast
+# group late (ipmc_late); members in a libev loop woken by datagrams (ev_loop --ipmc); two
+# jobs on one multicast
 # group, each dropping the other's datagrams; a member that dies mid-multicast ends the job
 # naming it.
 inside_ipmc() {
@@ -293,6 +294,10 @@ inside_ipmc() {
     FM_MCAST_DROP=0.1 job 120 "$REQUESTS" ack --tree ipmc
     # A member that creates the group after the datagrams went by gets it over the ring.
     job 120 "$IPMC_LATE"
+    # An event loop that sleeps on fm_wait_fd wakes for datagrams: with the ring's repair
+    # wait at 10 s (its first offer at 40 s) nothing else wakes it within ev_loop's 20 s guard.
+    FM_MCAST_REPAIR_WAIT=10000000 job 60 "$EV_LOOP" --ipmc
+    expect_count 8 "through the ev loop ok" "$out"
     # Two jobs at once on one group: each drops the other's datagrams (another key).
     (FM_MCAST_GROUP=239.255.77.7:45077 job 120 "$mcast" --trees ipmc --sizes 1M+7 >"$tmp/a") &
     pa=$!
