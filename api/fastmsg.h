@@ -814,8 +814,9 @@ typedef struct fm_stats {
     uint64_t message_waited; /* messages that waited for FM_MESSAGE_BUFFER to have room */
     /* The two-stage multicast (tree "ipmc"): datagrams this rank sent as a root (stage 1),
      * those it received for multicasts it is a member of, those it dropped (malformed,
-     * another job's, a group not created here: not in dropped above, which counts packets
-     * of the job's provider), those dropped on purpose (FM_MCAST_DROP),
+     * another job's, another group's or member set's, a group not created here yet; not in
+     * dropped above, which counts packets of the job's provider; repeats of a multicast over
+     * here are not counted), those dropped on purpose (FM_MCAST_DROP),
      * and over the ring (stage 2): the requests it sent its predecessor (NACKs), the offers
      * it made its successor, and the payload bytes it sent and received as repairs. */
     uint64_t dgram_sent, dgram_received, dgram_dropped, dgram_drop_injected;

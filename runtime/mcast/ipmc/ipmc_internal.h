@@ -28,9 +28,9 @@ fm_ipmc_msg *fm_ipmc_msg_alloc(fm_context *ctx, const fm_ipmc_hdr *h, const unsi
 /* Bytes a message of len bytes with extra_len bytes of extra takes from the budget. */
 uint64_t fm_ipmc_msg_bytes(uint64_t len, uint32_t chunk, size_t extra_len);
 int fm_ipmc_done_has(fm_context *ctx, uint32_t root, uint32_t mid);
-/* A member's state for h (from a datagram or an offer): NULL when this rank is no member, the
- * multicast is over here, its group is not created here yet or the budget is full (*why says
- * which, for the counters: 0 no member or over, 1 not now). */
+/* A member's state for h (from a datagram or an offer): NULL when this rank is no member (*why
+ * 0: another group's or set's), its group is not created here yet or the budget is full (1:
+ * not now), or the multicast is over here (2). */
 fm_ipmc_msg *fm_ipmc_member_new(fm_context *ctx, const fm_ipmc_hdr *h, const unsigned char *extra,
                                 int *why);
 /* count chunks from first arrived (bytes: their payload, back to back): kept, and lent to

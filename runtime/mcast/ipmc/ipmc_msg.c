@@ -166,9 +166,12 @@ fm_ipmc_msg *fm_ipmc_member_new(fm_context *ctx, const fm_ipmc_hdr *h, const uns
     fm_ipmc *ip = fm_ipmc_of(ctx);
     uint64_t *other = other_slot(ip, h->root, h->mid);
     *why = 0;
-    if (*other == (((uint64_t)h->root << 32 | h->mid) + 1) ||
-        fm_ipmc_done_has(ctx, h->root, h->mid))
+    if (*other == (((uint64_t)h->root << 32 | h->mid) + 1))
         return NULL;
+    if (fm_ipmc_done_has(ctx, h->root, h->mid)) {
+        *why = 2;
+        return NULL;
+    }
     if (ring_place(ctx, h, extra, &pred, &succ, why)) {
         if (!*why) /* not ours: its other datagrams go unread */
             *other = ((uint64_t)h->root << 32 | h->mid) + 1;

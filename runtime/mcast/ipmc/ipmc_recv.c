@@ -43,11 +43,11 @@ static void datagram(fm_context *ctx, const unsigned char *b, size_t len)
     const unsigned char *extra = b + FM_IPMC_HDR_LEN;
     int why = 0;
     if (!m && !(m = fm_ipmc_member_new(ctx, &h, extra, &why))) {
-        if (why) { /* a group not created here yet, or no room: the ring brings it later */
+        if (why != 2) /* (another group's or set's; or not now: the ring brings it later) */
             ctx->stats.dgram_dropped++;
+        if (why == 1)
             fm_log(2, "a datagram from rank %u waits for the ring (no group or room here yet)",
                    h.root);
-        }
         return;
     }
     if (m->is_root || m->h.len != h.len || m->h.chunk != h.chunk || m->h.handler != h.handler) {

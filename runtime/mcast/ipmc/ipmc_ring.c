@@ -250,7 +250,7 @@ static void on_offer(fm_context *ctx, const unsigned char *b, size_t len, int se
     }
     int why = 0;
     if (!m && !(m = fm_ipmc_member_new(ctx, &h, b + 4 + FM_IPMC_HDR_LEN, &why))) {
-        if (!why) /* no member: say so, or it offers forever */
+        if (why != 1) /* no member, or over here: say so, or it offers forever */
             fm_ipmc_send_ctl(ctx, sender, FM_IPMC_HAVE, h.root, h.mid);
         return; /* (not now: it offers again) */
     }
