@@ -15,8 +15,8 @@ struct fm_recv_region;
 /* COPY: one destination's copy of a packet whose payload lives in another buffer (a send
  * buffer of a multi-destination stream, or a received packet being forwarded): buf holds only
  * its header, payload the packet it carries (multi.c). EXT: bytes of a message that came
- * another way than the transport's packets (recv_ext.c), at data, lent by the layer that
- * received them; buf is NULL. */
+ * another way than the transport's packets (recv.c: fm_recv_ext_more), at data, lent by the layer
+ * that received them; buf is NULL. */
 typedef enum {
     FM_PKT_RECV_BUF = 1,
     FM_PKT_SEND_BUF,

@@ -171,7 +171,7 @@ static void idle_step(fm_context *ctx, unsigned *idle, double deadline)
     /* fm_wake's eventfd wakes every sleep below, until fm_wait has seen it (a blocking call
      * in between must not spin on it). */
     int w = !atomic_load_explicit(&ctx->thr.woken, memory_order_relaxed);
-    /* The transport's fd, then a layer's (datagrams), when there is one. */
+    /* The transport's fd, then a layer's (datagrams); poll skips either when it is -1. */
     struct pollfd pfd[3] = {{.fd = ctx->thr.wake_fd, .events = POLLIN},
                             {.fd = fd, .events = POLLIN},
                             {.fd = ctx->extra_fd, .events = POLLIN}};
@@ -180,10 +180,7 @@ static void idle_step(fm_context *ctx, unsigned *idle, double deadline)
             double left_ms = (deadline - now_s()) * 1e3;
             /* Short naps: tcp;ofi_rxm's connection set-up does not signal the CQ fd (1.17),
              * so a long sleep stalls first contact. */
-            poll(pfd + !w, 1 + w + (ctx->extra_fd >= 0),
-                 left_ms < 1   ? 1
-                 : left_ms > 2 ? 2
-                               : (int)left_ms);
+            poll(pfd + !w, 2 + w, left_ms < 1 ? 1 : left_ms > 2 ? 2 : (int)left_ms);
         }
         return;
     }
@@ -195,11 +192,7 @@ static void idle_step(fm_context *ctx, unsigned *idle, double deadline)
     }
     /* A nap: on the eventfd, which only fm_wake writes (ppoll for its sub-millisecond time). */
     struct timespec ts = {0, i < 4096 ? FM_PROGRESS_NAP_NS : 10 * FM_PROGRESS_NAP_NS};
-    if (ctx->extra_fd >= 0) { /* (pfd[1] is the transport's missing fd: -1, skipped) */
-        ppoll(pfd + !w, (nfds_t)(2 + w), &ts, NULL);
-        return;
-    }
-    ppoll(pfd, (nfds_t)w, &ts, NULL);
+    ppoll(pfd + !w, (nfds_t)(2 + w), &ts, NULL);
 }
 
 /* A wait's error; one that says the job may be broken is remembered for fm_finalize until a

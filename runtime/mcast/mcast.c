@@ -147,11 +147,8 @@ static int mcast_open(fm_context *ctx, const int *members, int n, fm_mcast_desc 
     int rc = fm_mcast_choose(ctx, tree, len + desc_len, desc_len, mode, &td, &payload);
     if (rc)
         return rc;
-    if (td.builder == fm_tree_lookup("ipmc")) { /* not a tree: datagrams and a ring */
-        if (d->flags & (FM_DESC_STORE_FORWARD | FM_DESC_FCFS))
-            return FM_ERR_INVALID;
+    if (td.builder == fm_tree_lookup("ipmc")) /* not a tree: datagrams and a ring */
         return fm_ipmc_open(ctx, members, n, (int)d->root_pos, d->group, len, handler, ack, stream);
-    }
     /* Store-and-forward and FCFS members hold the whole message (forward.c): refuse here what
      * they would refuse (when their FM_MCAST_BUFFER is this rank's). */
     if ((d->flags & (FM_DESC_STORE_FORWARD | FM_DESC_FCFS)) &&

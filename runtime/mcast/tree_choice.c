@@ -207,24 +207,28 @@ static int model_time(const struct fm_model_tree *t, const struct fm_costs *c,
 }
 
 /* How many members at most share one core during a two-stage multicast (all of them receive
- * at once): the job's over FM_MCAST_CORES, else the most on one host over its cores. */
+ * at once): the most in one of job_view's groups (a host, or the whole job with
+ * FM_MCAST_CORES) over its cores. */
+static int by_value(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 static double ipmc_share(fm_context *ctx, const struct fm_tree_desc *d)
 {
     struct job_view v;
     job_view(ctx, d, &v);
-    double share = 1;
-    if (v.job.cores > 0 && !v.group)
-        share = d->n / v.job.cores;
-    for (int p = 0; v.group && p < d->n; p++) {
-        int on = 0;
-        for (int q = 0; q < d->n; q++)
-            on += v.group[q] == v.group[p];
-        share = on / v.job.cores > share ? on / v.job.cores : share;
+    int most = 0;
+    if (v.group) { /* (sorted in place: the view is this call's) */
+        qsort(v.group, (size_t)d->n, sizeof *v.group, by_value);
+        for (int p = 0, run = 0; p < d->n; p++) {
+            run = p && v.group[p] == v.group[p - 1] ? run + 1 : 1;
+            most = run > most ? run : most;
+        }
     }
-    if (v.group && ctx->cfg.mcast_cores > 0)
-        share = d->n / v.job.cores; /* (emulated hosts: the job's cores) */
     free(v.group);
-    return share;
+    return v.job.cores > 0 && most > v.job.cores ? most / v.job.cores : 1;
 }
 
 int fm_mcast_model_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes,
@@ -313,6 +317,18 @@ static int best_tree(fm_context *ctx, size_t bytes, size_t payload, int mode,
     return FM_OK;
 }
 
+/* A named "ipmc": it has one mode (FPFS: FM_ERR_INVALID for the others) and needs this rank's
+ * datagram multicast (FM_ERR_TREE without). */
+static int ipmc_usable(fm_context *ctx, int mode)
+{
+    if (mode != FM_MODEL_FPFS)
+        return FM_ERR_INVALID;
+    if (fm_ipmc_available(ctx))
+        return FM_OK;
+    fm_log(1, "tree ipmc needs datagram multicast, which is off here (FM_MCAST_DGRAM)");
+    return FM_ERR_TREE;
+}
+
 /* Auto weighs the two-stage multicast where this rank has datagram multicast, the members
  * span more than one host (on one host there is no network to copy for them) and the mode is
  * FPFS (it has no other). */
@@ -381,6 +397,8 @@ int fm_mcast_choose(fm_context *ctx, const char *spec, size_t bytes, size_t min_
     *payload = ctx->packet_size;
     if (strcmp(spec, "auto")) {
         int rc = named(ctx, spec, bytes, d);
+        if (rc == FM_OK && d->builder == fm_tree_lookup("ipmc"))
+            return ipmc_usable(ctx, mode);
         size_t seg = ctx->cfg.prefix_segment;
         if (rc == FM_OK && d->builder == fm_tree_lookup("prefix") && seg && seg < *payload) {
             *payload = seg > min_payload ? seg : min_payload; /* (the descriptor fits packet 0) */
@@ -437,14 +455,11 @@ int fm_mcast_predict(fm_context *ctx, int n, int root, const char *tree, unsigne
     /* As a group's multicast sends it: the descriptor in packet 0, before the bytes. */
     size_t payload, desc = fm_mcast_desc_size(0), bytes = len + desc;
     int rc = fm_mcast_choose(ctx, tree, bytes, desc, mode, &d, &payload);
-    if (rc == FM_OK && d.builder == fm_tree_lookup("ipmc") &&
-        (mode != FM_MODEL_FPFS || !fm_ipmc_available(ctx))) {
-        free(ranks); /* (as fm_mcast_begin: one mode, and only with datagram multicast) */
-        return mode != FM_MODEL_FPFS ? FM_ERR_INVALID : FM_ERR_TREE;
-    }
-    if (rc == FM_OK)
+    if (rc == FM_OK) { /* (a tree the model cannot lay out is a bad tree here) */
         rc = fm_mcast_model_predict(ctx, &d, bytes, payload, mode, &out->seconds,
                                     &out->held_packets);
+        rc = rc == FM_ERR_INVALID ? FM_ERR_TREE : rc;
+    }
     free(ranks);
     if (rc == FM_OK) {
         char *name = out->resolved;
@@ -456,7 +471,7 @@ int fm_mcast_predict(fm_context *ctx, int n, int root, const char *tree, unsigne
         out->packets = (uint64_t)packets(bytes, payload);
         out->buffer_bytes = fm_pool_pkt_bytes(ctx);
     }
-    return rc == FM_ERR_INVALID ? FM_ERR_TREE : rc;
+    return rc; /* (FM_ERR_INVALID from the choice: a mode the tree has not) */
 }
 
 int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, unsigned flags,

@@ -26,8 +26,9 @@ double fm_ipmc_loss(const fm_context *ctx);
 
 /* The root's stream of a two-stage multicast of len bytes for handler to the n members
  * (this rank at position pos), the group's id or 0 for a member list; ack: the request that
- * completes once every member has the message (FM_MCAST_ACK), else NULL. Errors: FM_ERR_TREE
- * (no datagram multicast here), FM_ERR_TOO_LONG (over FM_MCAST_BUFFER, or a member set that
+ * completes once every member has the message (FM_MCAST_ACK), else NULL. The caller has
+ * resolved the tree (tree_choice.c: only in FPFS, only with datagram multicast here). Errors:
+ * FM_ERR_TOO_LONG (over FM_MCAST_BUFFER, or a member set that
  * does not fit a datagram), FM_EAGAIN (inside a handler, FM_MCAST_BUFFER taken), FM_ERR_NOMEM
  * and the waits' errors. */
 int fm_ipmc_open(fm_context *ctx, const int *members, int n, int pos, uint64_t group, size_t len,

@@ -61,12 +61,13 @@ static void done_mark(fm_context *ctx, uint32_t root, uint32_t mid)
     int32_t at = (int32_t)(mid - d->base);
     if (at < 0)
         return;
-    const size_t words = FM_IPMC_DONE_SPAN / 64;
-    while (at >= (int32_t)FM_IPMC_DONE_SPAN) { /* slide by a word: the oldest 64 count as done */
-        memmove(d->bits, d->bits + 1, sizeof d->bits - sizeof d->bits[0]);
-        d->bits[words - 1] = 0;
-        d->base += 64;
-        at -= 64;
+    if (at >= (int32_t)FM_IPMC_DONE_SPAN) { /* slide by whole words: older ones count as done */
+        const int32_t words = FM_IPMC_DONE_SPAN / 64;
+        int32_t by = (at - (int32_t)FM_IPMC_DONE_SPAN) / 64 + 1, keep = by < words ? words - by : 0;
+        memmove(d->bits, d->bits + (words - keep), (size_t)keep * sizeof d->bits[0]);
+        memset(d->bits + keep, 0, (size_t)(words - keep) * sizeof d->bits[0]);
+        d->base += (uint32_t)by * 64;
+        at -= by * 64;
     }
     d->bits[at / 64] |= (uint64_t)1 << (at % 64);
 }

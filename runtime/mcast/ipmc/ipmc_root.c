@@ -93,7 +93,7 @@ static int root_header(fm_context *ctx, const int *members, int n, uint64_t grou
     if (group)
         fm_put64(extra, group);
     else if ((el = fm_prefix_dests_encode(members, n, ctx->size, extra, room)) < 0)
-        return el == FM_ERR_TOO_LONG ? FM_ERR_TOO_LONG : el;
+        return el; /* (FM_ERR_TOO_LONG: the set does not fit a datagram) */
     *h = (fm_ipmc_hdr){.flags = group ? FM_IPMC_GROUP : FM_IPMC_SET,
                        .handler = (uint16_t)handler,
                        .extra_len = (uint16_t)el,
@@ -122,11 +122,6 @@ static void root_sync(fm_context *ctx, fm_ipmc_msg *m, const int *members, int n
 int fm_ipmc_open(fm_context *ctx, const int *members, int n, int pos, uint64_t group, size_t len,
                  int handler, struct fm_request *ack, fm_stream **stream)
 {
-    fm_ipmc *ip = fm_ipmc_of(ctx);
-    if (!ip->dgram) {
-        fm_log(1, "tree ipmc needs datagram multicast, which is off here (FM_MCAST_DGRAM)");
-        return FM_ERR_TREE;
-    }
     fm_ipmc_hdr h;
     unsigned char extra[FM_TP_DGRAM_MAX];
     int rc = root_header(ctx, members, n, group, len, handler, &h, extra);
