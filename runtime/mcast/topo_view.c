@@ -33,5 +33,6 @@ const struct fm_tree_topo *fm_mcast_topo_view(struct fm_mcast_topo_view *v, cons
     *v = (struct fm_mcast_topo_view){.topo = topo, .ranks = ranks, .desc = desc, .n = n};
     v->base = (struct fm_tree_topo){
         .arg = v, .ndims = fm_topo_ndims(topo), .host = view_host, .coord = view_coord};
+    fm_topo_dims(topo, v->base.dims);
     return &v->base;
 }

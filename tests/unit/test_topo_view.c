@@ -34,6 +34,8 @@ static void hosts_through_member_list(void **state)
     const struct fm_tree_topo *tt = fm_mcast_topo_view(&v, t, members, NULL, 3);
     assert_non_null(tt);
     assert_int_equal(tt->ndims, 2);
+    assert_int_equal(tt->dims[0], 2);
+    assert_int_equal(tt->dims[1], 2);
     assert_int_equal(tt->host(tt->arg, 0), 3);
     assert_int_equal(tt->host(tt->arg, 1), 0);
     assert_int_equal(tt->host(tt->arg, 2), 3);

@@ -250,7 +250,8 @@ static void prefix_one_copy_per_host(void **state)
         rack_of[p] = rack_of_host[host_of[p]];
     }
     struct fake_topo f = {host_of, rack_of_host};
-    struct fm_tree_topo hosts = {&f, 0, fake_host, NULL}, racks = {&f, 2, fake_host, fake_coord};
+    struct fm_tree_topo hosts = {.arg = &f, .host = fake_host},
+                        racks = {.arg = &f, .ndims = 2, .host = fake_host, .coord = fake_coord};
     static struct tree t;
     for (int root = 0; root < N; root++) {
         struct fm_tree_desc d = desc("prefix", 2, N, root);
@@ -855,9 +856,9 @@ static void parser(void **state)
     parse_ok("postal:2", "postal", 2);
     parse_ok("postal", "postal", 0);
     parse_bad("", "unknown tree ''");
-    parse_bad(
-        "star",
-        "unknown tree 'star' (known: flat, chain, binomial, kbinomial, postal, prefix, ipmc)");
+    parse_bad("star",
+              "unknown tree 'star' (known: flat, chain, binomial, kbinomial, postal, prefix, ipmc, "
+              "sepaddr, utorus, storus, mdtorus, mutorus)");
     parse_bad("Binomial", "unknown");
     parse_bad("binomia", "unknown");
     parse_bad("binomial:3", "takes no parameter");

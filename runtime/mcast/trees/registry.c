@@ -4,7 +4,8 @@
  * One line per builder in FM_TREE_BUILDERS: its id on the wire (explicit and stable: never
  * reuse or renumber one, since members of one job must agree and a member that gets an id it
  * does not know drops the multicast), its name (the file NAME.c defines fm_tree_NAME), and its
- * flags (FM_TREE_AUTO: FM_TREE=auto weighs it). */
+ * flags (FM_TREE_AUTO: FM_TREE=auto weighs it; FM_TREE_TORUS: auto weighs it when the members
+ * have torus coordinates). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,12 @@
     X(3, kbinomial, FM_TREE_AUTO)                                                                  \
     X(4, postal, FM_TREE_AUTO)                                                                     \
     X(5, prefix, 0)                                                                                \
-    X(6, ipmc, 0)
+    X(6, ipmc, 0)                                                                                  \
+    X(7, sepaddr, FM_TREE_TORUS)                                                                   \
+    X(8, utorus, FM_TREE_TORUS)                                                                    \
+    X(9, storus, FM_TREE_TORUS)                                                                    \
+    X(10, mdtorus, FM_TREE_TORUS)                                                                  \
+    X(11, mutorus, FM_TREE_TORUS)
 
 #define DECLARE(id, name, flags) extern const struct fm_tree_builder fm_tree_##name;
 FM_TREE_BUILDERS(DECLARE)

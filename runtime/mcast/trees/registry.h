@@ -9,8 +9,10 @@ struct fm_tree_builder;
 
 /* Registry (registry.c). A builder's id is explicit in the table and stable: it is what the
  * multicast descriptor carries on the wire. */
-enum { FM_TREE_AUTO = 1 }; /* flags: FM_TREE=auto weighs this builder */
-int fm_tree_count(void);   /* builders in the table */
+/* flags: FM_TREE=auto weighs this builder always (AUTO), or when the members have torus
+ * coordinates (TORUS) */
+enum { FM_TREE_AUTO = 1, FM_TREE_TORUS = 2 };
+int fm_tree_count(void); /* builders in the table */
 /* Id of the table's index-th builder (0 <= index < fm_tree_count()), its flags into *flags
  * (may be NULL); FM_ERR_INVALID out of range. For going through every builder. */
 int fm_tree_id_at(int index, unsigned *flags);

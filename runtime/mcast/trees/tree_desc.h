@@ -11,6 +11,7 @@ struct fm_tree_topo {
     int ndims;                                          /* coordinates per member, 0: none */
     int (*host)(const void *arg, int pos);              /* host index of member pos, or < 0 */
     int (*coord)(const void *arg, int pos, int *coord); /* FM_OK, or < 0 without coordinates */
+    int dims[3]; /* extent of each axis (the torus's size); 0: the largest coordinate + 1 */
 };
 
 /* Everything a member needs to know to find its place in the tree. Every member of a multicast
