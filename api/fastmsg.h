@@ -482,6 +482,12 @@ typedef struct fm_mcast_prediction {
                             * packet's arrival until its last copy has left (compare with
                             * fm_stats.fwd_held_peak / buffer_bytes) */
     uint64_t buffer_bytes; /* bytes of one packet buffer as fm_stats counts them */
+    /* On a torus of hosts (FM_TOPOLOGY=torus:..., one position per host): the links the
+     * tree's copies cross under dimension-ordered routing, summed (link visits) and distinct
+     * (links used); link concentration is their ratio. 0 elsewhere. */
+    uint32_t link_visits, links_used;
+    double tree_seconds; /* tree creation: what the root takes here to work out its children
+                          * (the builder run once; measured, median of 5) */
 } fm_mcast_prediction;
 
 /* fm_mcast_predict_time's prediction with its details into *out (the same arguments; out not

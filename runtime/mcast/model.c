@@ -7,7 +7,8 @@
  * Members that share fewer cores than they are (job->group, job->cores) share them as the
  * kernel's scheduler does, fairly among those runnable: each pass runs a member's CPU work at
  * cores / runnable of full speed, with how many were runnable when taken from the previous
- * passes (a profile over time per group), so the walk is repeated for that too. */
+ * passes (a profile over time per group), so the walk is repeated for that too. Over a net of
+ * links (a torus) the walk is repeated once more per round of link shares (net_shares). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,10 @@
 #include "model.h"
 
 #define MODEL_PASSES  12
-#define SHARE_BUCKETS 256 /* of a sharing group's load profile over time */
-#define SHARE_SPAN    2.0 /* the profile covers this x the unshared completion (or bound) */
+#define SHARE_BUCKETS 256  /* of a sharing group's load profile over time */
+#define SHARE_SPAN    2.0  /* the profile covers this x the unshared completion (or bound) */
+#define NET_ROUNDS    12   /* of link shares, at most */
+#define NET_SETTLED   0.01 /* no share moved by more than this fraction: done */
 
 /* Processor sharing among a group's members (groups with more members than cores only):
  * prev[slot * B + b] is how many of the group's members were runnable on average in bucket b
@@ -43,6 +46,13 @@ struct sim {
     double *last_copy; /* per packet of the member being simulated: when its last copy left */
     struct share sh;
     uint64_t order_seed; /* 0: copies leave in posting order; else the seed of a random one */
+    /* Over a net (job->net), per member: when its incoming copy's stream may take its next
+     * packet (pipe), the share of the stream's busiest link it waits for (share: 1 alone,
+     * 2 with one other under way, ...), and the span it was under way in this pass; per link,
+     * the members whose copies cross it (link_edges[link_first[l] ..]). */
+    const struct fm_model_net *net;
+    double *pipe, *share, *span0, *span1;
+    int *link_first, *link_edges;
 };
 
 /* The first `now` children of v got packet j in posting order; deal the arrival times out in
@@ -139,6 +149,25 @@ static double link_send(struct link *l, const struct fm_costs *c, double ready, 
     return l->t;
 }
 
+static int route_len(const struct fm_model_net *net, int v)
+{
+    return net->route_first[v + 1] - net->route_first[v];
+}
+
+/* Over a net: when a copy of size bytes to kid, ready at ready, is through its route's
+ * busiest link (its stream's pipe; a copy to a member of the sender's own host leaves at
+ * once). */
+static double net_send(struct sim *s, int kid, int j, double ready, double size)
+{
+    if (route_len(s->net, kid) == 0)
+        return ready;
+    double start = ready > s->pipe[kid] ? ready : s->pipe[kid];
+    s->pipe[kid] = start + size * s->c->gap_byte * s->share[kid];
+    if (j == 0)
+        s->span0[kid] = start;
+    return s->pipe[kid];
+}
+
 /* Member v posts packet j to its i-th child at CPU time cpu; returns the CPU time after. */
 static double post(struct sim *s, struct link *l, int v, int i, int j, double cpu)
 {
@@ -153,8 +182,13 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
         double credit = s->rel_prev[(size_t)kid * m + (size_t)(j - w)] + c->latency;
         ready = credit > ready ? credit : ready;
     }
-    double left = link_send(l, c, ready, size);
-    s->arrival[(size_t)kid * m + (size_t)j] = left + c->latency;
+    double left = s->net ? net_send(s, kid, j, ready, size) : link_send(l, c, ready, size);
+    double at = left + c->latency;
+    if (s->net && route_len(s->net, kid) > 1)
+        at += (route_len(s->net, kid) - 1) * s->net->hop;
+    s->arrival[(size_t)kid * m + (size_t)j] = at;
+    if (s->net)
+        s->span1[kid] = at;
     s->sent[v] += size;
     if (left > s->last_copy[j])
         s->last_copy[j] = left;
@@ -282,6 +316,8 @@ static double one_pass(struct sim *s, const int *order, struct fm_model_out *out
     size_t cells = (size_t)s->t->n * (size_t)s->m;
     double moved = 0;
     memcpy(s->rel_prev, s->rel, cells * sizeof *s->rel_prev);
+    if (s->net)
+        memset(s->pipe, 0, (size_t)s->t->n * sizeof *s->pipe);
     out->T = 0;
     for (int i = 0; i < s->t->n; i++) {
         int v = order[i];
@@ -379,12 +415,9 @@ static void share_next(struct share *sh)
 /* The passes: one; or, with a credit window or shared cores, until the releases and the
  * completion stop moving. The first pass with shared cores only sizes their profile, the
  * next counts who is runnable when, and the ones after run by it. FM_OK or FM_ERR_NOMEM. */
-static int run_passes(struct sim *s, const int *order, struct fm_model_out *out)
+static int run_passes(struct sim *s, const int *order, int sharing, struct fm_model_out *out)
 {
     int credits = s->job && s->job->window > 0 && s->job->window < s->m;
-    int sharing = share_init(s);
-    if (sharing < 0)
-        return FM_ERR_NOMEM;
     double last = -1;
     for (int pass = 0; pass < (credits || sharing ? MODEL_PASSES : 1); pass++) {
         double moved = one_pass(s, order, out), eps = 1e-12 * (out->T > 0 ? out->T : 1);
@@ -415,6 +448,76 @@ static int args_ok(const struct fm_model_tree *t, int m, size_t payload, size_t 
            bytes > (size_t)(m - 1) * payload && bytes <= (size_t)m * payload;
 }
 
+/* The net's state: every share 1, and which members' copies cross each link; the link
+ * concentration into out. FM_OK, FM_ERR_INVALID (a link id out of range) or FM_ERR_NOMEM. */
+static int net_init(struct sim *s, struct fm_model_out *out)
+{
+    const struct fm_model_net *net = s->net;
+    int n = s->t->n, nl = net->nlinks, visits = net->route_first[n] - net->route_first[0];
+    s->pipe = calloc(4 * (size_t)n, sizeof *s->pipe);
+    s->link_first = calloc((size_t)nl + 1 + (size_t)(visits > 0 ? visits : 1), sizeof(int));
+    if (!s->pipe || !s->link_first)
+        return FM_ERR_NOMEM;
+    s->share = s->pipe + n;
+    s->span0 = s->share + n;
+    s->span1 = s->span0 + n;
+    s->link_edges = s->link_first + nl + 1;
+    for (int v = 0; v < n; v++) {
+        s->share[v] = 1;
+        for (int e = net->route_first[v]; e < net->route_first[v + 1]; e++) {
+            int l = net->route_links[e];
+            if (l < 0 || l >= nl)
+                return FM_ERR_INVALID;
+            s->link_first[l + 1]++;
+        }
+    }
+    out->link_visits = visits;
+    out->links_used = 0;
+    for (int l = 0; l < nl; l++) {
+        out->links_used += s->link_first[l + 1] > 0;
+        s->link_first[l + 1] += s->link_first[l];
+    }
+    int *next = calloc((size_t)nl + 1, sizeof *next);
+    if (!next)
+        return FM_ERR_NOMEM;
+    memcpy(next, s->link_first, (size_t)nl * sizeof *next);
+    for (int v = 0; v < n; v++)
+        for (int e = net->route_first[v]; e < net->route_first[v + 1]; e++)
+            s->link_edges[next[net->route_links[e]]++] = v;
+    free(next);
+    return FM_OK;
+}
+
+/* After a pass: each copy's stream's share, the most streams (time-weighted over its own
+ * span, itself included) under way on any link of its route, averaged with the last share
+ * (which damps the back and forth: a larger share stretches the spans it overlaps). Returns
+ * how far any share moved, as a fraction. */
+static double net_shares(struct sim *s)
+{
+    const struct fm_model_net *net = s->net;
+    double moved = 0;
+    for (int v = 0; v < s->t->n; v++) {
+        double a = s->span0[v], b = s->span1[v], most = 1;
+        if (route_len(net, v) == 0 || !(b > a))
+            continue;
+        for (int e = net->route_first[v]; e < net->route_first[v + 1]; e++) {
+            int l = net->route_links[e];
+            double load = 0;
+            for (int k = s->link_first[l]; k < s->link_first[l + 1]; k++) {
+                int u = s->link_edges[k];
+                double lo = a > s->span0[u] ? a : s->span0[u],
+                       hi = b < s->span1[u] ? b : s->span1[u];
+                load += hi > lo ? (hi - lo) / (b - a) : 0;
+            }
+            most = load > most ? load : most;
+        }
+        double next = (s->share[v] + most) / 2, dm = fabs(next - s->share[v]) / s->share[v];
+        moved = dm > moved ? dm : moved;
+        s->share[v] = next;
+    }
+    return moved;
+}
+
 /* One simulation, the links' order given by seed (0: posting order). */
 static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t bytes,
                     enum fm_model_mode mode, const struct fm_costs *c,
@@ -430,7 +533,8 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
                     .classic = classic,
                     .payload = payload,
                     .bytes = bytes,
-                    .order_seed = seed};
+                    .order_seed = seed,
+                    .net = job ? job->net : NULL};
     int *order = malloc((size_t)t->n * sizeof *order);
     s.arrival = calloc(cells, sizeof *s.arrival);
     s.rel = calloc(cells, sizeof *s.rel);
@@ -445,8 +549,18 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
         rc = FM_ERR_INVALID;
     /* Pass 1 takes every credit as back at `latency` (rel_prev all 0); each later pass
      * limits by the last pass's releases. */
+    int sharing = rc == FM_OK ? share_init(&s) : 0;
+    if (sharing < 0)
+        rc = FM_ERR_NOMEM;
+    if (rc == FM_OK && s.net)
+        rc = net_init(&s, out);
     if (rc == FM_OK)
-        rc = run_passes(&s, order, out);
+        rc = run_passes(&s, order, sharing, out);
+    for (int round = 0; rc == FM_OK && s.net && round < NET_ROUNDS; round++) {
+        if (net_shares(&s) <= NET_SETTLED)
+            break;
+        rc = run_passes(&s, order, sharing, out);
+    }
     if (rc == FM_OK) {
         out->cpu_bound = sharing_bound(&s);
         if (out->cpu_bound < 0)
@@ -463,6 +577,8 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     free(s.last_copy);
     free(s.sh.slot);
     free(s.sh.prev);
+    free(s.pipe);
+    free(s.link_first);
     return rc;
 }
 
@@ -482,7 +598,8 @@ static int sim_run(const struct fm_model_tree *t, int m, size_t payload, size_t 
 {
     if (!args_ok(t, m, payload, bytes, mode, c, out))
         return FM_ERR_INVALID;
-    int k = job && job->orders > 1 && c->gap_byte > 0 && fans_out(t) ? job->orders : 1;
+    /* (over a net every copy has its own stream: no shared link to order) */
+    int k = job && !job->net && job->orders > 1 && c->gap_byte > 0 && fans_out(t) ? job->orders : 1;
     if (k == 1)
         return sim_once(t, m, payload, bytes, mode, c, job, classic, 0, out);
     size_t n = (size_t)t->n;

@@ -41,6 +41,21 @@ struct fm_model_tree {
     const int *first, *kids;
 };
 
+/* The network between the members' hosts when it is more than one link per host (a torus,
+ * torus_net.h): the copy a member v gets from its parent crosses the links
+ * route_links[route_first[v] .. route_first[v + 1]) (ids < nlinks; none for the root, or
+ * for a parent on the same host). Copies whose routes share a link while both are under way
+ * share its rate (1 / gap_byte) equally: each copy's stream runs at the rate its busiest link
+ * leaves it, found by repeating the simulation with the previous run's overlaps (damped)
+ * until they settle. Every link after the first adds `hop` to the arrival (a router passes
+ * the frame on). With a net, a member's copies leave by their routes, not through one
+ * shaped link of the member's (no burst). */
+struct fm_model_net {
+    int nlinks;
+    const int *route_first, *route_links;
+    double hop;
+};
+
 /* The job around the tree. */
 struct fm_model_job {
     int window;       /* credits per sender at each child; 0: no limit */
@@ -54,6 +69,7 @@ struct fm_model_job {
      * orders > 1 the completion (and each member's) is the mean over that many random orders,
      * held the last order's (a link with a gap only); 0 or 1: the posting order. */
     int orders;
+    const struct fm_model_net *net; /* NULL: one link per host (a star) */
 };
 
 struct fm_model_out {
@@ -63,6 +79,9 @@ struct fm_model_out {
                        * from arrival until its last copy left (the root: 0; its packets
                        * are the caller's pieces) */
     double cpu_bound; /* the sharing bound (0: none); T is at least this */
+    /* With a net: link visits (the links every copy crosses, summed) and links used
+     * (distinct), Oral & George's link concentration being their ratio; 0 without. */
+    int link_visits, links_used;
 };
 
 /* Simulates m packets of payload bytes each (the last one: the rest of bytes) down t in the

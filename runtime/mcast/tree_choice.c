@@ -2,7 +2,8 @@
 /* Which tree a multicast uses: the one the caller names, or (auto) the one the model
  * (model.h) predicts fastest for this member count, message size and mode, from the job's
  * costs. Auto weighs every builder the registry flags FM_TREE_AUTO with every parameter the
- * builder offers (kbinomial's k, postal's lambda), and the packet size: smaller packets
+ * builder offers (kbinomial's k, postal's lambda), the torus builders (FM_TREE_TORUS) when the
+ * members have coordinates, and the packet size: smaller packets
  * pipeline deeper down a tree but each costs a header and a completion, so FM_PACKET_SIZE,
  * its half, quarter, ... (down to FM_MCAST_MIN_PACKET bytes and never below the descriptor)
  * are weighed too.
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -23,6 +25,7 @@
 #include "mcast_desc.h"
 #include "mcast_state.h"
 #include "topo_view.h"
+#include "torus_net.h"
 #include "tree_choice.h"
 #include "prefix_router.h"
 #include "ipmc/ipmc.h"
@@ -231,6 +234,109 @@ static double ipmc_share(fm_context *ctx, const struct fm_tree_desc *d)
     return v.job.cores > 0 && most > v.job.cores ? most / v.job.cores : 1;
 }
 
+/* A frame an Ethernet router passes on whole before it sends it on: the time each router on a
+ * route adds, at the link's rate. */
+#define FM_TORUS_FRAME 1514
+
+/* The torus of hosts under the members, for the model: each member's route from its parent
+ * (model.h's fm_model_net), when the job's topology is a torus of hosts (FM_TOPOLOGY=torus:..
+ * with one position per host) and every member has coordinates. 1 with *net filled (free
+ * net->route_first), 0 when there is none, -1 when out of memory. */
+static int torus_view(fm_context *ctx, const struct fm_tree_desc *d, const struct fm_model_tree *t,
+                      const struct fm_costs *c, struct fm_model_net *net)
+{
+    const struct fm_tree_topo *topo = d->topo;
+    if (!topo || fm_topo_kind(ctx->topo) != FM_TOPO_TORUS_HOSTS || topo->ndims < 1 ||
+        topo->ndims > 3)
+        return 0;
+    struct fm_torus_net tn = {.ndims = topo->ndims,
+                              .dims = {1, 1, 1},
+                              .unidirectional = fm_topo_unidirectional(ctx->topo) == 1};
+    for (int a = 0; a < topo->ndims; a++)
+        tn.dims[a] = topo->dims[a];
+    int n = d->n, hops = 0, per = 0; /* routes are at most the sum of the extents */
+    for (int a = 0; a < tn.ndims; a++)
+        per += tn.dims[a];
+    int *parent = malloc((size_t)n * sizeof *parent);
+    int *first = malloc(((size_t)n + 1 + (size_t)n * (size_t)per) * sizeof *first);
+    if (!parent || !first) {
+        free(parent);
+        free(first);
+        return -1;
+    }
+    for (int p = 0; p < n; p++)
+        for (int e = t->first[p]; e < t->first[p + 1]; e++)
+            parent[t->kids[e]] = p;
+    int *links = first + n + 1;
+    for (int v = 0; v < n; v++) {
+        int from[3] = {0, 0, 0}, to[3] = {0, 0, 0};
+        first[v] = hops;
+        if (v == t->root || topo->coord(topo->arg, parent[v], from) != FM_OK ||
+            topo->coord(topo->arg, v, to) != FM_OK)
+            continue;
+        hops += fm_torus_route(&tn, from, to, links + hops, per);
+    }
+    first[n] = hops;
+    free(parent);
+    /* (route_links follows route_first in one block: free route_first) */
+    *net = (struct fm_model_net){.nlinks = fm_torus_nlinks(&tn),
+                                 .route_first = first,
+                                 .route_links = links,
+                                 .hop = FM_TORUS_FRAME * c->gap_byte};
+    return 1;
+}
+
+/* The links d's copies cross on a torus of hosts, summed and distinct (0 and 0 elsewhere). */
+static void torus_links(fm_context *ctx, const struct fm_tree_desc *d, fm_mcast_prediction *out)
+{
+    const struct fm_costs *c = fm_mcast_costs(ctx, NULL);
+    int *first, *kids;
+    if (!c || d->builder == fm_tree_lookup("ipmc") || fm_model_layout(d, &first, &kids))
+        return;
+    struct fm_model_tree t = {d->n, d->root, first, kids};
+    struct fm_model_net net;
+    if (torus_view(ctx, d, &t, c, &net) == 1) {
+        char *used = calloc((size_t)net.nlinks, 1);
+        int visits = net.route_first[d->n];
+        for (int e = 0; used && e < visits; e++)
+            out->links_used += !used[net.route_links[e]]++;
+        out->link_visits = used ? (uint32_t)visits : 0;
+        free(used);
+        free((void *)net.route_first);
+    }
+    free(first);
+    free(kids);
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Tree creation at the root: one run of the builder for its children, median of 5. */
+static double tree_seconds(const struct fm_tree_desc *d)
+{
+    size_t bytes = fm_tree_scratch_size(d);
+    void *scratch = bytes ? malloc(bytes) : NULL;
+    int *kids = malloc((size_t)d->n * sizeof *kids);
+    double runs[5] = {0};
+    for (int i = 0; kids && (scratch || !bytes) && i < 5; i++) {
+        double t0 = seconds_now();
+        fm_tree_children(d, d->root, kids, d->n, scratch);
+        runs[i] = seconds_now() - t0;
+        for (int k = i; k > 0 && runs[k] < runs[k - 1]; k--) { /* kept sorted */
+            double x = runs[k];
+            runs[k] = runs[k - 1];
+            runs[k - 1] = x;
+        }
+    }
+    free(scratch);
+    free(kids);
+    return runs[2];
+}
+
 int fm_mcast_model_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t bytes,
                            size_t payload, int mode, double *T, double *held)
 {
@@ -249,7 +355,13 @@ int fm_mcast_model_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t
         struct job_view v;
         job_view(ctx, d, &v);
         struct fm_model_tree t = {d->n, d->root, first, kids};
-        rc = model_time(&t, c, &v.job, bytes ? bytes : 1, payload, mode, T, held);
+        struct fm_model_net net;
+        int on_torus = torus_view(ctx, d, &t, c, &net);
+        v.job.net = on_torus == 1 ? &net : NULL;
+        rc = on_torus < 0 ? FM_ERR_NOMEM
+                          : model_time(&t, c, &v.job, bytes ? bytes : 1, payload, mode, T, held);
+        if (on_torus == 1)
+            free((void *)net.route_first);
         free(v.group);
     }
     free(first);
@@ -293,7 +405,8 @@ static int best_tree(fm_context *ctx, size_t bytes, size_t payload, int mode,
     for (int i = 0; i < fm_tree_count(); i++) {
         unsigned flags;
         int builder = fm_tree_id_at(i, &flags), params[FM_MCAST_PARAMS];
-        if (!(flags & FM_TREE_AUTO))
+        int torus = d->topo && d->topo->ndims > 0;
+        if (!(flags & FM_TREE_AUTO) && !(torus && (flags & FM_TREE_TORUS)))
             continue;
         int np = fm_tree_candidates(builder, d->n, params, FM_MCAST_PARAMS);
         for (int k = 0; k < np && k < FM_MCAST_PARAMS; k++) {
@@ -459,6 +572,10 @@ int fm_mcast_predict(fm_context *ctx, int n, int root, const char *tree, unsigne
         rc = fm_mcast_model_predict(ctx, &d, bytes, payload, mode, &out->seconds,
                                     &out->held_packets);
         rc = rc == FM_ERR_INVALID ? FM_ERR_TREE : rc;
+    }
+    if (rc == FM_OK) {
+        torus_links(ctx, &d, out);
+        out->tree_seconds = tree_seconds(&d);
     }
     free(ranks);
     if (rc == FM_OK) {

@@ -19,6 +19,7 @@
 struct fm_topo {
     int nranks, nhosts;
     int kind, ndims, dims[FM_TOPO_MAXDIMS];
+    int unidirectional; /* a torus whose links carry traffic the + way only */
     int *host;          /* [nranks] host index */
     int *local;         /* [nranks] position on the host */
     int *first;         /* [nhosts + 1] host h's ranks are members[first[h] .. first[h+1]) */
@@ -162,23 +163,65 @@ static void torus_coord(const int *dims, int i, int *coord)
     coord[2] = i / (dims[0] * dims[1]);
 }
 
+/* The number a host's name ends in (fmx12: 12), or -1 when it ends in none or it is at least
+ * below. */
+static int name_number(const char *name, int below)
+{
+    size_t len = strlen(name), i = len;
+    while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
+        i--;
+    if (i == len || len - i > 7)
+        return -1;
+    int v = atoi(name + i);
+    return v < below ? v : -1;
+}
+
+/* Fewer hosts than positions: each host's position is the number its name ends in (the
+ * emulated torus's fmt0 .. fmt15), when every host has one and no two the same. *spot gets
+ * them; FM_OK or FM_ERR_CONFIG. */
+static int torus_by_names(fm_topo *t, int n, int *spot)
+{
+    char *taken = calloc((size_t)n, 1);
+    int rc = taken ? FM_OK : FM_ERR_NOMEM;
+    for (int h = 0; rc == FM_OK && h < t->nhosts; h++) {
+        spot[h] = name_number(t->name[h], n);
+        if (spot[h] < 0 || taken[spot[h]]++)
+            rc = FM_ERR_CONFIG;
+    }
+    free(taken);
+    return rc;
+}
+
 static int place_torus(fm_topo *t, const char *spec, const struct fm_topo_spec *s, char *err,
                        size_t errlen)
 {
-    int n = s->dims[0] * s->dims[1] * s->dims[2];
-    if (n == t->nhosts)
+    int n = s->dims[0] * s->dims[1] * s->dims[2], *spot = NULL, rc = FM_OK;
+    if (n == t->nhosts) {
         t->kind = FM_TOPO_TORUS_HOSTS;
-    else if (n == t->nranks)
+    } else if (n == t->nranks) {
         t->kind = FM_TOPO_TORUS_RANKS;
-    else
-        return fm_fail(err, errlen, FM_ERR_CONFIG,
-                       "FM_TOPOLOGY '%s' has %d positions, but the job has %d host%s and "
-                       "%d rank%s",
-                       spec, n, t->nhosts, t->nhosts == 1 ? "" : "s", t->nranks,
-                       t->nranks == 1 ? "" : "s");
-    for (int r = 0; r < t->nranks; r++)
-        torus_coord(s->dims, t->kind == FM_TOPO_TORUS_HOSTS ? t->host[r] : r,
-                    t->coord + (size_t)r * FM_TOPO_MAXDIMS);
+    } else {
+        spot = t->nhosts < n ? malloc((size_t)t->nhosts * sizeof *spot) : NULL;
+        rc = spot ? torus_by_names(t, n, spot) : FM_ERR_CONFIG;
+        if (rc != FM_OK) {
+            free(spot);
+            return rc == FM_ERR_NOMEM
+                       ? fm_fail(err, errlen, rc, "topology: out of memory")
+                       : fm_fail(err, errlen, FM_ERR_CONFIG,
+                                 "FM_TOPOLOGY '%s' has %d positions, but the job has %d host%s "
+                                 "and %d rank%s (and the host names do not end in distinct "
+                                 "positions)",
+                                 spec, n, t->nhosts, t->nhosts == 1 ? "" : "s", t->nranks,
+                                 t->nranks == 1 ? "" : "s");
+        }
+        t->kind = FM_TOPO_TORUS_HOSTS;
+    }
+    t->unidirectional = s->unidirectional;
+    for (int r = 0; r < t->nranks; r++) {
+        int h = t->host[r], at = t->kind == FM_TOPO_TORUS_RANKS ? r : spot ? spot[h] : h;
+        torus_coord(s->dims, at, t->coord + (size_t)r * FM_TOPO_MAXDIMS);
+    }
+    free(spot);
     return FM_OK;
 }
 
@@ -353,6 +396,11 @@ const char *fm_topo_key(const fm_topo *t, int host)
 int fm_topo_kind(const fm_topo *t)
 {
     return t ? t->kind : FM_ERR_INVALID;
+}
+
+int fm_topo_unidirectional(const fm_topo *t)
+{
+    return t ? t->unidirectional : FM_ERR_INVALID;
 }
 
 int fm_topo_ndims(const fm_topo *t)

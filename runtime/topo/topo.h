@@ -7,9 +7,16 @@
  * leader is its lowest rank (local position 0). Optional coordinates (ndims 1..3) come from
  * FM_TOPOLOGY:
  *   ""              none (ndims 0); a NULL spec means the same
- *   "torus:AxB[xC]" one position per host when the job has A*B*C hosts, else one per rank when
- *                   it has A*B*C ranks (one machine emulating a torus), else FM_ERR_CONFIG.
- *                   Position i is x = i % A, y = (i / A) % B, z = i / (A*B).
+ *   "torus:AxB[xC][:uni]"
+ *                   one position per host when the job has A*B*C hosts, else one per rank when
+ *                   it has A*B*C ranks (one machine emulating a torus), else, when every
+ *                   host's name ends in a distinct number below A*B*C, at that position (the
+ *                   emulated torus's hosts fmt0 .. fmt15, any subset of them), else
+ *                   FM_ERR_CONFIG.
+ *                   Position i is x = i % A, y = (i / A) % B, z = i / (A*B). ":uni": the
+ *                   torus's links carry traffic the + way only (replies go round the ring);
+ *                   without it both ways. Routes are dimension-ordered (x, then y, then z),
+ *                   which only the multicast model uses (a torus of hosts).
  *   "file:PATH"     lines "NAME X [Y [Z]]" give each host's coordinates; NAME is the host's name
  *
  * Every call returns FM_OK, a count or index >= 0, or a negative FM_ERR_* code (fastmsg.h):
@@ -60,6 +67,8 @@ const char *fm_topo_name(const fm_topo *t, int host); /* host's name; NULL for a
 const char *fm_topo_key(const fm_topo *t, int host);  /* host's key; NULL for a bad index */
 
 int fm_topo_kind(const fm_topo *t); /* enum fm_topo_kind */
+/* 1 for a torus spec with ":uni", 0 otherwise. */
+int fm_topo_unidirectional(const fm_topo *t);
 int fm_topo_ndims(const fm_topo *t);
 /* Extent of each axis into dims[0..ndims); returns ndims (0: nothing written). A file's extents
  * are the largest coordinate + 1 on each axis, over every line of the file. */

@@ -41,8 +41,15 @@ static long spots(const int *dims, int ndims)
 static int parse_torus(const char *spec, const char *p, struct fm_topo_spec *s, char *err,
                        size_t errlen)
 {
+    const char *colon = strchr(p, ':');
+    if (colon && strcmp(colon, ":uni"))
+        return fm_fail(err, errlen, FM_ERR_CONFIG,
+                       "FM_TOPOLOGY '%s': after the dimensions only ':uni' (a unidirectional "
+                       "torus) may follow, not '%s'",
+                       spec, colon);
+    s->unidirectional = colon != NULL;
     for (;;) {
-        size_t len = strcspn(p, "x");
+        size_t len = strcspn(p, "x:");
         if (s->ndims == FM_TOPO_MAXDIMS)
             return fm_fail(err, errlen, FM_ERR_CONFIG,
                            "FM_TOPOLOGY '%s': a torus has at most %d dimensions", spec,
@@ -57,7 +64,7 @@ static int parse_torus(const char *spec, const char *p, struct fm_topo_spec *s, 
                            spec, s->ndims + 1, FM_TOPO_MAXDIM, (int)len, p);
         s->ndims++;
         p += len;
-        if (!*p)
+        if (!*p || *p == ':')
             break;
         p++; /* the 'x' */
     }
@@ -256,7 +263,7 @@ int fm_topo_spec_parse(const char *spec, struct fm_topo_spec *s, char *err, size
         rc = parse_file(spec + 5, s, err, errlen);
     } else {
         rc = fm_fail(err, errlen, FM_ERR_CONFIG,
-                     "FM_TOPOLOGY '%s' is neither torus:AxB[xC] nor file:PATH", spec);
+                     "FM_TOPOLOGY '%s' is neither torus:AxB[xC][:uni] nor file:PATH", spec);
     }
     if (rc != FM_OK)
         fm_topo_spec_clear(s);

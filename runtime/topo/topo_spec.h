@@ -22,6 +22,7 @@ struct fm_topo_spec {
     int kind;                      /* enum fm_topo_spec_kind */
     int ndims;                     /* 0 for none */
     int dims[FM_TOPO_MAXDIMS];     /* unused axes 1 */
+    int unidirectional;            /* torus: ":uni", links carry traffic the + way only */
     const char *path;              /* file: the path, pointing into the spec string */
     struct fm_topo_entry *entries; /* file: its hosts, sorted by name */
     int nentries;

@@ -122,7 +122,8 @@
       "it; N = the whole job's ranks share N cores (emulated hosts on one machine)")               \
     X(FM_TOPOLOGY, topology, STR, "", 0, 0,                                                        \
       "coordinates for the topology layer: torus:AxB or torus:AxBxC (one position per host, or "   \
-      "per rank when the job has that many ranks but not hosts), file:PATH (lines NAME X [Y "      \
+      "per rank when the job has that many ranks but not hosts; :uni after it: a unidirectional "  \
+      "torus, for the multicast model's routes), file:PATH (lines NAME X [Y "                      \
       "[Z]], "                                                                                     \
       "one per host), empty = none (hosts and positions on them are always known)")                \
     X(FM_VERBOSE, verbose, INT, "0", 0, 3,                                                         \

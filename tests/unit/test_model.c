@@ -9,6 +9,7 @@
 
 #include "fastmsg.h"
 #include "model.h"
+#include "torus_net.h"
 #include "trees/tree.h"
 
 static struct fm_tree_desc desc(const char *name, int param, int n, int m)
@@ -298,6 +299,93 @@ static void loggp_link_order(void **state)
     assert_true(out.T == 22 && member[1] == 12 && member[2] == 12 && member[3] == 22);
 }
 
+/* Over a net, a flat root with 2 children, one 1000-byte packet, post 1, link 0.01 per byte,
+ * no latency. Routes on links of their own: each copy streams alone, 1 + 10 and 2 + 10 (with
+ * the sender's one link the second would leave at 21). */
+static void net_own_links(void **state)
+{
+    (void)state;
+    int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2};
+    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01};
+    int route_first[4] = {0, 0, 1, 2}, route_links[2] = {0, 1};
+    struct fm_model_net net = {.nlinks = 2, .route_first = route_first, .route_links = route_links};
+    struct fm_model_job job = {.net = &net};
+    double member[3];
+    struct fm_model_out out = {.member = member};
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(out.T == 12 && member[1] == 11 && member[2] == 12);
+    assert_int_equal(out.link_visits, 2);
+    assert_int_equal(out.links_used, 2);
+}
+
+/* Two streams of 10 packets of 1000 bytes over one link (0.01 per byte) share it: together
+ * 20000 bytes at 100 bytes per unit, about 200, where either alone takes about 100. */
+static void net_shared_link(void **state)
+{
+    (void)state;
+    int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2};
+    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01};
+    int route_first[4] = {0, 0, 1, 2}, route_links[2] = {0, 0};
+    struct fm_model_net net = {.nlinks = 1, .route_first = route_first, .route_links = route_links};
+    struct fm_model_job job = {.net = &net};
+    struct fm_model_out out = {0};
+    assert_int_equal(fm_model_sim(&t, 10, 1000, 10000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(fabs(out.T - 200) < 10);
+    assert_int_equal(out.link_visits, 2);
+    assert_int_equal(out.links_used, 1);
+    route_links[1] = 1; /* apart again */
+    net.nlinks = 2;
+    assert_int_equal(fm_model_sim(&t, 10, 1000, 10000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(fabs(out.T - 102) < 2);
+}
+
+/* Hops: a chain 0 -> 1 over three links, latency 2, 4 per router: 1 + 10 + 2 + 2 x 4. A link
+ * id past nlinks is refused. */
+static void net_hops(void **state)
+{
+    (void)state;
+    int first[3] = {0, 1, 1}, kids[1] = {1};
+    struct fm_model_tree t = {2, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01, .latency = 2};
+    int route_first[3] = {0, 0, 3}, route_links[3] = {0, 5, 7};
+    struct fm_model_net net = {
+        .nlinks = 8, .route_first = route_first, .route_links = route_links, .hop = 4};
+    struct fm_model_job job = {.net = &net};
+    struct fm_model_out out = {0};
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(out.T == 21);
+    net.nlinks = 7;
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out),
+                     FM_ERR_INVALID);
+}
+
+/* Dimension-ordered routes on a 4x4 torus, by hand (link = host * 4 + 2 * axis + minus):
+ * (3,0) -> (1,2) either way round: +x from 3 (wraps) and 0, then +y from (1,0) and (1,1);
+ * (0,0) -> (3,3): bidirectional one hop -x, one -y from (3,0); unidirectional three +x,
+ * three +y. */
+static void torus_routes(void **state)
+{
+    (void)state;
+    struct fm_torus_net net = {2, {4, 4, 1}, 0};
+    int links[8], a[3] = {3, 0, 0}, b[3] = {1, 2, 0}, o[3] = {0, 0, 0}, f[3] = {3, 3, 0};
+    assert_int_equal(fm_torus_nlinks(&net), 64);
+    for (int uni = 0; uni < 2; uni++) {
+        net.unidirectional = uni;
+        assert_int_equal(fm_torus_route(&net, a, b, links, 8), 4);
+        assert_memory_equal(links, ((int[]){12, 0, 6, 22}), 4 * sizeof(int));
+    }
+    net.unidirectional = 0;
+    assert_int_equal(fm_torus_route(&net, o, f, links, 8), 2);
+    assert_memory_equal(links, ((int[]){1, 15}), 2 * sizeof(int));
+    net.unidirectional = 1;
+    assert_int_equal(fm_torus_route(&net, o, f, links, 2), 6); /* only 2 written */
+    assert_int_equal(fm_torus_route(&net, o, f, links, 8), 6);
+    assert_memory_equal(links, ((int[]){0, 4, 8, 14, 30, 46}), 6 * sizeof(int));
+    assert_int_equal(fm_torus_route(&net, f, f, links, 8), 0);
+}
+
 /* Chain 0 -> 1, 3 packets, post 1, latency 1, receive 5, one credit: packet j + 1 leaves only
  * once member 1 released packet j and the credit came back (latency). Packet 0 there at 2,
  * taken by 7; packet 1 leaves at 7 + 1, there at 9, taken by 14; packet 2 leaves at 15, there
@@ -379,13 +467,24 @@ static void loggp_fcfs_buffers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(design_examples),     cmocka_unit_test(per_member_by_hand),
-        cmocka_unit_test(chain_closed_forms),  cmocka_unit_test(flat_closed_forms),
-        cmocka_unit_test(fpfs_never_loses),    cmocka_unit_test(run_on_given_tree),
-        cmocka_unit_test(bad_trees_and_args),  cmocka_unit_test(seconds_form),
-        cmocka_unit_test(loggp_chain_by_hand), cmocka_unit_test(loggp_link_and_burst),
-        cmocka_unit_test(loggp_link_order),    cmocka_unit_test(loggp_credit_window),
-        cmocka_unit_test(loggp_shared_cores),  cmocka_unit_test(loggp_fcfs_buffers),
+        cmocka_unit_test(design_examples),
+        cmocka_unit_test(per_member_by_hand),
+        cmocka_unit_test(chain_closed_forms),
+        cmocka_unit_test(flat_closed_forms),
+        cmocka_unit_test(fpfs_never_loses),
+        cmocka_unit_test(run_on_given_tree),
+        cmocka_unit_test(bad_trees_and_args),
+        cmocka_unit_test(seconds_form),
+        cmocka_unit_test(loggp_chain_by_hand),
+        cmocka_unit_test(loggp_link_and_burst),
+        cmocka_unit_test(loggp_link_order),
+        cmocka_unit_test(loggp_credit_window),
+        cmocka_unit_test(loggp_shared_cores),
+        cmocka_unit_test(loggp_fcfs_buffers),
+        cmocka_unit_test(net_own_links),
+        cmocka_unit_test(net_shared_link),
+        cmocka_unit_test(net_hops),
+        cmocka_unit_test(torus_routes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -221,6 +221,13 @@ static void torus_per_rank(void **state)
     assert_coord(t, 6, 2, 1, 0);
     assert_coord(t, 9, 1, 2, 0);
     assert_coord(t, 15, 3, 3, 0);
+    assert_int_equal(fm_topo_unidirectional(t), 0);
+    fm_topo_free(t);
+    /* The same unidirectional: the same places. */
+    t = build_ok(16, keys, "torus:4x4:uni");
+    assert_int_equal(fm_topo_unidirectional(t), 1);
+    assert_int_equal(fm_topo_ndims(t), 2);
+    assert_coord(t, 9, 1, 2, 0);
     fm_topo_free(t);
 
     /* One machine emulating a ring of 5. */
@@ -237,7 +244,23 @@ static void torus_mismatch(void **state)
     const char *keys[] = {"a/1", "a/1", "b/1", "b/1", "c/1", "c/1"};
     build_bad(6, keys, "torus:2x2", FM_ERR_CONFIG, "");
     assert_string_equal(err, "FM_TOPOLOGY 'torus:2x2' has 4 positions, but the job has 3 hosts "
-                             "and 6 ranks");
+                             "and 6 ranks (and the host names do not end in distinct positions)");
+    /* hosts named for positions: fmt5, fmt0, fmt14 of a 4x4 torus, any subset */
+    const char *named[] = {"fmt5/1", "fmt0/2", "fmt14/3", "fmt5/1"};
+    fm_topo *t = build_ok(4, named, "torus:4x4:uni");
+    assert_int_equal(fm_topo_kind(t), FM_TOPO_TORUS_HOSTS);
+    assert_int_equal(fm_topo_unidirectional(t), 1);
+    assert_coord(t, 0, 1, 1, 0);
+    assert_coord(t, 1, 0, 0, 0);
+    assert_coord(t, 2, 2, 3, 0);
+    assert_coord(t, 3, 1, 1, 0);
+    fm_topo_free(t);
+    /* a number past the positions, two hosts at one, a name without a number: refused */
+    const char *past[] = {"fmt16/1", "fmt0/2"}, *twice[] = {"a3/1", "b3/2"},
+               *none[] = {"fmt1/1", "fmt/2"};
+    build_bad(2, past, "torus:4x4", FM_ERR_CONFIG, "do not end in distinct positions");
+    build_bad(2, twice, "torus:4x4", FM_ERR_CONFIG, "do not end in distinct positions");
+    build_bad(2, none, "torus:4x4", FM_ERR_CONFIG, "do not end in distinct positions");
     build_bad(1, keys, "torus:2", FM_ERR_CONFIG,
               "has 2 positions, but the job has 1 host and 1 rank");
 }
@@ -249,7 +272,7 @@ static void malformed_specs(void **state)
     static const struct {
         const char *spec, *want;
     } bad[] = {
-        {"torus", "neither torus:AxB[xC] nor file:PATH"},
+        {"torus", "neither torus:AxB[xC][:uni] nor file:PATH"},
         {"Torus:4", "neither"},
         {"mesh:4x4", "neither"},
         {" torus:4", "neither"},
@@ -258,6 +281,11 @@ static void malformed_specs(void **state)
         {"torus:4x", "dimension 2 is missing"},
         {"torus:4xx4", "dimension 2 is missing"},
         {"torus:4x4x", "dimension 3 is missing"},
+        {"torus:4x4:", "only ':uni' (a unidirectional torus) may follow, not ':'"},
+        {"torus:4x4:bi", "not ':bi'"},
+        {"torus:4x4:uni:uni", "not ':uni:uni'"},
+        {"torus:4x:uni", "dimension 2 is missing"},
+        {"torus::uni", "dimension 1 is missing"},
         {"torus:0x4", "dimension 1 must be a whole number from 1 to 1024, not '0'"},
         {"torus:4x0", "dimension 2 must be a whole number from 1 to 1024, not '0'"},
         {"torus:-4", "not '-4'"},
@@ -266,7 +294,7 @@ static void malformed_specs(void **state)
         {"torus: 4", "not ' 4'"},
         {"torus:4 x4", "not '4 '"},
         {"torus:4x4 ", "not '4 '"},
-        {"torus:4x4:uni", "not '4:uni'"},
+        {"torus:4x4:uni ", "not ':uni '"},
         {"torus:4X4", "not '4X4'"},
         {"torus:4x4a", "not '4a'"},
         {"torus:0x10", "not '0'"},

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Dimension-ordered routes over a torus of hosts (torus_net.h). */
+#include "torus_net.h"
+
+int fm_torus_nlinks(const struct fm_torus_net *net)
+{
+    return net->dims[0] * net->dims[1] * net->dims[2] * 2 * net->ndims;
+}
+
+int fm_torus_host(const struct fm_torus_net *net, const int *c)
+{
+    return c[0] + net->dims[0] * (c[1] + net->dims[1] * c[2]);
+}
+
+/* Which way to go along a ring of k from a to b: +1, -1 (0: there). */
+static int way(const struct fm_torus_net *net, int k, int a, int b)
+{
+    int ahead = (b - a + k) % k;
+    if (ahead == 0)
+        return 0;
+    return net->unidirectional || 2 * ahead <= k ? 1 : -1;
+}
+
+int fm_torus_route(const struct fm_torus_net *net, const int *from, const int *to, int *links,
+                   int cap)
+{
+    int at[3] = {from[0], from[1], from[2]}, hops = 0;
+    for (int a = 0; a < net->ndims; a++) {
+        int k = net->dims[a];
+        for (int dir; (dir = way(net, k, at[a], to[a])) != 0;) {
+            if (hops < cap)
+                links[hops] = fm_torus_host(net, at) * 2 * net->ndims + 2 * a + (dir < 0);
+            hops++;
+            at[a] = (at[a] + dir + k) % k;
+        }
+    }
+    return hops;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The links of a torus of hosts and the routes messages take over them, for the multicast
+ * model (model.h's fm_model_net): dimension-ordered routing, x first, then y, then z, as the
+ * emulated torus (bench/cluster) and wormhole tori route. On a unidirectional torus every hop
+ * goes the + way; on a bidirectional one the shorter way round, a tie (half the ring) the +
+ * way. Pure functions. */
+#ifndef FM_MCAST_TORUS_NET_H
+#define FM_MCAST_TORUS_NET_H
+
+struct fm_torus_net {
+    int ndims;   /* 1..3 */
+    int dims[3]; /* extents, >= 1 (1 on unused axes) */
+    int unidirectional;
+};
+
+/* Directed links: host h (x + X*(y + Y*z)) has link h * 2 * ndims + 2 * axis (the + way) and
+ * that + 1 (the - way, unused on a unidirectional torus). */
+int fm_torus_nlinks(const struct fm_torus_net *net);
+/* Host index of coordinates c. */
+int fm_torus_host(const struct fm_torus_net *net, const int *c);
+/* The links from coordinates from to to, in order, into links[0..cap); returns the hop count
+ * (snprintf-style: more than cap means only cap were written), 0 for from == to. */
+int fm_torus_route(const struct fm_torus_net *net, const int *from, const int *to, int *links,
+                   int cap);
+
+#endif
