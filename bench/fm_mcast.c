@@ -270,7 +270,8 @@ static int sweep(mc *m)
                     mc_label lb = {bench_fm_label(), m->n,       o->calibrate ? "1" : "0",
                                    m->tree,          p.resolved, mode};
                     mc_extra x = {p.seconds * 1e6, m->held / (double)p.buffer_bytes,
-                                  p.held_packets};
+                                  p.held_packets,  p.tree_seconds * 1e6,
+                                  p.link_visits,   p.links_used};
                     mc_print_row(o, &lb, size, row, &x);
                 }
                 if (rc != FM_OK)

@@ -76,10 +76,10 @@ long mc_iters(const mc_opts *o, size_t size);
 #define MC_CSV_HEADER                                                                              \
     "provider,ranks,packet_size,credits,calibrated,tree,resolved,mode,size,completion_us,"         \
     "min_member_us,max_member_us,skew_us,root_cpu_us,model_us,ratio,iters,held_pkts,"              \
-    "model_held_pkts\n"
+    "model_held_pkts,tree_us,model_link_visits,model_links_used\n"
 #define MC_TABLE_HEADER                                                                            \
     "# tree       resolved       mode   size(B) complete_us    min_us    max_us   skew_us    "     \
-    "cpu_us  model_us  ratio iters   held  mheld\n"
+    "cpu_us  model_us  ratio iters   held  mheld  tree_us  lvisit lused\n"
 
 /* The byte at offset i of every multicast message; receivers check their copies with it. */
 static inline unsigned char mc_pattern(size_t i)
@@ -152,6 +152,9 @@ typedef struct mc_extra {
     double held;       /* packets a member held at once for forwarding, the most over the row's
                         * multicasts and members (fm_stats.fwd_held_peak) */
     double model_held; /* the model's most for one multicast */
+    double tree_us;    /* tree creation at the root (fm_mcast_prediction.tree_seconds) */
+    double visits;     /* the model's link visits and links used on a torus (0: none) */
+    double used;
 } mc_extra;
 
 /* One row. */

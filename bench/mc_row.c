@@ -79,21 +79,25 @@ void mc_print_row(const mc_opts *o, const mc_label *lb, size_t size, const doubl
 {
     const bench_label *st = &lb->settings;
     long iters = mc_iters(o, size);
-    char model[32], ratio[32] = "-", held[32], mheld[32];
+    char model[32], ratio[32] = "-", held[32], mheld[32], tree[32], visits[32], used[32];
     or_dash(model, sizeof model, "%.2f", x->model_us);
     if (x->model_us >= 0) /* (a completion below 0 is the barrier's skew: shown as it is) */
         snprintf(ratio, sizeof ratio, o->csv ? "%.3f" : "%.2f",
                  x->model_us > 0 ? row[0] / x->model_us : 0);
     or_dash(held, sizeof held, "%.0f", x->held);
     or_dash(mheld, sizeof mheld, "%.1f", x->model_held);
+    or_dash(tree, sizeof tree, "%.2f", x->tree_us);
+    or_dash(visits, sizeof visits, "%.0f", x->visits);
+    or_dash(used, sizeof used, "%.0f", x->used);
     if (o->csv)
-        printf("%s,%d,%s,%s,%s,%s,%s,%s,%zu,%.2f,%.2f,%.2f,%.2f,%.2f,%s,%s,%ld,%s,%s\n",
+        printf("%s,%d,%s,%s,%s,%s,%s,%s,%zu,%.2f,%.2f,%.2f,%.2f,%.2f,%s,%s,%ld,%s,%s,%s,%s,%s\n",
                st->provider, lb->ranks, st->packet_size, st->credits, lb->calibrated, lb->tree,
                lb->resolved, lb->mode, size, row[0], row[1], row[2], row[3], row[4], model, ratio,
-               iters, held, mheld);
+               iters, held, mheld, tree, visits, used);
     else
-        printf("%-12s %-14s %-4s %9zu %11.2f %9.2f %9.2f %9.2f %9.2f %9s %6s %5ld %6s %6s\n",
+        printf("%-12s %-14s %-4s %9zu %11.2f %9.2f %9.2f %9.2f %9.2f %9s %6s %5ld %6s %6s %8s "
+               "%6s %5s\n",
                lb->tree, lb->resolved, lb->mode, size, row[0], row[1], row[2], row[3], row[4],
-               model, ratio, iters, held, mheld);
+               model, ratio, iters, held, mheld, tree, visits, used);
     fflush(stdout);
 }

@@ -128,7 +128,7 @@ static void sweep(bc *b)
         if (b->me == 0) {
             mc_label l = lb;
             l.ranks = b->n;
-            static const mc_extra none = {-1, -1, -1};
+            static const mc_extra none = {-1, -1, -1, -1, -1, -1};
             mc_print_row(b->o, &l, b->o->sizes[i], row, &none);
         }
     }

@@ -29,7 +29,7 @@ grep -q "provider shm" <<<"$out" || fail "the header does not name the provider"
 grep -q "4 ranks" <<<"$out" || fail "the header does not give the ranks"
 for t in $trees; do
   for s in $sizes; do
-    grep -Eq "^$t +[a-z]+(:[0-9]+)?(@[0-9]+)? +fpfs +$s( +$num){7} +3 +[0-9]+ +$num$" <<<"$out" ||
+    grep -Eq "^$t +[a-z]+(:[0-9]+)?(@[0-9]+)? +fpfs +$s( +$num){7} +3 +[0-9]+ +$num +$num +0 +0$" <<<"$out" ||
       fail "no table row for $t $s B"
   done
 done
@@ -37,12 +37,12 @@ done
 
 # CSV, store-and-forward too, a few trees and sizes.
 run "$mc" --max 64K -r 1 -i 3 --csv --sf-too --trees flat,kbinomial:2 --sizes 1K,64K
-[ "$(head -1 <<<"$out")" = "provider,ranks,packet_size,credits,calibrated,tree,resolved,mode,size,completion_us,min_member_us,max_member_us,skew_us,root_cpu_us,model_us,ratio,iters,held_pkts,model_held_pkts" ] ||
+[ "$(head -1 <<<"$out")" = "provider,ranks,packet_size,credits,calibrated,tree,resolved,mode,size,completion_us,min_member_us,max_member_us,skew_us,root_cpu_us,model_us,ratio,iters,held_pkts,model_held_pkts,tree_us,model_link_visits,model_links_used" ] ||
   fail "bad CSV header"
 for t in flat kbinomial:2; do
   for m in fpfs sf; do
     for s in 1024 65536; do
-      grep -Eq "^shm,4,[^,]+,[^,]+,0,$t,[a-z:0-9@]+,$m,$s(,$num){7},3,[0-9]+,$num$" <<<"$out" ||
+      grep -Eq "^shm,4,[^,]+,[^,]+,0,$t,[a-z:0-9@]+,$m,$s(,$num){7},3,[0-9]+,$num,$num,0,0$" <<<"$out" ||
         fail "no CSV row for $t $m $s B"
     done
   done
@@ -53,9 +53,9 @@ done
 run "$mc" -r 1 -i 3 --modes fcfs,sf --trees binomial,auto --sizes 1K,64K
 for t in binomial auto; do
   for s in 1024 65536; do
-    grep -Eq "^$t +[a-z]+(:[0-9]+)?(@[0-9]+)? +fcfs +$s( +$num){7} +3 +[0-9]+ +$num$" <<<"$out" ||
+    grep -Eq "^$t +[a-z]+(:[0-9]+)?(@[0-9]+)? +fcfs +$s( +$num){7} +3 +[0-9]+ +$num +$num +0 +0$" <<<"$out" ||
       fail "no FCFS table row for $t $s B"
-    grep -Eq "^$t +[a-z]+(:[0-9]+)?(@[0-9]+)? +sf +$s( +$num){7} +3 +[0-9]+ +$num$" <<<"$out" ||
+    grep -Eq "^$t +[a-z]+(:[0-9]+)?(@[0-9]+)? +sf +$s( +$num){7} +3 +[0-9]+ +$num +$num +0 +0$" <<<"$out" ||
       fail "no store-and-forward table row for $t $s B"
   done
 done

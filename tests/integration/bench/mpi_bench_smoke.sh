@@ -91,7 +91,7 @@ fi
 run "$bc" --max 64K -r 1 -i 3
 grep -q "^# fastmsg-bench-mpi-bcast-$mpi (.*): $n ranks, root 0" <<<"$out" || fail "bcast header"
 for ((s = 8; s <= 65536; s *= 2)); do
-  grep -Eq "^$tree +- +- +$s( +$num){5} +- +- +3 +- +-$" <<<"$out" || fail "no bcast table row for $s B"
+  grep -Eq "^$tree +- +- +$s( +$num){5} +- +- +3 +- +- +- +- +-$" <<<"$out" || fail "no bcast table row for $s B"
 done
 [ "$(grep -vc '^#' <<<"$out")" -eq 14 ] || fail "expected 14 bcast rows"
 
@@ -100,7 +100,7 @@ root=$((n - 1))
 run "$bc" --csv -r 2 -i 3 --root $root --sizes 1K,64K,1M
 [ "$(head -1 <<<"$out")" = "$fm_mc_head" ] || fail "bcast CSV header differs from fastmsg's"
 for s in 1024 65536 1048576; do
-  grep -Eq "^$mpi,$n,-,-,-,$tree,-,-,$s(,$num){5},-,-,[0-9]+,-,-$" <<<"$out" ||
+  grep -Eq "^$mpi,$n,-,-,-,$tree,-,-,$s(,$num){5},-,-,[0-9]+,-,-,-,-,-$" <<<"$out" ||
     fail "no bcast CSV row for $s B"
 done
 [ "$(wc -l <<<"$out")" -eq 4 ] || fail "expected a header and 3 bcast CSV rows"
@@ -109,7 +109,7 @@ done
 # outlasts it may add a comment line).
 run "$bc" --csv --quiet 1 -r 2 -i 3 --sizes 8,4K
 for s in 8 4096; do
-  grep -Eq "^$mpi,$n,-,-,-,$tree,-,-,$s(,$num){5},-,-,[0-9]+,-,-$" <<<"$out" ||
+  grep -Eq "^$mpi,$n,-,-,-,$tree,-,-,$s(,$num){5},-,-,[0-9]+,-,-,-,-,-$" <<<"$out" ||
     fail "no bcast CSV row for $s B with --quiet"
 done
 [ "$(grep -vc '^#' <<<"$out")" -eq 3 ] || fail "expected a header and 2 bcast CSV rows (--quiet)"
