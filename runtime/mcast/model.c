@@ -188,7 +188,7 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
         at += (route_len(s->net, kid) - 1) * s->net->hop;
     s->arrival[(size_t)kid * m + (size_t)j] = at;
     if (s->net)
-        s->span1[kid] = at;
+        s->span1[kid] = left; /* (on its links until then) */
     s->sent[v] += size;
     if (left > s->last_copy[j])
         s->last_copy[j] = left;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Dimension-ordered routes over a torus of hosts (torus_net.h). */
+#include <stddef.h>
+
 #include "torus_net.h"
 
 int fm_torus_nlinks(const struct fm_torus_net *net)
@@ -35,4 +37,29 @@ int fm_torus_route(const struct fm_torus_net *net, const int *from, const int *t
         }
     }
     return hops;
+}
+
+int fm_torus_max_hops(const struct fm_torus_net *net)
+{
+    int hops = 0;
+    for (int a = 0; a < net->ndims; a++)
+        hops += net->dims[a];
+    return hops;
+}
+
+void fm_torus_tree_routes(const struct fm_torus_net *net, int n, int root, const int *first,
+                          const int *kids, const int *coord, const char *has, int *parent,
+                          int *route_first, int *route_links)
+{
+    int hops = 0, cap = fm_torus_max_hops(net);
+    for (int p = 0; p < n; p++)
+        for (int e = first[p]; e < first[p + 1]; e++)
+            parent[kids[e]] = p;
+    for (int v = 0; v < n; v++) {
+        route_first[v] = hops;
+        if (v != root && has[v] && has[parent[v]])
+            hops += fm_torus_route(net, coord + 3 * (size_t)parent[v], coord + 3 * (size_t)v,
+                                   route_links + hops, cap);
+    }
+    route_first[n] = hops;
 }

@@ -254,31 +254,19 @@ static int torus_view(fm_context *ctx, const struct fm_tree_desc *d, const struc
                               .unidirectional = fm_topo_unidirectional(ctx->topo) == 1};
     for (int a = 0; a < topo->ndims; a++)
         tn.dims[a] = topo->dims[a];
-    int n = d->n, hops = 0, per = 0; /* routes are at most the sum of the extents */
-    for (int a = 0; a < tn.ndims; a++)
-        per += tn.dims[a];
-    int *parent = malloc((size_t)n * sizeof *parent);
-    int *first = malloc(((size_t)n + 1 + (size_t)n * (size_t)per) * sizeof *first);
-    if (!parent || !first) {
-        free(parent);
-        free(first);
+    size_t n = (size_t)d->n, per = (size_t)fm_torus_max_hops(&tn);
+    /* route_first, route_links, then the coordinates, parents and has (freed with it) */
+    int *first = malloc((n + 1 + n * per + 4 * n) * sizeof *first + n);
+    if (!first)
         return -1;
+    int *links = first + n + 1, *coord = links + n * per, *parent = coord + 3 * n;
+    char *has = (char *)(parent + n);
+    for (size_t p = 0; p < n; p++) {
+        int *cp = coord + 3 * p;
+        cp[0] = cp[1] = cp[2] = 0;
+        has[p] = topo->coord(topo->arg, (int)p, cp) == FM_OK;
     }
-    for (int p = 0; p < n; p++)
-        for (int e = t->first[p]; e < t->first[p + 1]; e++)
-            parent[t->kids[e]] = p;
-    int *links = first + n + 1;
-    for (int v = 0; v < n; v++) {
-        int from[3] = {0, 0, 0}, to[3] = {0, 0, 0};
-        first[v] = hops;
-        if (v == t->root || topo->coord(topo->arg, parent[v], from) != FM_OK ||
-            topo->coord(topo->arg, v, to) != FM_OK)
-            continue;
-        hops += fm_torus_route(&tn, from, to, links + hops, per);
-    }
-    first[n] = hops;
-    free(parent);
-    /* (route_links follows route_first in one block: free route_first) */
+    fm_torus_tree_routes(&tn, d->n, t->root, t->first, t->kids, coord, has, parent, first, links);
     *net = (struct fm_model_net){.nlinks = fm_torus_nlinks(&tn),
                                  .route_first = first,
                                  .route_links = links,

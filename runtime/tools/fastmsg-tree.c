@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-tree: print a multicast tree, member by member, and the model's completion time.
  *   fastmsg-tree BUILDER[:PARAM] -n N [-m M] [--lambda L] [--root R] [--store-forward]
- * One line per member "R: C1 C2 ..." (its children in send order), then "steps S". */
+ *                [--torus AxB[xC][:uni] [--seed S]] [--costs FILE --bytes B [--packet P]]
+ * One line per member "R: C1 C2 ..." (its children in send order), then "steps S"; with
+ * --costs also the model in seconds (over the torus's links with --torus): "seconds T", and
+ * on a torus "links V U" (link visits, links used). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -9,8 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costs.h"
 #include "fastmsg.h"
 #include "model.h"
+#include "topo_spec.h"
+#include "torus_net.h"
 #include "trees/builder.h"
 #include "trees/kbinomial.h"
 #include "trees/tree.h"
@@ -30,12 +36,25 @@ static const char usage[] =
     "                   LAMBDA when given, else 1\n"
     "  --root R         root member (default 0)\n"
     "  --store-forward  model members that forward only once they hold the whole message\n"
+    "  --torus SPEC     members on a torus of hosts, AxB[xC] (':uni': unidirectional), one\n"
+    "                   member per position: all of them (no -n; member i at position i),\n"
+    "                   else -n positions drawn at random (--seed S, default 1), member 0\n"
+    "                   at position 0\n"
+    "  --costs FILE     also the model in seconds, from a costs file (FM_MCAST_COSTS_FILE's\n"
+    "                   format; fm_mcast_calibrate writes one), over the torus's links with\n"
+    "                   --torus: \"seconds T\" (and \"links VISITS USED\" on a torus)\n"
+    "  --bytes B        with --costs: the message's bytes (required)\n"
+    "  --packet P       with --costs: payload bytes per packet (default 65536)\n"
     "  -h, --help       this text\n";
 
 struct args {
     struct fm_tree_desc desc;
     double lambda;
-    int lambda_given, store_forward;
+    int lambda_given, store_forward, seed;
+    const char *torus, *costs;
+    long bytes, packet;
+    struct fm_torus_net net;
+    int *pos; /* --torus: member i's position */
 };
 
 /* One line saying what is wrong, then where the usage is; exit status 2. */
@@ -61,15 +80,114 @@ static int parse_int(const char *s, int min, int *out)
     return 0;
 }
 
+/* --torus: the net, and -n positions of it (all without -n) drawn with --seed, position 0
+ * first. 0, or 2 after saying why. */
+static int parse_torus(struct args *a)
+{
+    char spec[96], err[256];
+    struct fm_topo_spec s;
+    snprintf(spec, sizeof spec, "torus:%s", a->torus);
+    if (fm_topo_spec_parse(spec, &s, err, sizeof err))
+        return bad("--torus %s: %s", a->torus, err);
+    a->net = (struct fm_torus_net){.ndims = s.ndims, .unidirectional = s.unidirectional};
+    for (int i = 0; i < 3; i++)
+        a->net.dims[i] = s.dims[i];
+    fm_topo_spec_clear(&s);
+    int spots = a->net.dims[0] * a->net.dims[1] * a->net.dims[2];
+    if (a->desc.n == 0)
+        a->desc.n = spots;
+    if (a->desc.n > spots)
+        return bad("-n %d: the torus has only %d positions", a->desc.n, spots);
+    a->pos = malloc((size_t)spots * sizeof *a->pos);
+    if (!a->pos)
+        return bad("out of memory");
+    unsigned long long x = 0x9e3779b97f4a7c15ULL * (unsigned long long)(a->seed + 1);
+    for (int i = 0; i < spots; i++)
+        a->pos[i] = i;
+    for (int i = 1; i < a->desc.n && a->desc.n < spots; i++) { /* Fisher-Yates past 0 */
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int j = i + (int)(x % (unsigned long long)(spots - i)), t = a->pos[i];
+        a->pos[i] = a->pos[j];
+        a->pos[j] = t;
+    }
+    return 0;
+}
+
+/* The members' coordinates on the torus, for the builders (fm_tree_topo). */
+static int torus_coord(const void *arg, int p, int *c)
+{
+    const struct args *a = arg;
+    int at = a->pos[p];
+    c[0] = at % a->net.dims[0];
+    c[1] = at / a->net.dims[0] % a->net.dims[1];
+    c[2] = at / (a->net.dims[0] * a->net.dims[1]);
+    return FM_OK;
+}
+
+static int torus_host(const void *arg, int p)
+{
+    const struct args *a = arg;
+    return a->pos[p];
+}
+
+/* The model in seconds from the costs file: over the torus's links with --torus. */
+static int model_seconds(const struct args *a, const struct fm_tree_desc *d)
+{
+    struct fm_costs c = {0};
+    char err[256];
+    fm_costs_estimate(&c, 0);
+    if (fm_costs_load(a->costs, &c, err, sizeof err)) {
+        fprintf(stderr, "fastmsg-tree: --costs %s: %s\n", a->costs, err);
+        return FM_ERR_CONFIG;
+    }
+    int *first, *kids, m = (int)((a->bytes + a->packet - 1) / a->packet);
+    int rc = fm_model_layout(d, &first, &kids);
+    if (rc != FM_OK)
+        return rc;
+    struct fm_model_tree t = {d->n, d->root, first, kids};
+    struct fm_model_job job = {.window = 0};
+    struct fm_model_net net = {0};
+    size_t n = (size_t)d->n, per = a->torus ? (size_t)fm_torus_max_hops(&a->net) : 0;
+    int *block = a->torus ? malloc((n + 1 + n * per + 4 * n) * sizeof *block + n) : NULL;
+    if (a->torus && block) {
+        int *links = block + n + 1, *coord = links + n * per, *parent = coord + 3 * n;
+        char *has = (char *)(parent + n);
+        for (int p = 0; p < d->n; p++)
+            has[p] = torus_coord(a, p, coord + 3 * p) == FM_OK;
+        fm_torus_tree_routes(&a->net, d->n, d->root, first, kids, coord, has, parent, block, links);
+        net = (struct fm_model_net){.nlinks = fm_torus_nlinks(&a->net),
+                                    .route_first = block,
+                                    .route_links = links,
+                                    .hop = 1514 * c.gap_byte};
+        job.net = &net;
+    }
+    struct fm_model_out out = {0};
+    rc = a->torus && !block
+             ? FM_ERR_NOMEM
+             : fm_model_sim(&t, m, (size_t)a->packet, (size_t)a->bytes,
+                            a->store_forward ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS, &c, &job,
+                            &out);
+    if (rc == FM_OK) {
+        printf("seconds %.9g\n", out.T);
+        if (a->torus)
+            printf("links %d %d\n", out.link_visits, out.links_used);
+    }
+    free(block);
+    free(first);
+    free(kids);
+    return rc;
+}
+
 /* 0 to go on, 2 for bad arguments (after saying why), -1 after --help. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    static const struct option opts[] = {{"lambda", required_argument, NULL, 'l'},
-                                         {"root", required_argument, NULL, 'r'},
-                                         {"store-forward", no_argument, NULL, 's'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    *a = (struct args){.desc = {.n = 0, .m = 1}, .lambda = 1.0};
+    static const struct option opts[] = {
+        {"lambda", required_argument, NULL, 'l'},  {"root", required_argument, NULL, 'r'},
+        {"store-forward", no_argument, NULL, 's'}, {"torus", required_argument, NULL, 't'},
+        {"seed", required_argument, NULL, 'S'},    {"costs", required_argument, NULL, 'c'},
+        {"bytes", required_argument, NULL, 'b'},   {"packet", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+    *a = (struct args){.desc = {.n = 0, .m = 1}, .lambda = 1.0, .seed = 1, .packet = 65536};
     int c, root = 0;
     const char *root_arg = "0";
     char *end;
@@ -98,6 +216,25 @@ static int parse_args(int argc, char **argv, struct args *a)
         case 's':
             a->store_forward = 1;
             break;
+        case 't':
+            a->torus = optarg;
+            break;
+        case 'c':
+            a->costs = optarg;
+            break;
+        case 'S':
+            if (parse_int(optarg, 0, &a->seed))
+                return bad("--seed needs a whole number, not '%s'", optarg);
+            break;
+        case 'b':
+        case 'p': {
+            int v;
+            if (parse_int(optarg, c == 'b', &v))
+                return bad("%s needs a byte count, not '%s'", c == 'b' ? "--bytes" : "--packet",
+                           optarg);
+            *(c == 'b' ? &a->bytes : &a->packet) = v;
+            break;
+        }
         case 'h':
             fputs(usage, stdout);
             return -1;
@@ -114,6 +251,10 @@ static int parse_args(int argc, char **argv, struct args *a)
     char err[256];
     if (fm_tree_parse(argv[optind], &a->desc.builder, &a->desc.param, err, sizeof err))
         return bad("%s", err);
+    if (a->torus && parse_torus(a))
+        return 2;
+    if (a->costs && a->bytes < 1)
+        return bad("--costs needs --bytes B");
     if (a->desc.n < 1)
         return bad("-n N is required");
     if (root >= a->desc.n)
@@ -151,6 +292,12 @@ int main(int argc, char **argv)
     if (!strcmp(fm_tree_name(a.desc.builder), "kbinomial") && !a.desc.param)
         fprintf(stderr, "# k=%d\n", fm_tree_kbin_optimal_k(a.desc.n, a.desc.m));
     double T;
+    struct fm_tree_topo topo = {.arg = &a, .host = torus_host, .coord = torus_coord};
+    if (a.torus) {
+        topo.ndims = a.net.ndims;
+        memcpy(topo.dims, a.net.dims, sizeof topo.dims);
+        a.desc.topo = &topo;
+    }
     rc = print_tree(&a.desc);
     if (rc == FM_OK)
         rc = fm_model_steps(&a.desc, a.desc.m, a.lambda,
@@ -160,5 +307,10 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("steps %.15g\n", T);
+    if (a.costs && (rc = model_seconds(&a, &a.desc)) != FM_OK) {
+        fprintf(stderr, "fastmsg-tree: %s\n", fm_strerror(rc));
+        return 1;
+    }
+    free(a.pos);
     return 0;
 }

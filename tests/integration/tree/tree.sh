@@ -32,10 +32,39 @@ last() { "$tree" "$@" 2>/dev/null | tail -1; }
 out=$("$tree" chain -n 3 --root 1) || fail "chain --root 1 exited $?"
 [ "$out" = $'0:\n1: 2\n2: 0\nsteps 2' ] || fail "chain --root 1 printed: $out"
 
+# Torus trees on a whole 4x4 torus (member i at position i = x + 4y), worked by hand: the
+# S-torus chain in row-major order, Md-torus's rings, link visits of separate addressing (the
+# hop counts from (0,0): 0 1 2 1 along a bidirectional ring, 0 1 2 3 one way; 4 x 4 per axis)
+# and of the unidirectional S-torus (3 hops in each row, 2 between rows: 4 x 3 + 3 x 2).
+out=$("$tree" storus --torus 4x4 | head -16 | tr '\n' ';')
+[ "$out" = "0: 1;1: 2;2: 3;3: 4;4: 5;5: 6;6: 7;7: 8;8: 9;9: 10;10: 11;11: 12;12: 13;13: 14;14: 15;15:;" ] ||
+  fail "storus --torus 4x4 printed: $out"
+out=$("$tree" mdtorus --torus 4x4 | head -5 | tr '\n' ';')
+[ "$out" = "0: 1 4 8 12;1: 2;2: 3;3:;4: 5;" ] || fail "mdtorus --torus 4x4 printed: $out"
+costs=${TMPDIR:-/tmp}/tree_costs.$$
+printf '%s\n' send_msg_ns=0 send_pkt_ns=1000 send_ns_per_kib=0 fill_ns_per_kib=0 \
+  gap_ns_per_kib=1024 recv_pkt_ns=0 recv_ns_per_kib=0 copy_ns_per_kib=0 latency_ns=500 \
+  wake_ns=0 spin_ns=0 poll_ns=0 burst_bytes=0 >"$costs"
+[ "$(last sepaddr --torus 4x4 --costs "$costs" --bytes 65536)" = "links 32 15" ] ||
+  fail "sepaddr on a bidirectional 4x4: link visits"
+[ "$(last sepaddr --torus 4x4:uni --costs "$costs" --bytes 65536)" = "links 48 15" ] ||
+  fail "sepaddr on a unidirectional 4x4: link visits"
+[ "$(last storus --torus 4x4:uni --costs "$costs" --bytes 65536)" = "links 18 18" ] ||
+  fail "storus on a unidirectional 4x4: link visits"
+# One 1000-byte packet on a one-way ring of 3, separate addressing: the copy to member 1
+# leaves the CPU at 1 us and the link at 2, there at 2.5; the copy to 2 leaves the CPU at 2,
+# the link at 3, and crosses a router: + 0.5 + 1514 B at 1 ns/B.
+out=$("$tree" sepaddr --torus 3:uni --costs "$costs" --bytes 1000 --packet 1000 | tail -2 |
+  tr '\n' ';')
+[ "$out" = "seconds 5.014e-06;links 3 2;" ] || fail "sepaddr on a ring of 3: $out"
+rm -f "$costs"
+
 "$tree" --help | grep -q -- "--store-forward" || fail "--help does not list the options"
 for bad in "star -n 4" "kbinomial:0 -n 4" "kbinomial:3x -n 4" "binomial:2 -n 4" "binomial" \
   "binomial -n 0" "binomial -n x" "binomial -n 4 -m 0" "binomial -n 4 --root 4" \
-  "binomial -n 4 --lambda 0.5" "binomial -n 4 --bogus" "binomial chain -n 4" "binomial -n"; do
+  "binomial -n 4 --lambda 0.5" "binomial -n 4 --bogus" "binomial chain -n 4" "binomial -n" \
+  "storus --torus 4y4" "storus --torus 4x4 -n 17" "storus --torus 4x4:both" \
+  "storus -n 4 --costs /nonexistent"; do
   # shellcheck disable=SC2086
   "$tree" $bad >/dev/null 2>"${TMPDIR:-/tmp}/tree_err.$$"
   rc=$?
