@@ -457,10 +457,11 @@ int fm_topo_print(const fm_topo *t, FILE *f)
     dims_str(t->dims, t->ndims, dims, sizeof dims);
     fprintf(f, "%d rank%s on %d host%s", t->nranks, t->nranks == 1 ? "" : "s", t->nhosts,
             t->nhosts == 1 ? "" : "s");
+    const char *way = t->unidirectional ? " (unidirectional)" : "";
     if (t->kind == FM_TOPO_TORUS_HOSTS)
-        fprintf(f, ", torus %s, one position per host", dims);
+        fprintf(f, ", torus %s%s, one position per host", dims, way);
     else if (t->kind == FM_TOPO_TORUS_RANKS)
-        fprintf(f, ", torus %s, one position per rank", dims);
+        fprintf(f, ", torus %s%s, one position per rank", dims, way);
     else if (t->kind == FM_TOPO_FILE)
         fprintf(f, ", coordinates %s from %s", dims, t->path);
     fputc('\n', f);

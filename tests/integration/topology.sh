@@ -23,6 +23,11 @@ for r in 0 1 2 3; do
   grep -qE "\(?$x,? ?$y\)? *$" <<<"$row" || fail "rank $r: want coordinates $x,$y in: $row"
 done
 
+out=$(FM_TOPOLOGY=torus:2x2:uni timeout -k 5 60 "$fmrun" -n 4 "$info" --topology 2>&1) ||
+  fail "fastmsg-info --topology (torus:2x2:uni) exited $?"
+grep -q "torus 2x2 (unidirectional), one position per rank" <<<"$out" ||
+  fail "the summary does not name the unidirectional 2x2 torus"
+
 out=$(FM_TOPOLOGY=torus:3x3 timeout -k 5 60 "$fmrun" -n 4 "$info" --topology 2>&1)
 rc=$?
 [ $rc -ne 0 ] || fail "a 3x3 torus on 4 ranks of 1 host was accepted"

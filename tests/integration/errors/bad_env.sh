@@ -68,7 +68,8 @@ for v in -1 x; do check FM_MCAST_ROOT_DELAY "$v"; done
 for v in maybe 2; do check FM_MCAST_SYNC "$v"; done
 for v in 1.5 -0.1 x "" 0.5x nan; do check FM_MCAST_DROP "$v"; done
 # malformed, and well-formed but fitting neither the 2 ranks nor the 1 host
-for v in bogus torus: torus:0x2 torus:2x torus:-2 "torus:2 " file:/nonexistent torus:4 torus:3x3; do
+for v in bogus torus: torus:0x2 torus:2x torus:-2 "torus:2 " file:/nonexistent torus:4 torus:3x3 \
+  torus:2:both torus:2:uni: torus:3x3:uni; do
   check FM_TOPOLOGY "$v"
 done
 for v in 4 -1 x; do check FM_VERBOSE "$v"; done
