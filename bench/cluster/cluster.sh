@@ -4,20 +4,22 @@
 # (fm0) on a Linux bridge that lives in a switch namespace of its own, so nothing is added to
 # the root namespace. Addresses come from 198.18.0.0/15 (RFC 2544, benchmarking only) and
 # exist only inside these namespaces. With --racks R the hosts sit on R rack bridges joined to
-# a core bridge by one uplink each, all in that switch namespace, still one L2 domain. See
-# README.md beside this file.
+# a core bridge by one uplink each, all in that switch namespace, still one L2 domain. With
+# --torus AxB there is no switch: each host is joined to its four torus neighbours by veth pairs
+# and routes (dimension-ordered) to every other host through them; its address sits on an
+# inert fm0 (a dummy, or an ifb). See README.md beside this file.
 #
-#   cluster.sh up N [--racks R [--uplink-rate RATE]] [--rate RATE] [--burst BYTES]
-#                   [--delay DELAY] [--prefix P]
+#   cluster.sh up N [--racks R [--uplink-rate RATE] | --torus AxB [--unidirectional]]
+#                   [--rate RATE] [--burst BYTES] [--delay DELAY] [--prefix P]
 #   cluster.sh down [--prefix P]
 #   cluster.sh run N [the options of up] -- CMD [ARGS...]
 #   cluster.sh hosts N [--prefix P]
-#   cluster.sh topo N --racks R [--prefix P]
+#   cluster.sh topo N --racks R|--torus AxB [--prefix P]
 #   cluster.sh counters [--prefix P]
 #   cluster.sh addr K
 #
 # Exits 77 (the test suite's "skip") with a one-line reason where namespaces, veth pairs,
-# bridges or the requested shaping cannot be had here.
+# bridges, dummy/ifb interfaces or the requested shaping cannot be had here.
 set -euo pipefail
 
 readonly CL_SKIP=77
@@ -25,6 +27,11 @@ readonly CL_MAX_HOSTS=1000
 # Queue limit of every shaping qdisc: two 16 MiB bursts wait instead of being dropped.
 readonly CL_QLIMIT=$((32 * 1024 * 1024))
 readonly CL_NETEM_PKTS=100000
+# A torus host's links, in the order of their MAC addresses' last byte (cl_torus_mac).
+readonly CL_TORUS_DEVS=(xp xm yp ym)
+# The TTL every torus host sends with: the kernel's default 64 is less than the longest
+# unidirectional path of a large torus (A + B - 2 hops).
+readonly CL_TORUS_TTL=255
 
 cl_prefix=fmh
 cl_racks=
@@ -33,40 +40,54 @@ cl_rate=
 cl_burst=
 cl_delay=
 cl_n=
+cl_torus=
+cl_uni=
+cl_ta=
+cl_tb=
 
 cl_usage() {
     cat <<'EOF'
-usage: cluster.sh up N [--racks R [--uplink-rate RATE]] [--rate RATE] [--burst BYTES]
-                       [--delay DELAY] [--prefix P]
+usage: cluster.sh up N [--racks R [--uplink-rate RATE] | --torus AxB [--unidirectional]]
+                       [--rate RATE] [--burst BYTES] [--delay DELAY] [--prefix P]
        cluster.sh down [--prefix P]
        cluster.sh run N [the options of up] -- CMD [ARGS...]
        cluster.sh hosts N [--prefix P]
-       cluster.sh topo N --racks R [--prefix P]
+       cluster.sh topo N --racks R|--torus AxB [--prefix P]
        cluster.sh counters [--prefix P]
        cluster.sh addr K
   up     create hosts P0..P{N-1} (network namespaces) on a bridge in namespace Psw;
          every host has lo and fm0 (198.18.0.K+1/15), a route for 224.0.0.0/4 via fm0,
-         and /etc/netns/PK/hosts naming every host. With --racks, also writes the
+         and /etc/netns/PK/hosts naming every host. With --racks or --torus, also writes the
          topology file /run/fastmsg-cluster-P.topo and says so
   down   remove cluster P (idempotent)
   run    up, run CMD in the root namespace (use netns-agent to enter a host), down always;
          exits with CMD's status. CMD sees CLUSTER_HOSTS, CLUSTER_N, CLUSTER_PREFIX,
          CLUSTER_ADDR0 and CLUSTER_AGENT (the netns-agent beside this script); with
-         --racks also CLUSTER_RACKS and CLUSTER_TOPO (the topology file)
+         --racks also CLUSTER_RACKS and CLUSTER_TOPO (the topology file); with --torus
+         CLUSTER_TORUS (AxB), CLUSTER_TOPO_SPEC (the FM_TOPOLOGY value: torus:AxB, with
+         --unidirectional torus:AxB:uni) and CLUSTER_TOPO
   hosts  print P0,P1,...,P{N-1}
-  topo   print an FM_TOPOLOGY file for N hosts in R racks: "PK RACK POSITION" per host
-  counters  print each uplink's bytes and packets, up (out of the rack) and down (into it)
+  topo   print an FM_TOPOLOGY file for N hosts: "PK RACK POSITION" per host in R racks,
+         "PK X Y" per host of an AxB torus
+  counters  racks: print each uplink's bytes and packets, up (out of the rack) and down (into
+         it); torus: each link's bytes and packets from its sending end, "HOST X Y DEV ..."
   addr   print host K's address
   --racks R      R rack bridges (1..N) joined to a core bridge by one uplink each; rack k
                  holds hosts k*S..k*S+S-1 with S = ceil(N/R), so only the last rack may be
                  smaller (and none may be empty)
   --uplink-rate RATE  shape every uplink to RATE both ways (default with --rate: RATE x S / 4,
                  4:1 oversubscribed; without --rate or --uplink-rate uplinks are unshaped)
+  --torus AxB    no switch: an A x B torus (A, B >= 2, N = A*B) of veth links, host k at
+                 (k % A, k / A), 198.18.0.K+1/32 on fm0 (a dummy, else an ifb), no multicast,
+                 dimension-ordered static routes (X first, then Y; the shorter way round, +
+                 on a tie); not with --racks
+  --unidirectional  with --torus: every route goes the + way (xp, yp) only
   --rate RATE    shape every host link to RATE both ways (tc units: 1gbit, 100mbit, ...)
   --burst BYTES  the host links' bucket (tbf burst): bytes an idle link passes at once
                  (default 2 ms of the rate, at least 3028 = two full frames; uplinks always
                  take the default of their own rate)
-  --delay DELAY  add DELAY one way at every host's egress (netem; e.g. 50us)
+  --delay DELAY  add DELAY one way at every host's egress (netem; e.g. 50us); on a torus at
+                 both ends of every link, so DELAY a hop
   --prefix P     namespace names (default fmh); letters, digits, '-' and '_', starting
                  with a letter, not ending with a digit, so that two prefixes never clash
 EOF
@@ -85,6 +106,12 @@ cl_skip() {
 cl_addr() {
     local k=$(($1 + 1))
     printf '198.18.%d.%d\n' $((k >> 8)) $((k & 255))
+}
+
+# Host $2's address into variable $1, without a subshell (the torus's route loops are N^2).
+cl_addr_to() {
+    local k=$(($2 + 1))
+    printf -v "$1" '198.18.%d.%d' $((k >> 8)) $((k & 255))
 }
 
 cl_ns() {
@@ -106,10 +133,11 @@ cl_parse_opts() {
     cl_rest=()
     while (($#)); do
         case $1 in
-        --rate | --burst | --delay | --prefix | --racks | --uplink-rate)
+        --rate | --burst | --delay | --prefix | --racks | --uplink-rate | --torus)
             (($# >= 2)) || cl_fail "$1 needs a value"
             case $1 in
             --racks) cl_racks=$2 ;;
+            --torus) cl_torus=$2 ;;
             --uplink-rate) cl_uplink_rate=$2 ;;
             --rate) cl_rate=$2 ;;
             --burst) cl_burst=$2 ;;
@@ -117,6 +145,10 @@ cl_parse_opts() {
             --prefix) cl_prefix=$2 ;;
             esac
             shift 2
+            ;;
+        --unidirectional)
+            cl_uni=1
+            shift
             ;;
         --)
             shift
@@ -271,9 +303,18 @@ cl_racks_up() {
     done
 }
 
-# The FM_TOPOLOGY file of N hosts in R racks: x = rack, y = position in the rack.
+# The FM_TOPOLOGY file of N hosts in R racks: x = rack, y = position in the rack; of a torus:
+# its (x, y).
 cl_topo_text() {
     local k s
+    if [ -n "$cl_torus" ]; then
+        echo "# FM_TOPOLOGY=file:PATH for cluster.sh's $cl_n hosts in a $cl_torus torus" \
+            "(prefix $cl_prefix): NAME X Y"
+        for ((k = 0; k < cl_n; k++)); do
+            echo "$(cl_ns "$k") $((k % cl_ta)) $((k / cl_ta))"
+        done
+        return 0
+    fi
     s=$(cl_rack_size)
     echo "# FM_TOPOLOGY=file:PATH for cluster.sh's $cl_n hosts in $cl_racks racks" \
         "(prefix $cl_prefix): NAME RACK POSITION"
@@ -317,6 +358,220 @@ cl_host_up() {
     echo "$cl_hosts_text" >"/etc/netns/$ns/hosts"
 }
 
+# --torus AxB: A and B at least 2 (a ring of one would join a host to itself), A*B = N, not
+# with racks. Sets cl_ta, cl_tb and cl_torus (canonical, no leading zeros).
+cl_check_torus() {
+    local longest
+    [ -n "$cl_torus" ] || {
+        [ -z "$cl_uni" ] || cl_fail "--unidirectional needs --torus"
+        return 0
+    }
+    [ -z "$cl_racks" ] || cl_fail "--torus and --racks exclude each other"
+    [[ $cl_torus =~ ^([0-9]{1,4})x([0-9]{1,4})$ ]] ||
+        cl_fail "--torus must be AxB, two sizes (e.g. 4x4), not '$cl_torus'"
+    cl_ta=$((10#${BASH_REMATCH[1]}))
+    cl_tb=$((10#${BASH_REMATCH[2]}))
+    ((cl_ta >= 2 && cl_tb >= 2)) || cl_fail "--torus $cl_torus: both sizes must be at least 2"
+    ((cl_ta * cl_tb == cl_n)) ||
+        cl_fail "--torus $cl_torus has $((cl_ta * cl_tb)) hosts, but N is $cl_n"
+    cl_torus=${cl_ta}x$cl_tb
+    # A path of H hops passes H - 1 routers, each of which needs a TTL above 1.
+    if [ -n "$cl_uni" ]; then
+        longest=$((cl_ta + cl_tb - 2))
+    else
+        longest=$((cl_ta / 2 + cl_tb / 2))
+    fi
+    ((longest <= CL_TORUS_TTL)) ||
+        cl_fail "--torus $cl_torus: its longest route is $longest hops, more than a TTL" \
+            "of $CL_TORUS_TTL allows"
+}
+
+# The FM_TOPOLOGY value of the torus: torus:AxB, with :uni when unidirectional.
+cl_torus_spec() {
+    echo "torus:$cl_torus${cl_uni:+:uni}"
+}
+
+# Host $1's neighbour through its link $2 (xp, xm, yp, ym), host k being at (k % A, k / A).
+cl_torus_peer() {
+    local x=$(($1 % cl_ta)) y=$(($1 / cl_ta))
+    case $2 in
+    xp) echo $((y * cl_ta + (x + 1) % cl_ta)) ;;
+    xm) echo $((y * cl_ta + (x + cl_ta - 1) % cl_ta)) ;;
+    yp) echo $(((y + 1) % cl_tb * cl_ta + x)) ;;
+    ym) echo $(((y + cl_tb - 1) % cl_tb * cl_ta + x)) ;;
+    esac
+}
+
+# The name of the other end of link $1: a host's xp is its + neighbour's xm, and so on.
+cl_torus_other_end() {
+    case $1 in
+    xp) echo xm ;;
+    xm) echo xp ;;
+    yp) echo ym ;;
+    ym) echo yp ;;
+    esac
+}
+
+# The MAC address of host $1's link $2, fixed (locally administered, 02:...: the host's number
+# and the link's) so that every neighbour entry can be written without asking the peer.
+cl_torus_mac() {
+    local i
+    for i in "${!CL_TORUS_DEVS[@]}"; do
+        [ "${CL_TORUS_DEVS[i]}" != "$2" ] || break
+    done
+    printf '02:18:00:%02x:%02x:%02x\n' $(($1 >> 8)) $(($1 & 255)) $((i + 1))
+}
+
+# The first hop from host $1 to host $2 under dimension-ordered routing: along X until the
+# column is right, then along Y; always the + way on a unidirectional torus, else the shorter
+# way round, + on a tie. Sets cl_hop_dev (xp, xm, yp or ym) and cl_hop_next (the neighbour's
+# host number); variables rather than output, as it runs N^2 times.
+cl_torus_hop() {
+    local sx=$(($1 % cl_ta)) sy=$(($1 / cl_ta)) dim ring from to fwd
+    if ((sx != $2 % cl_ta)); then
+        dim=x ring=$cl_ta from=$sx to=$(($2 % cl_ta))
+    else
+        dim=y ring=$cl_tb from=$sy to=$(($2 / cl_ta))
+    fi
+    fwd=$(((to - from + ring) % ring))
+    if [ -n "$cl_uni" ] || ((2 * fwd <= ring)); then
+        cl_hop_dev=${dim}p
+        from=$(((from + 1) % ring))
+    else
+        cl_hop_dev=${dim}m
+        from=$(((from + ring - 1) % ring))
+    fi
+    if [ "$dim" = x ]; then
+        cl_hop_next=$((sy * cl_ta + from))
+    else
+        cl_hop_next=$((from * cl_ta + sx))
+    fi
+}
+
+# Host $1's fm0 in namespace $2: a dummy interface, or where the kernel has no dummy driver (as
+# this machine's has not) an ifb, which is as inert: it has a carrier, no peer and no ARP, and
+# drops whatever is sent to it (only tc redirects through it). Nothing is routed to fm0 anyway;
+# it only holds the host's address. The first host finds out which the kernel has.
+cl_torus_fm0() {
+    local out
+    if [ -z "${cl_fm0_type:-}" ]; then
+        for cl_fm0_type in dummy ifb; do
+            out=$(ip -n "$2" link add fm0 type "$cl_fm0_type" 2>&1) && return 0
+        done
+        cl_skip "cannot create a dummy or ifb interface (CONFIG_DUMMY, CONFIG_IFB): $out"
+    fi
+    out=$(ip -n "$2" link add fm0 type "$cl_fm0_type" 2>&1) ||
+        cl_fail "$cl_fm0_type fm0 in $2: $out"
+}
+
+# A torus host: a namespace that is a router (forwarding on), with its address as a /32 on an
+# inert fm0 (cl_torus_fm0), so that FM_IFACE=fm0 and the MPIs' interface options name the host's address as
+# in the star, whichever link a packet takes. rp_filter is off: on a unidirectional torus a
+# reply comes back on another link than its request left by. IPv6 is off as in the star.
+cl_torus_host_up() {
+    local k=$1 ns out
+    ns=$(cl_ns "$k")
+    if ! out=$(ip netns add "$ns" 2>&1); then
+        [ "$k" -ne 0 ] || cl_skip "cannot create a network namespace: $out"
+        cl_fail "namespace $ns: $out"
+    fi
+    # shellcheck disable=SC2016 # expanded by the inner sh
+    ip netns exec "$ns" sh -c 'for f in /proc/sys/net/ipv6/conf/all/disable_ipv6 \
+        /proc/sys/net/ipv6/conf/default/disable_ipv6; do [ ! -w "$f" ] || echo 1 >"$f"; done
+        echo 1 >/proc/sys/net/ipv4/ip_forward
+        echo 0 >/proc/sys/net/ipv4/conf/all/rp_filter
+        echo 0 >/proc/sys/net/ipv4/conf/default/rp_filter
+        echo "$1" >/proc/sys/net/ipv4/ip_default_ttl' sh "$CL_TORUS_TTL"
+    cl_torus_fm0 "$k" "$ns"
+    ip -n "$ns" -batch - <<EOF
+link set lo up
+addr add $(cl_addr "$k")/32 dev fm0
+link set fm0 up
+EOF
+    mkdir -p "/etc/netns/$ns"
+    echo "$cl_hosts_text" >"/etc/netns/$ns/hosts"
+}
+
+# The link from host $1's end $2 to host $3's end $4: one veth pair, shaped at both ends (each
+# end shapes what its host sends), so the link's two directions are independent, as on a
+# full-duplex cable.
+cl_torus_link() {
+    local ns pns out
+    ns=$(cl_ns "$1")
+    pns=$(cl_ns "$3")
+    if ! out=$(ip -n "$ns" link add "$2" address "$(cl_torus_mac "$1" "$2")" type veth \
+        peer name "$4" address "$(cl_torus_mac "$3" "$4")" netns "$pns" 2>&1); then
+        [ "$1" -ne 0 ] || cl_skip "cannot create a veth pair: $out"
+        cl_fail "veth $ns/$2 - $pns/$4: $out"
+    fi
+    if [ -n "$cl_rate$cl_delay" ]; then
+        command -v tc >/dev/null || cl_skip "shaping needs 'tc' (Debian package iproute2)"
+        cl_shape "$ns" "$2" "$cl_delay"
+        cl_shape "$pns" "$4" "$cl_delay"
+    fi
+    ip -n "$ns" link set "$2" up
+    ip -n "$pns" link set "$4" up
+}
+
+# Host $1's links towards +: xp to its X neighbour's xm, yp to its Y neighbour's ym. Its xm
+# and ym are made by the hosts before it (-), so every host ends with all four; a ring of 2
+# still has two links between the two hosts.
+cl_torus_links_up() {
+    local dev
+    for dev in xp yp; do
+        cl_torus_link "$1" "$dev" "$(cl_torus_peer "$1" "$dev")" "$(cl_torus_other_end "$dev")"
+    done
+}
+
+# Host $1's neighbour and route entries, as `ip -batch` lines: the neighbour at the far end of
+# each link, permanent, with its known MAC, so that no ARP ever travels (on a unidirectional
+# torus nothing at all may go the - way); then a /32 to every other host via the neighbour that
+# dimension-ordered routing picks. The neighbour is named by its own address, reached over a
+# link that has none (onlink); src is this host's address, whatever the link.
+cl_torus_routes() {
+    local s=$1 d dev j src addr next
+    cl_addr_to src "$s"
+    for dev in "${CL_TORUS_DEVS[@]}"; do
+        j=$(cl_torus_peer "$s" "$dev")
+        cl_addr_to addr "$j"
+        echo "neigh replace $addr lladdr $(cl_torus_mac "$j" "$(cl_torus_other_end "$dev")")" \
+            "dev $dev nud permanent"
+    done
+    for ((d = 0; d < cl_n; d++)); do
+        ((d != s)) || continue
+        cl_torus_hop "$s" "$d"
+        cl_addr_to addr "$d"
+        cl_addr_to next "$cl_hop_next"
+        echo "route add $addr/32 via $next dev $cl_hop_dev onlink src $src"
+    done
+}
+
+# Once every link exists: rp_filter off on each link too (the kernel takes the larger of the
+# link's and all's), no IPv6 on them, then the neighbours and routes in one batch.
+cl_torus_host_routes() {
+    local ns out
+    ns=$(cl_ns "$1")
+    # shellcheck disable=SC2016 # expanded by the inner sh
+    ip netns exec "$ns" sh -c 'for d; do echo 0 >"/proc/sys/net/ipv4/conf/$d/rp_filter"
+        f=/proc/sys/net/ipv6/conf/$d/disable_ipv6; [ ! -w "$f" ] || echo 1 >"$f"; done' \
+        sh fm0 "${CL_TORUS_DEVS[@]}"
+    out=$(cl_torus_routes "$1" | ip -n "$ns" -batch - 2>&1) || cl_fail "routes of $ns: $out"
+}
+
+# The torus: every host, then every link, then the routes (which name the links).
+cl_torus_up() {
+    local k
+    for ((k = 0; k < cl_n; k++)); do
+        cl_torus_host_up "$k"
+    done
+    for ((k = 0; k < cl_n; k++)); do
+        cl_torus_links_up "$k"
+    done
+    for ((k = 0; k < cl_n; k++)); do
+        cl_torus_host_routes "$k"
+    done
+}
+
 cl_up_abort() {
     local rc=$?
     trap - EXIT
@@ -332,6 +587,7 @@ cl_up() {
     [ -z "$cl_burst" ] || { [[ $cl_burst =~ ^[0-9]+$ ]] && ((cl_burst >= 1514)); } ||
         cl_fail "bad --burst '$cl_burst' (bytes, at least one full frame: 1514)"
     [ -z "$cl_burst" ] || [ -n "$cl_rate" ] || cl_fail "--burst needs --rate"
+    cl_check_torus
     cl_check_racks
     [ -z "$cl_uplink_rate" ] || [ -n "$(cl_rate_bytes "$cl_uplink_rate")" ] ||
         cl_fail "bad --uplink-rate '$cl_uplink_rate' (tc units: 1gbit, 100mbit, 10mbps, ...)"
@@ -344,11 +600,15 @@ cl_up() {
     # Anything that fails from here on (set -e included) removes what was made.
     trap cl_up_abort EXIT
     cl_hosts_text=$(cl_hosts_file)
-    cl_switch_up
-    for ((k = 0; k < cl_n; k++)); do
-        cl_host_up "$k"
-    done
-    [ -z "$cl_racks" ] || cl_topo_text >"$(cl_topo_path)"
+    if [ -n "$cl_torus" ]; then
+        cl_torus_up
+    else
+        cl_switch_up
+        for ((k = 0; k < cl_n; k++)); do
+            cl_host_up "$k"
+        done
+    fi
+    [ -z "$cl_racks$cl_torus" ] || cl_topo_text >"$(cl_topo_path)"
     trap - EXIT
 }
 
@@ -369,13 +629,49 @@ cl_check_racks() {
             "$(((cl_n + s - 1) / s)) racks, not $cl_racks"
 }
 
-# Bytes and packets through each uplink, from the rack's end (uK): tx is up, rx is down.
+# Link counters: a cluster with a switch namespace has racks (or is a star, which has none to
+# show); one without is a torus.
 cl_counters() {
-    local sw racks k files=()
+    local names
     cl_require_root
+    names=$(ip netns list 2>/dev/null | awk '{print $1}') || true
+    if grep -qFx "$(cl_switch)" <<<"$names"; then
+        cl_rack_counters
+    elif grep -qFx "$(cl_ns 0)" <<<"$names"; then
+        cl_torus_counters
+    else
+        cl_fail "cluster '$cl_prefix' is not up (no namespace $(cl_ns 0))"
+    fi
+}
+
+# Bytes and packets each torus link sent, from its sending end: one line per host and link,
+# "HOST X Y DEV TX_BYTES TX_PACKETS". The hosts and their coordinates come from the topology
+# file that up wrote; one `ip netns exec` per host.
+cl_torus_counters() {
+    local topo name x y k dev files=() v
+    topo=$(cl_topo_path)
+    [ -f "$topo" ] || cl_fail "cluster '$cl_prefix' has no racks and no torus (no $topo)"
+    for dev in "${CL_TORUS_DEVS[@]}"; do
+        files+=("/sys/class/net/$dev/statistics/"{tx_bytes,tx_packets})
+    done
+    echo "# host x y dev tx_bytes tx_packets"
+    while read -r name x y; do
+        [[ $name != \#* ]] || continue
+        k=${name#"$cl_prefix"}
+        ip netns exec "$name" test -e /sys/class/net/xp </dev/null ||
+            cl_fail "cluster '$cl_prefix' is not a torus (host $name has no link xp)"
+        mapfile -t v < <(ip netns exec "$name" cat "${files[@]}" </dev/null)
+        ((${#v[@]} == 2 * ${#CL_TORUS_DEVS[@]})) || cl_fail "cannot read $name's link counters"
+        for dev in "${!CL_TORUS_DEVS[@]}"; do
+            echo "$k $x $y ${CL_TORUS_DEVS[dev]} ${v[2 * dev]} ${v[2 * dev + 1]}"
+        done
+    done <"$topo"
+}
+
+# Bytes and packets through each uplink, from the rack's end (uK): tx is up, rx is down.
+cl_rack_counters() {
+    local sw racks k files=()
     sw=$(cl_switch)
-    ip netns list 2>/dev/null | awk '{print $1}' | grep -qFx "$sw" ||
-        cl_fail "cluster '$cl_prefix' is not up (no namespace $sw)"
     racks=$(ip -n "$sw" -o link show | grep -cE '^[0-9]+: u[0-9]+@') || true
     ((racks > 0)) || cl_fail "cluster '$cl_prefix' has no racks (cluster.sh up N --racks R)"
     for ((k = 0; k < racks; k++)); do
@@ -427,6 +723,14 @@ cl_down() {
 
 # What up made, when there is more to say than the hosts' names (racks).
 cl_up_report() {
+    if [ -n "$cl_torus" ]; then
+        echo "cluster $cl_prefix: $cl_n hosts in a $cl_torus torus," \
+            "$([ -n "$cl_uni" ] && echo unidirectional || echo bidirectional)," \
+            "links ${cl_rate:-unshaped}, fm0 is $cl_fm0_type"
+        echo "topology: $(cl_topo_path) (FM_TOPOLOGY=$(cl_torus_spec)" \
+            "or FM_TOPOLOGY=file:$(cl_topo_path))"
+        return 0
+    fi
     [ -n "$cl_racks" ] || return 0
     echo "cluster $cl_prefix: $cl_n hosts in $cl_racks racks of at most $(cl_rack_size)," \
         "host links ${cl_rate:-unshaped}, uplinks ${cl_uplink_rate:-unshaped}"
@@ -493,6 +797,10 @@ cl_run() {
         CLUSTER_RACKS=$cl_racks CLUSTER_TOPO=$(cl_topo_path)
         export CLUSTER_RACKS CLUSTER_TOPO
     fi
+    if [ -n "$cl_torus" ]; then
+        CLUSTER_TORUS=$cl_torus CLUSTER_TOPO_SPEC=$(cl_torus_spec) CLUSTER_TOPO=$(cl_topo_path)
+        export CLUSTER_TORUS CLUSTER_TOPO_SPEC CLUSTER_TOPO
+    fi
     # In the background so that a signal reaches the traps at once; stdin stays CMD's.
     "${cl_rest[@]}" <&0 &
     cl_child=$!
@@ -521,7 +829,8 @@ main() {
         run) cl_run ;;
         hosts) cl_hosts ;;
         topo)
-            [ -n "$cl_racks" ] || cl_fail "topo needs --racks R"
+            [ -n "$cl_racks$cl_torus" ] || cl_fail "topo needs --racks R or --torus AxB"
+            cl_check_torus
             cl_check_racks
             cl_topo_text
             ;;

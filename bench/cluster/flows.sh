@@ -3,7 +3,8 @@
 # Simultaneous TCP flows between hosts of a cluster that is up (cluster.sh up), each SRC:DST
 # a flow from host SRC to host DST (host numbers), all started at the same moment (flow.py);
 # prints each flow's rate as its receiver measured it, then, for a cluster with racks, how
-# many bytes each uplink carried meanwhile (cluster.sh counters, after minus before).
+# many bytes each uplink carried meanwhile, for a torus each link that sent more than 64 KiB
+# (cluster.sh counters, after minus before; links.py).
 #
 #   flows.sh [--prefix P] [--bytes B] [--port PORT] SRC:DST [SRC:DST...]
 #
@@ -70,8 +71,10 @@ fl_cleanup() {
 }
 trap fl_cleanup EXIT
 
+# The cluster's link counters, header included (it tells racks from a torus), or nothing
+# for a star.
 counters() {
-    bash "$here/cluster.sh" counters --prefix "$prefix" 2>/dev/null | grep -v '^#' || true
+    bash "$here/cluster.sh" counters --prefix "$prefix" 2>/dev/null || true
 }
 
 for p in "${pairs[@]}"; do
@@ -100,9 +103,13 @@ for p in "${pairs[@]}"; do
     awk -v f="$prefix${p%:*} -> $prefix${p#*:}" '$1 == "flow" {
         printf "%-16s %10d bytes %8.4f s %8.1f Mbit/s\n", f, $6, $8, $10 }' "$tmp/recv-$p"
 done
-if [ -n "$before" ]; then
+if [[ $before == "# host x y dev"* ]]; then
+    echo "torus links that sent more than 64 KiB during the flows (host x y link bytes):"
+    python3 "$here/links.py" --min-bytes 65536 <(echo "$before") <(echo "$after") |
+        awk '$NF == "used" { printf "  %s %s %s %s %d\n", $1, $2, $3, $4, $5 }'
+elif [ -n "$before" ]; then
     echo "uplink bytes during the flows:"
-    awk 'NR == FNR { up[$1] = $2; down[$1] = $3; next }
+    awk '/^#/ { next } NR == FNR { up[$1] = $2; down[$1] = $3; next }
         { printf "  rack %d  up %d  down %d\n", $1, $2 - up[$1], $3 - down[$1] }' \
         <(echo "$before") <(echo "$after")
 fi
