@@ -30,6 +30,9 @@ import sys
 import compare
 from compare import fail, num, run, size_bytes, size_name
 
+sys.path.insert(0, os.path.join(compare.HERE, "cluster"))
+import links as linkstat  # noqa: E402 (bench/cluster/links.py)
+
 TORUS_TREES = ["sepaddr", "utorus", "storus", "mdtorus", "mutorus"]
 BLIND_TREES = ["binomial", "kbinomial", "postal"]
 COUNT_SIZE = 64 << 10  # the message of the link-counting runs
@@ -74,14 +77,9 @@ class Torus(compare.Cluster):
         return g
 
     def counters(self):
-        """Bytes each directed link has sent: {(host, dev): bytes}."""
-        out = run(["bash", self.tools.cluster, "counters", "--prefix", self.prefix])
-        links = {}
-        for line in out.splitlines():
-            f = line.split()
-            if f and not line.startswith("#") and len(f) >= 5:
-                links[(f[0], f[3])] = int(f[4])
-        return links
+        """Every directed link's counters (links.py's parse_counters)."""
+        return linkstat.parse_counters(run(["bash", self.tools.cluster, "counters", "--prefix",
+                                            self.prefix]))
 
 
 def fm_env(cl, costs):
@@ -106,14 +104,12 @@ def link_load(tools, cl, tree, costs):
                    ["-i", str(COUNT_ITERS)])
     after = cl.counters()
     iters = int(rows[0]["iters"])
-    copy = (1 + iters) * (COUNT_SIZE + 64) * FRAME / SEGMENT
-    moved = {k: after[k] - before.get(k, 0) for k in after}
-    used = {k: v for k, v in moved.items() if v >= copy / 2}
-    visits = sum(used.values()) / copy
-    return {"tree": tree, "resolved": rows[0]["resolved"], "visits": visits,
-            "used": len(used), "concentration": visits / len(used) if used else None,
+    copy = int((1 + iters) * (COUNT_SIZE + 64) * FRAME / SEGMENT)
+    s = linkstat.summary(linkstat.deltas(before, after), copy // 2, copy)
+    return {"tree": tree, "resolved": rows[0]["resolved"], "visits": s["link_visits"],
+            "used": s["links_used"], "concentration": s["link_concentration"],
             "model_visits": num(rows[0]["model_link_visits"]),
-            "model_used": num(rows[0]["model_links_used"]), "per_link": moved}
+            "model_used": num(rows[0]["model_links_used"])}
 
 
 def draw_hosts(n, groups, seed):

@@ -197,7 +197,12 @@ static int place_torus(fm_topo *t, const char *spec, const struct fm_topo_spec *
 {
     int n = s->dims[0] * s->dims[1] * s->dims[2], *spot = NULL, rc = FM_OK;
     if (n == t->nhosts) {
-        t->kind = FM_TOPO_TORUS_HOSTS;
+        t->kind = FM_TOPO_TORUS_HOSTS; /* by name where names say, else in order */
+        spot = malloc((size_t)t->nhosts * sizeof *spot);
+        if (spot && torus_by_names(t, n, spot) != FM_OK) {
+            free(spot);
+            spot = NULL;
+        }
     } else if (n == t->nranks) {
         t->kind = FM_TOPO_TORUS_RANKS;
     } else {

@@ -8,7 +8,9 @@
  * FM_TOPOLOGY:
  *   ""              none (ndims 0); a NULL spec means the same
  *   "torus:AxB[xC][:uni]"
- *                   one position per host when the job has A*B*C hosts, else one per rank when
+ *                   one position per host when the job has A*B*C hosts (the number each
+ *                   host's name ends in when all end in distinct numbers below A*B*C, else
+ *                   in host order), else one per rank when
  *                   it has A*B*C ranks (one machine emulating a torus), else, when every
  *                   host's name ends in a distinct number below A*B*C, at that position (the
  *                   emulated torus's hosts fmt0 .. fmt15, any subset of them), else

@@ -245,6 +245,14 @@ static void torus_mismatch(void **state)
     build_bad(6, keys, "torus:2x2", FM_ERR_CONFIG, "");
     assert_string_equal(err, "FM_TOPOLOGY 'torus:2x2' has 4 positions, but the job has 3 hosts "
                              "and 6 ranks (and the host names do not end in distinct positions)");
+    /* every position's host, listed out of order: placed by name, not by order */
+    const char *all[] = {"n3/1", "n1/2", "n0/3", "n2/4"};
+    fm_topo *w = build_ok(4, all, "torus:2x2");
+    assert_int_equal(fm_topo_kind(w), FM_TOPO_TORUS_HOSTS);
+    assert_coord(w, 0, 1, 1, 0);
+    assert_coord(w, 1, 1, 0, 0);
+    assert_coord(w, 2, 0, 0, 0);
+    fm_topo_free(w);
     /* hosts named for positions: fmt5, fmt0, fmt14 of a 4x4 torus, any subset */
     const char *named[] = {"fmt5/1", "fmt0/2", "fmt14/3", "fmt5/1"};
     fm_topo *t = build_ok(4, named, "torus:4x4:uni");
