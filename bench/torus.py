@@ -70,6 +70,12 @@ class Torus(compare.Cluster):
         self.addr0 = run(["bash", self.tools.cluster, "addr", "0"]).strip()
         return self
 
+    def bucket(self):
+        """The links' tbf bucket in bytes, as cluster.sh sets it."""
+        if self.burst:
+            return int(self.burst)
+        return max(3028, int(compare.rate_bytes_per_s(self.rate)) // 500)
+
     def group(self, hosts):
         g = Torus.__new__(Torus)
         g.__dict__.update(self.__dict__)
@@ -83,8 +89,11 @@ class Torus(compare.Cluster):
 
 
 def fm_env(cl, costs):
+    """The torus's positions, the calibrated costs kept in a file, and what calibration does
+    not measure: the links' shaper bucket, and the machine's cores that every host shares."""
     return {"FM_PROVIDER": "tcp", "FM_IFACE": "fm0", "FM_TOPOLOGY": cl.spec,
-            "FM_MCAST_COSTS_FILE": costs}
+            "FM_MCAST_COSTS_FILE": costs, "FM_MCAST_COSTS": f"burst_bytes={cl.bucket()}",
+            "FM_MCAST_CORES": str(os.cpu_count() or 1)}
 
 
 def fm_rows(tools, cl, trees, sizes, repeats, modes, costs, extra=()):
@@ -122,13 +131,20 @@ def draw_hosts(n, groups, seed):
 def extrapolate(tools, cl, trees, sizes, tori, costs, packet):
     """The model's completion (fastmsg-tree --torus) on whole tori, from the calibrated costs."""
     rows = []
+    with open(costs) as f:
+        text = f.read()
+    costs = costs + ".torus"
+    with open(costs, "w") as f:  # with the bucket the job had from FM_MCAST_COSTS
+        f.write(text + f"burst_bytes={cl.bucket()}\n")
     for dims in [cl.dims] + tori:
         spec = dims + (":uni" if cl.uni else "")
         for tree in trees:
             for s in sizes:
                 m = max(1, -(-s // packet))
+                # (the topology-blind trees over members in a drawn order, as in the runs)
+                blind = ["--seed", "1"] if tree in BLIND_TREES else []
                 out = run([tools.fm_tree, tree, "--torus", spec, "-m", str(m), "--costs", costs,
-                           "--bytes", str(max(s, 1)), "--packet", str(packet)])
+                           "--bytes", str(max(s, 1) + 32), "--packet", str(packet)] + blind)
                 vals = dict(line.split(None, 1) for line in out.splitlines()
                             if line.startswith(("seconds", "links")))
                 visits, used = (int(x) for x in vals["links"].split())

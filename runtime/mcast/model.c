@@ -51,7 +51,7 @@ struct sim {
      * 2 with one other under way, ...), and the span it was under way in this pass; per link,
      * the members whose copies cross it (link_edges[link_first[l] ..]). */
     const struct fm_model_net *net;
-    double *pipe, *share, *span0, *span1;
+    double *pipe, *tokens, *share, *span0, *span1;
     int *link_first, *link_edges;
 };
 
@@ -155,16 +155,24 @@ static int route_len(const struct fm_model_net *net, int v)
 }
 
 /* Over a net: when a copy of size bytes to kid, ready at ready, is through its route's
- * busiest link (its stream's pipe; a copy to a member of the sender's own host leaves at
- * once). */
+ * busiest link, a token bucket at its share of the link's rate and bucket (its stream's pipe
+ * and tokens; a copy to a member of the sender's own host leaves at once). */
 static double net_send(struct sim *s, int kid, int j, double ready, double size)
 {
     if (route_len(s->net, kid) == 0)
         return ready;
+    double gap = s->c->gap_byte * s->share[kid], burst = s->c->burst / s->share[kid];
+    if (j == 0) {
+        s->tokens[kid] = burst;
+        s->pipe[kid] = ready;
+        s->span0[kid] = ready;
+    }
     double start = ready > s->pipe[kid] ? ready : s->pipe[kid];
-    s->pipe[kid] = start + size * s->c->gap_byte * s->share[kid];
-    if (j == 0)
-        s->span0[kid] = start;
+    double tokens = gap > 0 ? s->tokens[kid] + (start - s->pipe[kid]) / gap : size;
+    tokens = tokens > burst ? burst : tokens;
+    double wait = size > tokens ? (size - tokens) * gap : 0;
+    s->tokens[kid] = size > tokens ? 0 : tokens - size;
+    s->pipe[kid] = start + wait;
     return s->pipe[kid];
 }
 
@@ -365,7 +373,7 @@ static double sharing_bound(const struct sim *s)
         }
     for (int g = 0; g < groups; g++) {
         double b = cpu[g] / job->cores;
-        if (job->link_shared && bytes[g] * s->c->gap_byte > b)
+        if (job->link_shared && !s->net && bytes[g] * s->c->gap_byte > b)
             b = bytes[g] * s->c->gap_byte;
         bound = b > bound ? b : bound;
     }
@@ -454,11 +462,12 @@ static int net_init(struct sim *s, struct fm_model_out *out)
 {
     const struct fm_model_net *net = s->net;
     int n = s->t->n, nl = net->nlinks, visits = net->route_first[n] - net->route_first[0];
-    s->pipe = calloc(4 * (size_t)n, sizeof *s->pipe);
+    s->pipe = calloc(5 * (size_t)n, sizeof *s->pipe);
     s->link_first = calloc((size_t)nl + 1 + (size_t)(visits > 0 ? visits : 1), sizeof(int));
     if (!s->pipe || !s->link_first)
         return FM_ERR_NOMEM;
-    s->share = s->pipe + n;
+    s->tokens = s->pipe + n;
+    s->share = s->tokens + n;
     s->span0 = s->share + n;
     s->span1 = s->span0 + n;
     s->link_edges = s->link_first + nl + 1;

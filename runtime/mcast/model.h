@@ -49,7 +49,9 @@ struct fm_model_tree {
  * leaves it, found by repeating the simulation with the previous run's overlaps (damped)
  * until they settle. Every link after the first adds `hop` to the arrival (a router passes
  * the frame on). With a net, a member's copies leave by their routes, not through one
- * shaped link of the member's (no burst). */
+ * shaped link of the member's: each stream is a token bucket at its share of the link's rate
+ * (1 / gap_byte) and of its bucket (burst), full when the stream starts, and a host's members
+ * share no link (link_shared has no effect). */
 struct fm_model_net {
     int nlinks;
     const int *route_first, *route_links;

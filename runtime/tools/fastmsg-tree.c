@@ -37,9 +37,9 @@ static const char usage[] =
     "  --root R         root member (default 0)\n"
     "  --store-forward  model members that forward only once they hold the whole message\n"
     "  --torus SPEC     members on a torus of hosts, AxB[xC] (':uni': unidirectional), one\n"
-    "                   member per position: all of them (no -n; member i at position i),\n"
-    "                   else -n positions drawn at random (--seed S, default 1), member 0\n"
-    "                   at position 0\n"
+    "                   member per position: all of them (no -n; member i at position i,\n"
+    "                   or with --seed S in an order drawn with S), else -n positions drawn\n"
+    "                   at random (--seed S, default 1); member 0 at position 0 always\n"
     "  --costs FILE     also the model in seconds, from a costs file (FM_MCAST_COSTS_FILE's\n"
     "                   format; fm_mcast_calibrate writes one), over the torus's links with\n"
     "                   --torus: \"seconds T\" (and \"links VISITS USED\" on a torus)\n"
@@ -50,7 +50,7 @@ static const char usage[] =
 struct args {
     struct fm_tree_desc desc;
     double lambda;
-    int lambda_given, store_forward, seed;
+    int lambda_given, store_forward, seed, seed_given;
     const char *torus, *costs;
     long bytes, packet;
     struct fm_torus_net net;
@@ -104,7 +104,8 @@ static int parse_torus(struct args *a)
     unsigned long long x = 0x9e3779b97f4a7c15ULL * (unsigned long long)(a->seed + 1);
     for (int i = 0; i < spots; i++)
         a->pos[i] = i;
-    for (int i = 1; i < a->desc.n && a->desc.n < spots; i++) { /* Fisher-Yates past 0 */
+    int shuffle = a->desc.n < spots || a->seed_given;
+    for (int i = 1; i < a->desc.n && shuffle; i++) { /* Fisher-Yates past position 0 */
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         int j = i + (int)(x % (unsigned long long)(spots - i)), t = a->pos[i];
         a->pos[i] = a->pos[j];
@@ -225,6 +226,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         case 'S':
             if (parse_int(optarg, 0, &a->seed))
                 return bad("--seed needs a whole number, not '%s'", optarg);
+            a->seed_given = 1;
             break;
         case 'b':
         case 'p': {
