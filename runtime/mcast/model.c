@@ -420,6 +420,15 @@ static void share_next(struct share *sh)
     sh->on = 1;
 }
 
+/* Forget the profile and its span, for passes that may end far from the last ones. */
+static void share_restart(struct share *sh)
+{
+    if (sh->prev)
+        memset(sh->prev, 0, 2 * (size_t)sh->nslots * SHARE_BUCKETS * sizeof *sh->prev);
+    sh->width = 0;
+    sh->on = 0;
+}
+
 /* The passes: one; or, with a credit window or shared cores, until the releases and the
  * completion stop moving. The first pass with shared cores only sizes their profile, the
  * next counts who is runnable when, and the ones after run by it. FM_OK or FM_ERR_NOMEM. */
@@ -568,6 +577,7 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     for (int round = 0; rc == FM_OK && s.net && round < NET_ROUNDS; round++) {
         if (net_shares(&s) <= NET_SETTLED)
             break;
+        share_restart(&s.sh); /* (new shares move the completion: the profile's span too) */
         rc = run_passes(&s, order, sharing, out);
     }
     if (rc == FM_OK) {
