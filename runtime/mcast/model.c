@@ -17,11 +17,12 @@
 #include "mix.h"
 #include "model.h"
 
-#define MODEL_PASSES  12
-#define SHARE_BUCKETS 256  /* of a sharing group's load profile over time */
-#define SHARE_SPAN    2.0  /* the profile covers this x the unshared completion (or bound) */
-#define NET_ROUNDS    12   /* of link shares, at most */
-#define NET_SETTLED   0.01 /* no share moved by more than this fraction: done */
+#define MODEL_PASSES       12
+#define SHARE_BUCKETS      256  /* of a sharing group's load profile over time */
+#define SHARE_SPAN         2.0  /* the profile covers this x the unshared completion (or bound) */
+#define NET_ROUNDS         12   /* of link shares, at most */
+#define MODEL_FRAME_HEADER 66.0 /* Ethernet, IPv4 and TCP headers (timestamps on) */
+#define NET_SETTLED        0.01 /* no share moved by more than this fraction: done */
 
 /* Processor sharing among a group's members (groups with more members than cores only):
  * prev[slot * B + b] is how many of the group's members were runnable on average in bucket b
@@ -192,8 +193,11 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     }
     double left = s->net ? net_send(s, kid, j, ready, size) : link_send(l, c, ready, size);
     double at = left + c->latency;
-    if (s->net && route_len(s->net, kid) > 1)
-        at += (route_len(s->net, kid) - 1) * s->net->hop;
+    if (s->net && route_len(s->net, kid) > 1) { /* routers pass each frame on whole */
+        double frame =
+            size + MODEL_FRAME_HEADER < s->net->frame ? size + MODEL_FRAME_HEADER : s->net->frame;
+        at += (route_len(s->net, kid) - 1) * (frame * c->gap_byte + s->net->hop);
+    }
     s->arrival[(size_t)kid * m + (size_t)j] = at;
     if (s->net)
         s->span1[kid] = left; /* (on its links until then) */

@@ -47,15 +47,18 @@ struct fm_model_tree {
  * for a parent on the same host). Copies whose routes share a link while both are under way
  * share its rate (1 / gap_byte) equally: each copy's stream runs at the rate its busiest link
  * leaves it, found by repeating the simulation with the previous run's overlaps (damped)
- * until they settle. Every link after the first adds `hop` to the arrival (a router passes
- * the frame on). With a net, a member's copies leave by their routes, not through one
+ * until they settle. Every link after the first adds a router's time to the arrival (frame,
+ * hop). With a net, a member's copies leave by their routes, not through one
  * shaped link of the member's: each stream is a token bucket at its share of the link's rate
  * (1 / gap_byte) and of its bucket (burst), full when the stream starts, and a host's members
  * share no link (link_shared has no effect). */
 struct fm_model_net {
     int nlinks;
     const int *route_first, *route_links;
-    double hop;
+    double frame; /* a router passes on a frame of at most this many bytes (header included)
+                   * once it has it whole: each router adds min(copy + header, frame) bytes at
+                   * the link's rate */
+    double hop;   /* and this much more per router */
 };
 
 /* The job around the tree. */

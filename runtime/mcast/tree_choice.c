@@ -234,8 +234,8 @@ static double ipmc_share(fm_context *ctx, const struct fm_tree_desc *d)
     return v.job.cores > 0 && most > v.job.cores ? most / v.job.cores : 1;
 }
 
-/* A frame an Ethernet router passes on whole before it sends it on: the time each router on a
- * route adds, at the link's rate. */
+/* The largest frame an Ethernet router passes on whole before it sends it on (the model adds
+ * a frame's time per router). */
 #define FM_TORUS_FRAME 1514
 
 /* The torus of hosts under the members, for the model: each member's route from its parent
@@ -243,7 +243,7 @@ static double ipmc_share(fm_context *ctx, const struct fm_tree_desc *d)
  * with one position per host) and every member has coordinates. 1 with *net filled (free
  * net->route_first), 0 when there is none, -1 when out of memory. */
 static int torus_view(fm_context *ctx, const struct fm_tree_desc *d, const struct fm_model_tree *t,
-                      const struct fm_costs *c, struct fm_model_net *net)
+                      struct fm_model_net *net)
 {
     const struct fm_tree_topo *topo = d->topo;
     if (!topo || fm_topo_kind(ctx->topo) != FM_TOPO_TORUS_HOSTS || topo->ndims < 1 ||
@@ -270,20 +270,19 @@ static int torus_view(fm_context *ctx, const struct fm_tree_desc *d, const struc
     *net = (struct fm_model_net){.nlinks = fm_torus_nlinks(&tn),
                                  .route_first = first,
                                  .route_links = links,
-                                 .hop = FM_TORUS_FRAME * c->gap_byte};
+                                 .frame = FM_TORUS_FRAME};
     return 1;
 }
 
 /* The links d's copies cross on a torus of hosts, summed and distinct (0 and 0 elsewhere). */
 static void torus_links(fm_context *ctx, const struct fm_tree_desc *d, fm_mcast_prediction *out)
 {
-    const struct fm_costs *c = fm_mcast_costs(ctx, NULL);
     int *first, *kids;
-    if (!c || d->builder == fm_tree_lookup("ipmc") || fm_model_layout(d, &first, &kids))
+    if (d->builder == fm_tree_lookup("ipmc") || fm_model_layout(d, &first, &kids))
         return;
     struct fm_model_tree t = {d->n, d->root, first, kids};
     struct fm_model_net net;
-    if (torus_view(ctx, d, &t, c, &net) == 1) {
+    if (torus_view(ctx, d, &t, &net) == 1) {
         char *used = calloc((size_t)net.nlinks, 1);
         int visits = net.route_first[d->n];
         for (int e = 0; used && e < visits; e++)
@@ -344,7 +343,7 @@ int fm_mcast_model_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t
         job_view(ctx, d, &v);
         struct fm_model_tree t = {d->n, d->root, first, kids};
         struct fm_model_net net;
-        int on_torus = torus_view(ctx, d, &t, c, &net);
+        int on_torus = torus_view(ctx, d, &t, &net);
         v.job.net = on_torus == 1 ? &net : NULL;
         rc = on_torus < 0 ? FM_ERR_NOMEM
                           : model_time(&t, c, &v.job, bytes ? bytes : 1, payload, mode, T, held);

@@ -159,7 +159,7 @@ static int model_seconds(const struct args *a, const struct fm_tree_desc *d)
         net = (struct fm_model_net){.nlinks = fm_torus_nlinks(&a->net),
                                     .route_first = block,
                                     .route_links = links,
-                                    .hop = 1514 * c.gap_byte};
+                                    .frame = 1514};
         job.net = &net;
     }
     struct fm_model_out out = {0};

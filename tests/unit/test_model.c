@@ -372,7 +372,7 @@ static void net_shared_cores(void **state)
                          .spin = 11.9e-6,
                          .poll = 11.9e-6,
                          .burst = 25000};
-    struct fm_model_net net = {fm_torus_nlinks(&tn), rf, rl, 1514 * c.gap_byte};
+    struct fm_model_net net = {fm_torus_nlinks(&tn), rf, rl, 1514, 0};
     struct fm_model_job alone = {.net = &net}, shared = {.net = &net, .group = group, .cores = 2};
     struct fm_model_out out = {0}, out2 = {0};
     double want = (12 * 65568.0 - 25000) * c.gap_byte;
