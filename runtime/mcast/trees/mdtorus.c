@@ -27,19 +27,11 @@ static void place(const struct fm_tree_desc *d, struct fm_torus_tree *t)
     }
 }
 
-static int mdtorus_children(const struct fm_tree_desc *d, int r, int *out, int cap, void *s)
-{
-    return fm_torus_children(d, r, out, cap, s, place);
-}
-
-static int mdtorus_parent(const struct fm_tree_desc *d, int r, void *s)
-{
-    return fm_torus_parent(d, r, s, place);
-}
+FM_TORUS_CALLS(place)
 
 const struct fm_tree_builder fm_tree_mdtorus = {
     .name = "mdtorus",
-    .children = mdtorus_children,
-    .parent = mdtorus_parent,
+    .children = torus_children,
+    .parent = torus_parent,
     .scratch_size = fm_torus_scratch_size,
 };

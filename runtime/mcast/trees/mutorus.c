@@ -36,15 +36,7 @@ static int mutorus_check(const struct fm_tree_desc *d)
     return d->param >= 0 ? FM_OK : FM_ERR_INVALID;
 }
 
-static int mutorus_children(const struct fm_tree_desc *d, int r, int *out, int cap, void *s)
-{
-    return fm_torus_children(d, r, out, cap, s, place);
-}
-
-static int mutorus_parent(const struct fm_tree_desc *d, int r, void *s)
-{
-    return fm_torus_parent(d, r, s, place);
-}
+FM_TORUS_CALLS(place)
 
 /* r = 2, 3, 4, 6, 8, 12, 16, ... below n, and the extent default (as 0). */
 static int mutorus_candidates(int n, int *params, int cap)
@@ -66,8 +58,8 @@ const struct fm_tree_builder fm_tree_mutorus = {
     .param = "r",
     .check = mutorus_check,
     .resolve = run_length,
-    .children = mutorus_children,
-    .parent = mutorus_parent,
+    .children = torus_children,
+    .parent = torus_parent,
     .scratch_size = fm_torus_scratch_size,
     .candidates = mutorus_candidates,
 };

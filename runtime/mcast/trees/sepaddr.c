@@ -10,19 +10,11 @@ static void place(const struct fm_tree_desc *d, struct fm_torus_tree *t)
         t->parent[i] = 0;
 }
 
-static int sepaddr_children(const struct fm_tree_desc *d, int r, int *out, int cap, void *s)
-{
-    return fm_torus_children(d, r, out, cap, s, place);
-}
-
-static int sepaddr_parent(const struct fm_tree_desc *d, int r, void *s)
-{
-    return fm_torus_parent(d, r, s, place);
-}
+FM_TORUS_CALLS(place)
 
 const struct fm_tree_builder fm_tree_sepaddr = {
     .name = "sepaddr",
-    .children = sepaddr_children,
-    .parent = sepaddr_parent,
+    .children = torus_children,
+    .parent = torus_parent,
     .scratch_size = fm_torus_scratch_size,
 };

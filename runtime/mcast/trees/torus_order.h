@@ -47,6 +47,18 @@ int fm_torus_children(const struct fm_tree_desc *d, int r, int *out, int cap, vo
 /* Parent relative index of r > 0 (builder.h's parent). */
 int fm_torus_parent(const struct fm_tree_desc *d, int r, void *scratch, fm_torus_place_fn place);
 
+/* A torus builder's children and parent calls (builder.h), over the tree its place() lays:
+ * torus_children and torus_parent, for its struct fm_tree_builder. */
+#define FM_TORUS_CALLS(place)                                                                      \
+    static int torus_children(const struct fm_tree_desc *d, int r, int *out, int cap, void *s)     \
+    {                                                                                              \
+        return fm_torus_children(d, r, out, cap, s, place);                                        \
+    }                                                                                              \
+    static int torus_parent(const struct fm_tree_desc *d, int r, void *s)                          \
+    {                                                                                              \
+        return fm_torus_parent(d, r, s, place);                                                    \
+    }
+
 /* 1 when order indices i and j agree on every axis from axis on (axis 1: one ring of the first
  * dimension; axis 2: one plane); without coordinates, always. */
 int fm_torus_same_from(const struct fm_torus_tree *t, int i, int j, int axis);

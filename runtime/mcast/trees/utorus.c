@@ -26,19 +26,11 @@ static void place(const struct fm_tree_desc *d, struct fm_torus_tree *t)
     halve(t, 0, d->n);
 }
 
-static int utorus_children(const struct fm_tree_desc *d, int r, int *out, int cap, void *s)
-{
-    return fm_torus_children(d, r, out, cap, s, place);
-}
-
-static int utorus_parent(const struct fm_tree_desc *d, int r, void *s)
-{
-    return fm_torus_parent(d, r, s, place);
-}
+FM_TORUS_CALLS(place)
 
 const struct fm_tree_builder fm_tree_utorus = {
     .name = "utorus",
-    .children = utorus_children,
-    .parent = utorus_parent,
+    .children = torus_children,
+    .parent = torus_parent,
     .scratch_size = fm_torus_scratch_size,
 };

@@ -10,8 +10,10 @@
 #           ways, and from the link counters that a unidirectional torus sends nothing the -
 #           way (a reply from (1,0) to (0,0) goes round through (2,0) and (3,0)) and that a
 #           bidirectional ring of 2 uses its two links one way each
-#   jobs:   a 4x4 unidirectional torus: fastmsg-run (FM_IFACE=fm0, FM_TOPOLOGY=torus:4x4) with
-#           hello (rank k on host k, at k's address) and mcast_check; Open MPI (mpirun) and
+#   jobs:   a 4x4 unidirectional torus: fastmsg-run (FM_IFACE=fm0, FM_TOPOLOGY=torus:4x4:uni)
+#           with hello (rank k on host k, at k's address), mcast_check with the five torus
+#           trees (and binomial, prefix, auto) from every root, and on 11 hosts listed out of
+#           order (placed by their names) over member subsets; Open MPI (mpirun) and
 #           MPICH (mpiexec.mpich) each run fastmsg-bench-mpi-bcast on 16 hosts, every rank
 #           on its own host at its address; every TCP connection seen is between 198.18
 #           addresses, and the counters show the jobs' bytes on the + links only
@@ -322,16 +324,25 @@ inside_jobs() {
     sample_connections >"$tmp/ss" &
     sampler=$!
 
-    export FM_PROVIDER=tcp FM_IFACE=fm0 FM_TIMEOUT=60 FM_TOPOLOGY=torus:4x4
+    export FM_PROVIDER=tcp FM_IFACE=fm0 FM_TIMEOUT=60 FM_TOPOLOGY=torus:4x4:uni
     in_host0 60 "$fmrun" -n 16 --agent "$CLUSTER_AGENT" --hosts "$CLUSTER_HOSTS" \
         --addr "$CLUSTER_ADDR0" bash "$here/where.sh" "$hello"
     [ "$rc" -eq 0 ] || fail "fastmsg-run hello exited $rc"
     check_where "$out"
     expect_count 16 "greetings ok" "$out"
     in_host0 120 "$fmrun" -n 16 --agent "$CLUSTER_AGENT" --hosts "$CLUSTER_HOSTS" \
-        --addr "$CLUSTER_ADDR0" "$mcast" --trees flat,binomial,prefix,auto --sizes 0,1,P+1,64K+3
+        --addr "$CLUSTER_ADDR0" "$mcast" --sizes 0,1,P+1,64K+3 \
+        --trees sepaddr,utorus,storus,mdtorus,mutorus,mutorus:3,binomial,prefix,auto
     [ "$rc" -eq 0 ] || fail "fastmsg-run mcast_check exited $rc"
     expect_count 16 "PASS" "$out"
+    # 11 of the hosts, listed out of order: each placed by the number its name ends in; the
+    # torus trees over some of them from every root
+    in_host0 120 "$fmrun" -n 11 --agent "$CLUSTER_AGENT" \
+        --hosts "${P}0,${P}13,${P}6,${P}2,${P}15,${P}9,${P}4,${P}11,${P}7,${P}1,${P}10" \
+        --addr "$CLUSTER_ADDR0" "$mcast" --subset some --sizes 1,64K+3 \
+        --trees sepaddr,utorus,storus,mdtorus,mutorus,auto
+    [ "$rc" -eq 0 ] || fail "fastmsg-run mcast_check on 11 hosts exited $rc"
+    expect_count 11 "PASS" "$out"
 
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     if [ -n "$ompi_bc" ] && command -v mpirun.openmpi >/dev/null; then
