@@ -463,6 +463,10 @@ static int best(fm_context *ctx, size_t bytes, size_t min_payload, int mode, str
         size_t p = ctx->packet_size >> i;
         if (i > 0 && (p < floor || p >= bytes)) /* no halving below the floor or of one packet */
             break;
+        /* store-and-forward and FCFS members hold the whole message: no packet size that
+         * makes more packets than they may hold (mcast.c refuses those, FM_ERR_TOO_LONG) */
+        if (mode != FM_MODEL_FPFS && i > 0 && bytes / p + 2 > ctx->pool.held_max)
+            break;
         double t;
         struct fm_tree_desc cand = *d;
         if (best_tree(ctx, bytes, p, mode, &cand, &t))

@@ -75,6 +75,29 @@ static void cheap_packets_get_smaller(void **state)
     fm_mcast_fini(&c);
 }
 
+/* Store-and-forward members hold the whole message: with costs as calibrated on the emulated
+ * torus (a shaped link with a bucket), auto cuts a 64 KiB message to 16 members in two
+ * packets where members may hold any number; where they may hold 3 (the message's packets
+ * and 2), it cuts none that would make more (mcast.c would refuse them, FM_ERR_TOO_LONG). */
+static void held_packets_bound_the_cut(void **state)
+{
+    (void)state;
+    static const char *costs = "send_pkt_ns=5649,send_ns_per_kib=217,gap_ns_per_kib=86181,"
+                               "recv_pkt_ns=5813,latency_ns=21133,burst_bytes=25000,"
+                               "wake_ns=8826,spin_ns=11902,poll_ns=11870";
+    size_t p = 0, bytes = 65536;
+    for (int i = 0; i < 2; i++) {
+        int held = i == 0 ? 3 : 1 << 20;
+        fm_context c = ctx_with(costs, 65536);
+        struct fm_tree_desc d = {.n = 16, .root = 0};
+        c.pool.held_max = held;
+        assert_int_equal(fm_mcast_choose(&c, NULL, bytes, 0, FM_MODEL_STORE_FORWARD, &d, &p),
+                         FM_OK);
+        assert_int_equal(p, held == 3 ? 65536 : 32768);
+        fm_mcast_fini(&c);
+    }
+}
+
 static void dear_packets_stay_large(void **state)
 {
     (void)state;
@@ -177,6 +200,7 @@ int main(void)
         cmocka_unit_test(named_tree_keeps_packet_size), cmocka_unit_test(cheap_packets_get_smaller),
         cmocka_unit_test(dear_packets_stay_large),      cmocka_unit_test(cached_choice_is_the_same),
         cmocka_unit_test(long_messages_extrapolate),    cmocka_unit_test(choice_follows_costs),
+        cmocka_unit_test(held_packets_bound_the_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
