@@ -18,6 +18,7 @@ with python3-matplotlib, torus.png and links.png to --out. Needs root.
   torus.py [--torus 4x4] [--unidirectional] [--rate 100mbit] [--groups 4,8,12,16]
            [--sizes 8,64K,1M] [-r 3] [--sf] [--no-mpi] [--extrapolate 8x8,16x16]
            [--prefix fmto] [--seed 1] [--out DIR] [--quick]
+  torus.py --replot DIR     tables, targets and plots again from DIR's CSV files
 """
 import argparse
 import csv
@@ -282,7 +283,12 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="one repeat, groups 4 and the whole torus, 8 B and 64 KiB")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--replot", metavar="DIR",
+                    help="no runs: the report, targets and plots again from DIR's CSV files")
     args = ap.parse_args()
+    if args.replot:
+        replot(args)
+        return
     tools = compare.Tools(os.path.abspath(args.build))
     a, b = (int(x) for x in args.torus.split("x"))
     groups = sorted({int(g) for g in args.groups.split(",")}, reverse=True)
@@ -324,6 +330,33 @@ def main():
              f"links {args.rate}")
 
 
+def read_csv(path, ints=(), floats=()):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        for k in ints:
+            r[k] = int(r[k])
+        for k in floats:
+            r[k] = num(r[k])
+    return rows
+
+
+def replot(args):
+    """The report, targets and plots of an earlier run, from its torus.csv, links.csv and
+    extrapolate.csv (the plots' title from the arguments given now)."""
+    d = args.replot
+    rows = read_csv(os.path.join(d, "torus.csv"), ints=("group", "size"))
+    links = read_csv(os.path.join(d, "links.csv"), ints=("group", "used"),
+                     floats=("visits", "concentration", "model_visits", "model_used"))
+    ext = read_csv(os.path.join(d, "extrapolate.csv"), ints=("size",),
+                   floats=("model_us", "model_concentration"))
+    report(rows, links, ext, [], d)
+    targets(rows, links, sorted({r["group"] for r in rows}))
+    if not args.no_plots:
+        plot(rows, links, d, f"{args.torus} torus"
+             f"{' (one way)' if args.unidirectional else ''}, links {args.rate}")
+
+
 def plot(rows, links, out, where):
     try:
         import matplotlib
@@ -332,6 +365,9 @@ def plot(rows, links, out, where):
     except ImportError:
         print("torus: no matplotlib (python3-matplotlib): no plots", file=sys.stderr)
         return
+    # one colour per tree in every figure
+    names = sorted({r["tree"] for r in rows} | {l["tree"] for l in links})
+    color = dict(zip(names, plt.get_cmap("tab20").colors[::2] + plt.get_cmap("tab20").colors[1::2]))
     sizes = sorted({int(r["size"]) for r in rows})
     fig, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 4), squeeze=False)
     for ax, s in zip(axes[0], sizes):
@@ -341,8 +377,8 @@ def plot(rows, links, out, where):
                          r["mode"] in ("fpfs", "-"))
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], marker="o",
-                        label=tree, linestyle="--" if tree in BLIND_TREES + compare.MPIS
-                        else "-")
+                        label=tree, color=color[tree],
+                        linestyle="--" if tree in BLIND_TREES + compare.MPIS else "-")
         ax.set_title(size_name(s))
         ax.set_xlabel("group size")
         ax.set_ylabel("completion (ms)")
@@ -351,12 +387,32 @@ def plot(rows, links, out, where):
     fig.suptitle(f"multicast completion, {where}")
     fig.savefig(os.path.join(out, "torus.png"), dpi=110, bbox_inches="tight")
     plt.close(fig)
+    # the paper's other two figures: CPU time at the root, and tree creation at the root
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    big = max(sizes)
+    for ax, key, what in ((axes[0], "root_cpu_us", f"root CPU per multicast, {size_name(big)} (ms)"),
+                          (axes[1], "tree_us", "tree creation at the root (us)")):
+        for tree in sorted({r["tree"] for r in rows if num(r.get(key)) is not None}):
+            pts = sorted((r["group"], num(r[key])) for r in rows if r["tree"] == tree and
+                         int(r["size"]) == big and r["mode"] in ("fpfs", "-") and
+                         num(r.get(key)) is not None)
+            scale = 1e3 if key == "root_cpu_us" else 1
+            ax.plot([p[0] for p in pts], [p[1] / scale for p in pts], marker="o", label=tree,
+                    color=color[tree], linestyle="--" if tree in BLIND_TREES + compare.MPIS else "-")
+        ax.set_xlabel("group size")
+        ax.set_ylabel(what)
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"the root's costs, {where}")
+    fig.savefig(os.path.join(out, "torus_root.png"), dpi=110, bbox_inches="tight")
+    plt.close(fig)
     if links:
         fig, ax = plt.subplots(figsize=(6, 4))
         for tree in sorted({l["tree"] for l in links}):
             pts = sorted((l["group"], l["concentration"]) for l in links
                          if l["tree"] == tree and l["concentration"])
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=tree)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=tree,
+                    color=color[tree])
         ax.set_xlabel("group size")
         ax.set_ylabel("link concentration (visits / links used)")
         ax.grid(True, alpha=0.3)

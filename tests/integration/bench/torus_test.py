@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""bench/torus.py without a torus: the host draw, the link-count reduction's copy size, and
+the targets' decisions (met and not met) on hand-written rows whose answers were worked out
+by hand, and torus.csv / links.csv / extrapolate.csv read back as --replot reads them.
+
+usage: torus_test.py BENCH_DIR    (the directory holding torus.py)
+"""
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else
+                os.path.join(os.path.dirname(__file__), "../../../bench"))
+import torus  # noqa: E402
+
+K64, M1 = 64 << 10, 1 << 20
+
+
+def fm(group, tree, size, t, model, resolved=None):
+    return {"group": group, "who": "fastmsg", "tree": tree, "resolved": resolved or tree,
+            "mode": "fpfs", "size": size, "completion_us": str(t), "root_cpu_us": "10",
+            "tree_us": "1", "model_us": str(model), "ratio": "", "model_link_visits": "",
+            "model_links_used": ""}
+
+
+def rows_for(binomial_1m, auto_1m, storus_model_1m):
+    """16 members: utorus is the best torus tree at 1 MiB (200 ms); the rest hand-picked."""
+    rows = [fm(16, "utorus", M1, 200000, 190000), fm(16, "binomial", M1, binomial_1m, 280000),
+            fm(16, "storus", M1, 300000, storus_model_1m),
+            fm(16, "auto", M1, auto_1m, 150000, "storus@16384"),
+            fm(16, "sepaddr", K64, 60000, 58000), fm(16, "mutorus", K64, 30000, 27000),
+            fm(16, "sepaddr", 8, 2000, 1300), fm(16, "utorus", 8, 2500, 1300),
+            fm(4, "sepaddr", 8, 300, 280), fm(4, "mdtorus", 8, 400, 280)]
+    # MPI rows never count as a tree
+    rows.append(dict(fm(16, "openmpi", M1, 1000, 0), who="openmpi", mode="-", model_us=""))
+    return rows
+
+
+def decisions(rows, links=(), groups=(4, 16)):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        torus.targets(rows, list(links), list(groups))
+    lines = [line for line in out.getvalue().splitlines() if line and not line.startswith("#")]
+    return {line[6:].rsplit(": ", 1)[0]: (line[:4].strip(), line[6:].rsplit(": ", 1)[1])
+            for line in lines}
+
+
+class Targets(unittest.TestCase):
+    def test_met(self):
+        # binomial 300 ms / utorus 200 ms = 1.50x; auto 190 / best 200 = 0.95x; storus off by
+        # 300/250 - 1 = 20 %, the worst of the 64 KiB and 1 MiB rows (mutorus 11 %, binomial 7 %)
+        d = decisions(rows_for(300000, 190000, 250000))
+        key = "1 MiB, 16 members: best torus tree (utorus) vs binomial"
+        self.assertEqual(d[key], ("yes", "1.50x faster"))
+        self.assertEqual(d["1 MiB, 16 members: auto (storus@16384) vs best (utorus)"],
+                         ("yes", "0.95x"))
+        model = [k for k in d if k.startswith("model within 25 %")]
+        self.assertEqual(len(model), 1)
+        self.assertIn("worst: storus fpfs 1M", model[0])
+        self.assertEqual(d[model[0]], ("yes", "20 %"))
+
+    def test_not_met(self):
+        # binomial 250 / 200 = 1.25x; auto 230 / 200 = 1.15x; storus 300 / 200 - 1 = 50 %
+        d = decisions(rows_for(250000, 230000, 200000))
+        self.assertEqual(d["1 MiB, 16 members: best torus tree (utorus) vs binomial"],
+                         ("no", "1.25x faster"))
+        self.assertEqual(d["1 MiB, 16 members: auto (storus@16384) vs best (utorus)"],
+                         ("no", "1.15x"))
+        model = [k for k in d if k.startswith("model within 25 %")][0]
+        self.assertEqual(d[model], ("no", "50 %"))
+
+    def test_findings(self):
+        links = [{"group": 16, "tree": t, "concentration": c}
+                 for t, c in (("sepaddr", 3.2), ("storus", 1.1), ("binomial", 2.0))]
+        d = decisions(rows_for(300000, 190000, 250000), links)
+        self.assertEqual(d["finding: best torus tree at 8, 4 members"], ("-", "sepaddr"))
+        self.assertEqual(d["finding: best torus tree at 8, 16 members"], ("-", "sepaddr"))
+        self.assertEqual(d["finding: best torus tree at 64K, 16 members"], ("-", "mutorus"))
+        self.assertEqual(d["finding: best torus tree at 1M, 16 members"], ("-", "utorus"))
+        self.assertEqual(d["finding: link concentration, lowest first, 16 members"],
+                         ("-", "storus 1.10, binomial 2.00, sepaddr 3.20"))
+
+
+class Pieces(unittest.TestCase):
+    def test_draw_hosts(self):
+        picks = torus.draw_hosts(16, [16, 8, 4], 1)
+        self.assertEqual(picks[16][0], 0)
+        self.assertEqual(sorted(picks[16]), list(range(16)))
+        # every smaller group is a prefix of the larger one's draw
+        self.assertEqual(picks[8], picks[16][:8])
+        self.assertEqual(picks[4], picks[16][:4])
+        self.assertEqual(picks, torus.draw_hosts(16, [16, 8, 4], 1))
+        self.assertNotEqual(picks[16], torus.draw_hosts(16, [16], 2)[16])
+
+
+class Replot(unittest.TestCase):
+    def test_round_trip(self):
+        rows = rows_for(300000, 190000, 250000)[:-1]
+        links = [{"group": 16, "tree": "storus", "resolved": "storus", "visits": 20.0,
+                  "used": 18, "concentration": 20 / 18, "model_visits": 18.0,
+                  "model_used": 18.0}]
+        ext = [{"torus": "8x8:uni", "tree": "utorus", "size": M1, "model_us": 301171.0,
+                "model_concentration": 1.25}]
+        with tempfile.TemporaryDirectory() as d:
+            with contextlib.redirect_stdout(io.StringIO()):
+                torus.report(rows, links, ext, [], d)
+            first = {n: open(os.path.join(d, n)).read()
+                     for n in ("torus.csv", "links.csv", "extrapolate.csv")}
+            args = type("A", (), {"replot": d, "no_plots": True, "torus": "4x4",
+                                  "unidirectional": True, "rate": "100mbit"})()
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                torus.replot(args)
+            again = {n: open(os.path.join(d, n)).read() for n in first}
+        self.assertEqual(first, again)
+        self.assertIn("1.50x faster", out.getvalue())
+        # the link row: measured 20 visits over 18 links, and the model's 18/18
+        row = [line.split() for line in out.getvalue().splitlines()
+               if line.split()[:2] == ["16", "storus"]]
+        self.assertEqual(row, [["16", "storus", "20.0", "18", "1.11", "18/18=1.00"]])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
