@@ -467,8 +467,13 @@ int fm_mcast_calibrate(fm_context *ctx);
  * from the costs in use; *chosen (if not NULL, 64 bytes) gets the tree's resolved name, e.g.
  * "kbinomial:3", followed by "@N" when auto chose packets of N payload bytes, fewer than
  * FM_PACKET_SIZE (e.g. "chain@16384"). flags: as fm_mcast_begin's, the mode the model
- * sends in. Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (also "ipmc" with a mode it has not: it
- * sends FPFS only), FM_ERR_TREE (also "ipmc" where this rank has no datagram multicast). */
+ * sends in. Never blocks and sends nothing, but "auto"'s first choice for a member count, size
+ * and mode simulates every candidate (then it is cached): up to seconds for large messages on
+ * a loaded machine, during which this rank drives no progress, so multicasts it forwards wait
+ * (their members past FM_TIMEOUT time out). Ask where this rank forwards nothing (for example
+ * right after a barrier), or name the tree; fm_mcast_begin with "auto" chooses the same way.
+ * Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID (also "ipmc" with a mode it has not: it sends FPFS
+ * only), FM_ERR_TREE (also "ipmc" where this rank has no datagram multicast). */
 int fm_mcast_predict_time(fm_context *ctx, int n, int root, const char *tree, unsigned flags,
                           size_t len, double *seconds, char *chosen);
 

@@ -254,7 +254,13 @@ static int sweep(mc *m)
                 size_t size = o->sizes[i];
                 double row[MC_COLS];
                 fm_mcast_prediction p;
-                rc = fm_mcast_predict(m->ctx, m->n, m->root, m->tree, m->flags, size, &p);
+                /* A member leaves a row once its own copy is in, its children's maybe not yet
+                 * sent; auto's first choice for a size can take seconds here, with no progress
+                 * driven meanwhile (fastmsg.h), so every copy is through before any rank
+                 * predicts (they timed out at FM_TIMEOUT without this). */
+                rc = fm_barrier(m->ctx);
+                if (rc == FM_OK)
+                    rc = fm_mcast_predict(m->ctx, m->n, m->root, m->tree, m->flags, size, &p);
                 if (rc == FM_ERR_INVALID && m->flags) { /* (the same on every rank) */
                     if (m->me == 0 && i == 0 && !o->csv)
                         printf("# %s has no %s mode\n", m->tree, mode);
@@ -370,7 +376,7 @@ int main(int argc, char **argv)
             print_header(&m);
         if (sweep(&m) != FM_OK)
             status = 1;
-        else if (m.me == 0 && o.project)
+        else if (o.project && fm_barrier(ctx) == FM_OK && m.me == 0) /* (as in sweep) */
             project(&m);
         if (m.bad) {
             fprintf(stderr, PROG ": rank %d: %ld wrong copies or reports\n", m.me, m.bad);
