@@ -143,12 +143,16 @@ class Tools:
             print(f"compare: no MPI benchmarks for {', '.join(sorted(missing))} "
                   "(libopenmpi-dev / libmpich-dev missing at build time)", file=sys.stderr)
 
-    def packet_size(self, env):
+    def setting(self, env, name):
+        """A setting's value as fastmsg-info prints it for env (FM_PACKET_SIZE: bytes)."""
         out = run([self.fm_info], env=env)
         for line in out.splitlines():
-            if line.strip().startswith("FM_PACKET_SIZE"):
+            if line.strip().startswith(name + " "):
                 return int(line.split("=")[1].split()[0])
-        fail("fastmsg-info printed no FM_PACKET_SIZE")
+        fail(f"fastmsg-info printed no {name}")
+
+    def packet_size(self, env):
+        return self.setting(env, "FM_PACKET_SIZE")
 
 
 OMPI_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}

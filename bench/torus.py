@@ -129,8 +129,9 @@ def draw_hosts(n, groups, seed):
     return {g: [0] + others[:g - 1] for g in groups}
 
 
-def extrapolate(tools, cl, trees, sizes, tori, costs, packet):
-    """The model's completion (fastmsg-tree --torus) on whole tori, from the calibrated costs."""
+def extrapolate(tools, cl, trees, sizes, tori, costs, packet, credits):
+    """The model's completion (fastmsg-tree --torus) on whole tori, from the calibrated costs,
+    with the jobs' credit window."""
     rows = []
     with open(costs) as f:
         text = f.read()
@@ -145,7 +146,8 @@ def extrapolate(tools, cl, trees, sizes, tori, costs, packet):
                 # (the topology-blind trees over members in a drawn order, as in the runs)
                 blind = ["--seed", "1"] if tree in BLIND_TREES else []
                 out = run([tools.fm_tree, tree, "--torus", spec, "-m", str(m), "--costs", costs,
-                           "--bytes", str(max(s, 1) + 32), "--packet", str(packet)] + blind)
+                           "--bytes", str(max(s, 1) + 32), "--packet", str(packet),
+                           "--credits", str(credits)] + blind)
                 vals = dict(line.split(None, 1) for line in out.splitlines()
                             if line.startswith(("seconds", "links")))
                 visits, used = (int(x) for x in vals["links"].split())
@@ -319,8 +321,10 @@ def main():
                     rows.append(dict(r, who=m, group=g, tree=m, resolved="MPI_Bcast",
                                      mode="-", model_us=None, tree_us=None))
         packet = tools.packet_size({"FM_PROVIDER": "tcp"})
+        credits = tools.setting({"FM_PROVIDER": "tcp"}, "FM_CREDITS")
         tori = [t for t in args.extrapolate.split(",") if t]
-        ext = extrapolate(tools, cl, TORUS_TREES + BLIND_TREES, sizes, tori, costs, packet)
+        ext = extrapolate(tools, cl, TORUS_TREES + BLIND_TREES, sizes, tori, costs, packet,
+                          credits)
     report(rows, links, ext, tools.mpis, args.out)
     targets(rows, links, groups)
     with open(os.path.join(args.out, "picks.json"), "w") as f:

@@ -23,6 +23,9 @@
 #define NET_ROUNDS         12   /* of link shares, at most */
 #define MODEL_FRAME_HEADER 66.0 /* Ethernet, IPv4 and TCP headers (timestamps on) */
 #define NET_SETTLED        0.01 /* no share moved by more than this fraction: done */
+#define MODEL_CREDIT_FRAME                                                                         \
+    64.0 /* a credit packet's payload: fastmsg's and the provider's                                \
+          * headers */
 
 /* Processor sharing among a group's members (groups with more members than cores only):
  * prev[slot * B + b] is how many of the group's members were runnable on average in bucket b
@@ -54,6 +57,11 @@ struct sim {
     const struct fm_model_net *net;
     double *pipe, *tokens, *share, *span0, *span1;
     int *link_first, *link_edges;
+    /* With routes back (net->back_first): when each copy (v * m + j) was handed to its
+     * stream's first link and when it left, in this pass and the last; per link, the members
+     * whose streams start on it (queue_members[queue_first[l] ..]). */
+    double *posted, *gone, *posted_prev, *gone_prev;
+    int *queue_first, *queue_members;
 };
 
 /* The first `now` children of v got packet j in posting order; deal the arrival times out in
@@ -177,6 +185,52 @@ static double net_send(struct sim *s, int kid, int j, double ready, double size)
     return s->pipe[kid];
 }
 
+/* Link time the copies queued on link l at time at need to leave it (the last pass's): each
+ * stream starting on l has until its last copy handed over by then has left, at its share of
+ * the link, which at the full rate is that time over its share. */
+static double queued(const struct sim *s, int l, double at)
+{
+    double wait = 0;
+    for (int k = s->queue_first[l]; k < s->queue_first[l + 1]; k++) {
+        int u = s->queue_members[k];
+        const double *posted = s->posted_prev + (size_t)u * s->m;
+        int lo = 0, hi = s->m; /* the first copy handed over after at (posted grows with j) */
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (posted[mid] <= at)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        double left = lo > 0 ? s->gone_prev[(size_t)u * s->m + (size_t)lo - 1] : 0;
+        wait += left > at ? (left - at) / s->share[u] : 0;
+    }
+    return wait;
+}
+
+/* The packet with whose release the credit for packet k goes back: credits.c returns them
+ * once half the window is owed, so the last of k's half-window (the message's last packet
+ * ends the last one). */
+static size_t credit_sent(int w, int k, int m)
+{
+    int half = (w + 1) / 2, last = (k / half + 1) * half - 1;
+    return (size_t)(last < m ? last : m - 1);
+}
+
+/* When the credit kid sends as it releases a packet at rel reaches its parent: `latency`
+ * later, and over a net with routes back, after waiting behind what is queued on each link of
+ * the way back (a credit is a header-sized frame). */
+static double credit_back(const struct sim *s, int kid, double rel)
+{
+    const struct fm_model_net *net = s->net;
+    double at = rel;
+    if (net && net->back_first)
+        for (int e = net->back_first[kid]; e < net->back_first[kid + 1]; e++)
+            at += queued(s, net->back_links[e], at) +
+                  (MODEL_CREDIT_FRAME + MODEL_FRAME_HEADER) * s->c->gap_byte + net->hop;
+    return at + s->c->latency;
+}
+
 /* Member v posts packet j to its i-th child at CPU time cpu; returns the CPU time after. */
 static double post(struct sim *s, struct link *l, int v, int i, int j, double cpu)
 {
@@ -188,7 +242,8 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     s->busy[v] += work;
     double ready = cpu;
     if (w > 0 && j >= w) { /* a credit: the child released packet j - w, and it came back */
-        double credit = s->rel_prev[(size_t)kid * m + (size_t)(j - w)] + c->latency;
+        double credit =
+            credit_back(s, kid, s->rel_prev[(size_t)kid * m + credit_sent(w, j - w, m)]);
         ready = credit > ready ? credit : ready;
     }
     double left = s->net ? net_send(s, kid, j, ready, size) : link_send(l, c, ready, size);
@@ -199,6 +254,10 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
         at += (route_len(s->net, kid) - 1) * (frame * c->gap_byte + s->net->hop);
     }
     s->arrival[(size_t)kid * m + (size_t)j] = at;
+    if (s->posted) {
+        s->posted[(size_t)kid * m + (size_t)j] = ready;
+        s->gone[(size_t)kid * m + (size_t)j] = left;
+    }
     if (s->net)
         s->span1[kid] = left; /* (on its links until then) */
     s->sent[v] += size;
@@ -328,6 +387,10 @@ static double one_pass(struct sim *s, const int *order, struct fm_model_out *out
     size_t cells = (size_t)s->t->n * (size_t)s->m;
     double moved = 0;
     memcpy(s->rel_prev, s->rel, cells * sizeof *s->rel_prev);
+    if (s->posted) {
+        memcpy(s->posted_prev, s->posted, cells * sizeof *s->posted);
+        memcpy(s->gone_prev, s->gone, cells * sizeof *s->gone);
+    }
     if (s->net)
         memset(s->pipe, 0, (size_t)s->t->n * sizeof *s->pipe);
     out->T = 0;
@@ -469,6 +532,39 @@ static int args_ok(const struct fm_model_tree *t, int m, size_t payload, size_t 
            bytes > (size_t)(m - 1) * payload && bytes <= (size_t)m * payload;
 }
 
+/* With routes back: the copies' times, and which streams start on each link. FM_OK,
+ * FM_ERR_INVALID (a link id out of range) or FM_ERR_NOMEM. */
+static int queues_init(struct sim *s)
+{
+    const struct fm_model_net *net = s->net;
+    int n = s->t->n, nl = net->nlinks;
+    size_t cells = (size_t)n * (size_t)s->m;
+    for (int e = net->back_first[0]; e < net->back_first[n]; e++)
+        if (net->back_links[e] < 0 || net->back_links[e] >= nl)
+            return FM_ERR_INVALID;
+    s->posted = calloc(4 * cells, sizeof *s->posted);
+    s->queue_first = calloc((size_t)nl + 1 + (size_t)n, sizeof *s->queue_first);
+    int *next = malloc((size_t)nl * sizeof *next);
+    int rc = s->posted && s->queue_first && next ? FM_OK : FM_ERR_NOMEM;
+    if (rc == FM_OK) {
+        s->gone = s->posted + cells;
+        s->posted_prev = s->gone + cells;
+        s->gone_prev = s->posted_prev + cells;
+        s->queue_members = s->queue_first + nl + 1;
+        for (int v = 0; v < n; v++)
+            if (route_len(net, v) > 0)
+                s->queue_first[net->route_links[net->route_first[v]] + 1]++;
+        for (int l = 0; l < nl; l++)
+            s->queue_first[l + 1] += s->queue_first[l];
+        memcpy(next, s->queue_first, (size_t)nl * sizeof *next);
+        for (int v = 0; v < n; v++)
+            if (route_len(net, v) > 0)
+                s->queue_members[next[net->route_links[net->route_first[v]]]++] = v;
+    }
+    free(next);
+    return rc;
+}
+
 /* The net's state: every share 1, and which members' copies cross each link; the link
  * concentration into out. FM_OK, FM_ERR_INVALID (a link id out of range) or FM_ERR_NOMEM. */
 static int net_init(struct sim *s, struct fm_model_out *out)
@@ -507,7 +603,7 @@ static int net_init(struct sim *s, struct fm_model_out *out)
         for (int e = net->route_first[v]; e < net->route_first[v + 1]; e++)
             s->link_edges[next[net->route_links[e]]++] = v;
     free(next);
-    return FM_OK;
+    return net->back_first ? queues_init(s) : FM_OK;
 }
 
 /* After a pass: each copy's stream's share, the most streams (time-weighted over its own
@@ -602,6 +698,8 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     free(s.sh.prev);
     free(s.pipe);
     free(s.link_first);
+    free(s.posted);
+    free(s.queue_first);
     return rc;
 }
 

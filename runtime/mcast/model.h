@@ -59,6 +59,12 @@ struct fm_model_net {
                    * once it has it whole: each router adds min(copy + header, frame) bytes at
                    * the link's rate */
     double hop;   /* and this much more per router */
+    /* NULL, or each member's route back to its parent, laid out alike: the way its credits
+     * go. A credit then waits, on each link of it, behind the copies queued there (each
+     * stream's copies queue at its route's first link; with equal rates they flow on
+     * from there); on a unidirectional torus that is the traffic the rest of the way round.
+     * NULL: credits are back `latency` after their release. */
+    const int *back_first, *back_links;
 };
 
 /* The job around the tree. */

@@ -49,17 +49,24 @@ int fm_torus_max_hops(const struct fm_torus_net *net)
 
 void fm_torus_tree_routes(const struct fm_torus_net *net, int n, int root, const int *first,
                           const int *kids, const int *coord, const char *has, int *parent,
-                          int *route_first, int *route_links)
+                          int *route_first, int *route_links, int *back_first, int *back_links)
 {
-    int hops = 0, cap = fm_torus_max_hops(net);
+    int hops = 0, back = 0, cap = fm_torus_max_hops(net);
     for (int p = 0; p < n; p++)
         for (int e = first[p]; e < first[p + 1]; e++)
             parent[kids[e]] = p;
     for (int v = 0; v < n; v++) {
         route_first[v] = hops;
-        if (v != root && has[v] && has[parent[v]])
-            hops += fm_torus_route(net, coord + 3 * (size_t)parent[v], coord + 3 * (size_t)v,
-                                   route_links + hops, cap);
+        if (back_first)
+            back_first[v] = back;
+        if (v == root || !has[v] || !has[parent[v]])
+            continue;
+        const int *from = coord + 3 * (size_t)parent[v], *to = coord + 3 * (size_t)v;
+        hops += fm_torus_route(net, from, to, route_links + hops, cap);
+        if (back_first)
+            back += fm_torus_route(net, to, from, back_links + back, cap);
     }
     route_first[n] = hops;
+    if (back_first)
+        back_first[n] = back;
 }

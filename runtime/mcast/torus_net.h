@@ -28,10 +28,12 @@ int fm_torus_max_hops(const struct fm_torus_net *net);
 /* Every member's route from its parent in a tree of n members laid out as fm_tree_layout
  * gives it (first, kids; root's has none), from each member's coordinates (coord: n x 3, by
  * position; has[p] 0 where member p has none: no route to it), into route_first (n + 1) and
- * route_links (room for n x fm_torus_max_hops): what model.h's fm_model_net takes. parent:
- * n ints of scratch. */
+ * route_links (room for n x fm_torus_max_hops): what model.h's fm_model_net takes; and, when
+ * back_first is not NULL, the route back from each member to its parent (the way its credits
+ * go: on a unidirectional torus the rest of the way round) into back_first and back_links,
+ * sized alike. parent: n ints of scratch. */
 void fm_torus_tree_routes(const struct fm_torus_net *net, int n, int root, const int *first,
                           const int *kids, const int *coord, const char *has, int *parent,
-                          int *route_first, int *route_links);
+                          int *route_first, int *route_links, int *back_first, int *back_links);
 
 #endif

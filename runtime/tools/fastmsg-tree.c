@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-tree: print a multicast tree, member by member, and the model's completion time.
  *   fastmsg-tree BUILDER[:PARAM] -n N [-m M] [--lambda L] [--root R] [--store-forward]
- *                [--torus AxB[xC][:uni] [--seed S]] [--costs FILE --bytes B [--packet P]]
+ *                [--torus AxB[xC][:uni] [--seed S]] [--costs FILE --bytes B [--packet P]
+ *                [--credits W]]
  * One line per member "R: C1 C2 ..." (its children in send order), then "steps S"; with
  * --costs also the model in seconds (over the torus's links with --torus): "seconds T", and
  * on a torus "links V U" (link visits, links used). */
@@ -45,6 +46,9 @@ static const char usage[] =
     "                   --torus: \"seconds T\" (and \"links VISITS USED\" on a torus)\n"
     "  --bytes B        with --costs: the message's bytes (required)\n"
     "  --packet P       with --costs: payload bytes per packet (default 65536)\n"
+    "  --credits W      with --costs: each sender's credit window at each child, in packets\n"
+    "                   (FM_CREDITS; default 0: none); on a torus credits come back along\n"
+    "                   the routes back, behind the copies queued there\n"
     "  -h, --help       this text\n";
 
 struct args {
@@ -53,6 +57,7 @@ struct args {
     int lambda_given, store_forward, seed, seed_given;
     const char *torus, *costs;
     long bytes, packet;
+    int credits;
     struct fm_torus_net net;
     int *pos; /* --torus: member i's position */
 };
@@ -146,20 +151,24 @@ static int model_seconds(const struct args *a, const struct fm_tree_desc *d)
     if (rc != FM_OK)
         return rc;
     struct fm_model_tree t = {d->n, d->root, first, kids};
-    struct fm_model_job job = {.window = 0};
+    struct fm_model_job job = {.window = a->credits};
     struct fm_model_net net = {0};
     size_t n = (size_t)d->n, per = a->torus ? (size_t)fm_torus_max_hops(&a->net) : 0;
-    int *block = a->torus ? malloc((n + 1 + n * per + 4 * n) * sizeof *block + n) : NULL;
+    int *block = a->torus ? malloc((2 * (n + 1 + n * per) + 4 * n) * sizeof *block + n) : NULL;
     if (a->torus && block) {
-        int *links = block + n + 1, *coord = links + n * per, *parent = coord + 3 * n;
+        int *links = block + n + 1, *back = links + n * per, *back_links = back + n + 1;
+        int *coord = back_links + n * per, *parent = coord + 3 * n;
         char *has = (char *)(parent + n);
         for (int p = 0; p < d->n; p++)
             has[p] = torus_coord(a, p, coord + 3 * p) == FM_OK;
-        fm_torus_tree_routes(&a->net, d->n, d->root, first, kids, coord, has, parent, block, links);
+        fm_torus_tree_routes(&a->net, d->n, d->root, first, kids, coord, has, parent, block, links,
+                             back, back_links);
         net = (struct fm_model_net){.nlinks = fm_torus_nlinks(&a->net),
                                     .route_first = block,
                                     .route_links = links,
-                                    .frame = 1514};
+                                    .frame = 1514,
+                                    .back_first = back,
+                                    .back_links = back_links};
         job.net = &net;
     }
     struct fm_model_out out = {0};
@@ -182,12 +191,17 @@ static int model_seconds(const struct args *a, const struct fm_tree_desc *d)
 /* 0 to go on, 2 for bad arguments (after saying why), -1 after --help. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    static const struct option opts[] = {
-        {"lambda", required_argument, NULL, 'l'},  {"root", required_argument, NULL, 'r'},
-        {"store-forward", no_argument, NULL, 's'}, {"torus", required_argument, NULL, 't'},
-        {"seed", required_argument, NULL, 'S'},    {"costs", required_argument, NULL, 'c'},
-        {"bytes", required_argument, NULL, 'b'},   {"packet", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"lambda", required_argument, NULL, 'l'},
+                                         {"root", required_argument, NULL, 'r'},
+                                         {"store-forward", no_argument, NULL, 's'},
+                                         {"torus", required_argument, NULL, 't'},
+                                         {"seed", required_argument, NULL, 'S'},
+                                         {"costs", required_argument, NULL, 'c'},
+                                         {"bytes", required_argument, NULL, 'b'},
+                                         {"packet", required_argument, NULL, 'p'},
+                                         {"credits", required_argument, NULL, 'C'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     *a = (struct args){.desc = {.n = 0, .m = 1}, .lambda = 1.0, .seed = 1, .packet = 65536};
     int c, root = 0;
     const char *root_arg = "0";
@@ -222,6 +236,10 @@ static int parse_args(int argc, char **argv, struct args *a)
             break;
         case 'c':
             a->costs = optarg;
+            break;
+        case 'C':
+            if (parse_int(optarg, 0, &a->credits))
+                return bad("--credits needs a packet count, not '%s'", optarg);
             break;
         case 'S':
             if (parse_int(optarg, 0, &a->seed))

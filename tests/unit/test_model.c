@@ -360,7 +360,7 @@ static void net_shared_cores(void **state)
     }
     struct fm_torus_net tn = {2, {4, 4, 1}, 1};
     struct fm_model_tree t = {16, 0, first, kids};
-    fm_torus_tree_routes(&tn, 16, 0, first, kids, coord, has, parent, rf, rl);
+    fm_torus_tree_routes(&tn, 16, 0, first, kids, coord, has, parent, rf, rl, NULL, NULL);
     struct fm_costs c = {.send_pkt = 5.65e-6,
                          .send_byte = 0.21e-9,
                          .gap_byte = 84.2e-9,
@@ -372,7 +372,7 @@ static void net_shared_cores(void **state)
                          .spin = 11.9e-6,
                          .poll = 11.9e-6,
                          .burst = 25000};
-    struct fm_model_net net = {fm_torus_nlinks(&tn), rf, rl, 1514, 0};
+    struct fm_model_net net = {fm_torus_nlinks(&tn), rf, rl, 1514, 0, NULL, NULL};
     struct fm_model_job alone = {.net = &net}, shared = {.net = &net, .group = group, .cores = 2};
     struct fm_model_out out = {0}, out2 = {0};
     double want = (12 * 65568.0 - 25000) * c.gap_byte;
@@ -401,6 +401,58 @@ static void net_hops(void **state)
     net.nlinks = 7;
     assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out),
                      FM_ERR_INVALID);
+}
+
+/* Credits come back by half-windows (credits.c): root -> 1, 7 packets, window 4, post 1,
+ * latency 10, nothing else. Packets 0-3 leave at 1-4 and arrive (and are released) at 11-14;
+ * the credits of 0 and 1 go back with 1's release (12, back at 22), those of 2 and 3 with 3's
+ * (14, back at 24): packets 4 and 5 leave at 22, packet 6 at 24 and arrives at 34 (a credit
+ * per packet would have it at 33). */
+static void credits_half_window(void **state)
+{
+    (void)state;
+    int first[3] = {0, 1, 1}, kids[1] = {1};
+    struct fm_model_tree t = {2, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .latency = 10};
+    struct fm_model_job job = {.window = 4};
+    double member[2];
+    struct fm_model_out out = {.member = member};
+    assert_int_equal(fm_model_sim(&t, 7, 1, 7, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(out.T == 34 && member[1] == 34);
+}
+
+/* A chain 0 -> 1 -> 2 on a ring of 3 hosts, one credit per packet (window 2), 8 packets of
+ * 1000 bytes, 0.01 per byte. One way round, member 1's credits to the root go 1 -> 2 -> 0 and
+ * wait on 1 -> 2 behind member 1's own copies to 2: the chain is slower than with credits back
+ * at once (a third slower). Both ways round they go 1 -> 0 on a link no copy takes: slower
+ * only by the credits' own frames (130 bytes a link). */
+static void net_credits_back(void **state)
+{
+    (void)state;
+    int first[4] = {0, 1, 2, 2}, kids[2] = {1, 2}, coord[9] = {0, 0, 0, 1, 0, 0, 2, 0, 0};
+    int parent[3], rf[4], rl[3 * 3], bf[4], bl[3 * 3];
+    char has[3] = {1, 1, 1};
+    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01};
+    double T[2][2];
+    for (int uni = 0; uni < 2; uni++) {
+        struct fm_torus_net tn = {1, {3, 1, 1}, uni};
+        fm_torus_tree_routes(&tn, 3, 0, first, kids, coord, has, parent, rf, rl, bf, bl);
+        assert_int_equal(bf[3] - bf[2], uni ? 2 : 1); /* (member 2's way back to 1) */
+        for (int back = 0; back < 2; back++) {
+            struct fm_model_net net = {.nlinks = fm_torus_nlinks(&tn),
+                                       .route_first = rf,
+                                       .route_links = rl,
+                                       .back_first = back ? bf : NULL,
+                                       .back_links = back ? bl : NULL};
+            struct fm_model_job job = {.window = 2, .net = &net};
+            struct fm_model_out out = {0};
+            assert_int_equal(fm_model_sim(&t, 8, 1000, 8000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+            T[uni][back] = out.T;
+        }
+    }
+    assert_true(T[1][1] > 1.25 * T[1][0]);
+    assert_true(T[0][1] < 1.05 * T[0][0] && T[0][0] == T[1][0]);
 }
 
 /* Dimension-ordered routes on a 4x4 torus, by hand (link = host * 4 + 2 * axis + minus):
@@ -528,6 +580,8 @@ int main(void)
         cmocka_unit_test(net_hops),
         cmocka_unit_test(torus_routes),
         cmocka_unit_test(net_shared_cores),
+        cmocka_unit_test(credits_half_window),
+        cmocka_unit_test(net_credits_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

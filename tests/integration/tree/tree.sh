@@ -58,6 +58,14 @@ printf '%s\n' send_msg_ns=0 send_pkt_ns=1000 send_ns_per_kib=0 fill_ns_per_kib=0
 out=$("$tree" sepaddr --torus 3:uni --costs "$costs" --bytes 1000 --packet 1000 | tail -2 |
   tr '\n' ';')
 [ "$out" = "seconds 4.566e-06;links 3 2;" ] || fail "sepaddr on a ring of 3: $out"
+# A chain of 3 on a ring, 8 packets, a window of 2: the copies take the same links one way
+# round or both ways (as fast without credits), but one way round member 1's credits to the
+# root go round behind its own copies to member 2, so the chain is slower there.
+secs() { "$tree" chain "$@" --costs "$costs" --bytes 8000 --packet 1000 -m 8 | sed -n 's/^seconds //p'; }
+slower() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { exit !(a > f * b) }'; }
+[ "$(secs --torus 3:uni)" = "$(secs --torus 3)" ] || fail "a chain of 3: one way != both ways"
+slower "$(secs --torus 3:uni --credits 2)" "$(secs --torus 3 --credits 2)" 1.1 ||
+  fail "credits going round a one-way ring cost nothing"
 rm -f "$costs"
 
 "$tree" --help | grep -q -- "--store-forward" || fail "--help does not list the options"
@@ -65,7 +73,7 @@ for bad in "star -n 4" "kbinomial:0 -n 4" "kbinomial:3x -n 4" "binomial:2 -n 4" 
   "binomial -n 0" "binomial -n x" "binomial -n 4 -m 0" "binomial -n 4 --root 4" \
   "binomial -n 4 --lambda 0.5" "binomial -n 4 --bogus" "binomial chain -n 4" "binomial -n" \
   "storus --torus 4y4" "storus --torus 4x4 -n 17" "storus --torus 4x4:both" \
-  "storus -n 4 --costs /nonexistent"; do
+  "storus -n 4 --costs /nonexistent" "chain -n 4 --credits x" "chain -n 4 --credits -1"; do
   # shellcheck disable=SC2086
   "$tree" $bad >/dev/null 2>"${TMPDIR:-/tmp}/tree_err.$$"
   rc=$?
