@@ -266,8 +266,12 @@ static int sends_drained(fm_context *ctx, void *arg)
     for (int r = 0; r < ctx->size; r++)
         if (ctx->peers[r].pending.head || ctx->peers[r].credit_busy)
             return 0;
-    if (ctx->mcast_hooks && ctx->mcast_hooks->busy && ctx->mcast_hooks->busy(ctx))
-        return 0; /* (a repair owed, or a successor's confirmation: mcast/ipmc) */
+    /* (a repair owed, or a successor's confirmation: mcast/ipmc). Past fm_finalize's barrier
+     * every rank had settled its multicasts and none sends again, so what looks busy then is
+     * a late duplicate that nothing could settle: waiting on it only times out. */
+    if (!ctx->finalizing && ctx->mcast_hooks && ctx->mcast_hooks->busy &&
+        ctx->mcast_hooks->busy(ctx))
+        return 0;
     return ctx->sends_inflight == 0;
 }
 
