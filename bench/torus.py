@@ -361,6 +361,11 @@ def replot(args):
              f"{' (one way)' if args.unidirectional else ''}, links {args.rate}")
 
 
+def line(tree):
+    """Dashed for what knows nothing of the torus (blind trees, MPIs)."""
+    return "--" if tree in BLIND_TREES + compare.MPIS else "-"
+
+
 def plot(rows, links, out, where):
     try:
         import matplotlib
@@ -382,7 +387,7 @@ def plot(rows, links, out, where):
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], marker="o",
                         label=tree, color=color[tree],
-                        linestyle="--" if tree in BLIND_TREES + compare.MPIS else "-")
+                        linestyle=line(tree))
         ax.set_title(size_name(s))
         ax.set_xlabel("group size")
         ax.set_ylabel("completion (ms)")
@@ -394,15 +399,15 @@ def plot(rows, links, out, where):
     # the paper's other two figures: CPU time at the root, and tree creation at the root
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     big = max(sizes)
-    for ax, key, what in ((axes[0], "root_cpu_us", f"root CPU per multicast, {size_name(big)} (ms)"),
-                          (axes[1], "tree_us", "tree creation at the root (us)")):
+    for ax, key, scale, what in (
+            (axes[0], "root_cpu_us", 1e3, f"root CPU per multicast, {size_name(big)} (ms)"),
+            (axes[1], "tree_us", 1, "tree creation at the root (us)")):
         for tree in sorted({r["tree"] for r in rows if num(r.get(key)) is not None}):
             pts = sorted((r["group"], num(r[key])) for r in rows if r["tree"] == tree and
                          int(r["size"]) == big and r["mode"] in ("fpfs", "-") and
                          num(r.get(key)) is not None)
-            scale = 1e3 if key == "root_cpu_us" else 1
             ax.plot([p[0] for p in pts], [p[1] / scale for p in pts], marker="o", label=tree,
-                    color=color[tree], linestyle="--" if tree in BLIND_TREES + compare.MPIS else "-")
+                    color=color[tree], linestyle=line(tree))
         ax.set_xlabel("group size")
         ax.set_ylabel(what)
         ax.grid(True, alpha=0.3)

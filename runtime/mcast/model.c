@@ -58,10 +58,8 @@ struct sim {
     double *pipe, *tokens, *share, *span0, *span1;
     int *link_first, *link_edges;
     /* With routes back (net->back_first): when each copy (v * m + j) was handed to its
-     * stream's first link and when it left, in this pass and the last; per link, the members
-     * whose streams start on it (queue_members[queue_first[l] ..]). */
+     * stream's first link and when it left, in this pass and the last. */
     double *posted, *gone, *posted_prev, *gone_prev;
-    int *queue_first, *queue_members;
 };
 
 /* The first `now` children of v got packet j in posting order; deal the arrival times out in
@@ -186,13 +184,15 @@ static double net_send(struct sim *s, int kid, int j, double ready, double size)
 }
 
 /* Link time the copies queued on link l at time at need to leave it (the last pass's): each
- * stream starting on l has until its last copy handed over by then has left, at its share of
- * the link, which at the full rate is that time over its share. */
+ * stream starting on l (of those crossing it) has until its last copy handed over by then has
+ * left, at its share of the link, which at the full rate is that time over its share. */
 static double queued(const struct sim *s, int l, double at)
 {
     double wait = 0;
-    for (int k = s->queue_first[l]; k < s->queue_first[l + 1]; k++) {
-        int u = s->queue_members[k];
+    for (int k = s->link_first[l]; k < s->link_first[l + 1]; k++) {
+        int u = s->link_edges[k];
+        if (s->net->route_links[s->net->route_first[u]] != l)
+            continue;
         const double *posted = s->posted_prev + (size_t)u * s->m;
         int lo = 0, hi = s->m; /* the first copy handed over after at (posted grows with j) */
         while (lo < hi) {
@@ -532,37 +532,23 @@ static int args_ok(const struct fm_model_tree *t, int m, size_t payload, size_t 
            bytes > (size_t)(m - 1) * payload && bytes <= (size_t)m * payload;
 }
 
-/* With routes back: the copies' times, and which streams start on each link. FM_OK,
- * FM_ERR_INVALID (a link id out of range) or FM_ERR_NOMEM. */
+/* With routes back: the copies' times. FM_OK, FM_ERR_INVALID (a link id out of range) or
+ * FM_ERR_NOMEM. */
 static int queues_init(struct sim *s)
 {
     const struct fm_model_net *net = s->net;
-    int n = s->t->n, nl = net->nlinks;
+    int n = s->t->n;
     size_t cells = (size_t)n * (size_t)s->m;
     for (int e = net->back_first[0]; e < net->back_first[n]; e++)
-        if (net->back_links[e] < 0 || net->back_links[e] >= nl)
+        if (net->back_links[e] < 0 || net->back_links[e] >= net->nlinks)
             return FM_ERR_INVALID;
     s->posted = calloc(4 * cells, sizeof *s->posted);
-    s->queue_first = calloc((size_t)nl + 1 + (size_t)n, sizeof *s->queue_first);
-    int *next = malloc((size_t)nl * sizeof *next);
-    int rc = s->posted && s->queue_first && next ? FM_OK : FM_ERR_NOMEM;
-    if (rc == FM_OK) {
-        s->gone = s->posted + cells;
-        s->posted_prev = s->gone + cells;
-        s->gone_prev = s->posted_prev + cells;
-        s->queue_members = s->queue_first + nl + 1;
-        for (int v = 0; v < n; v++)
-            if (route_len(net, v) > 0)
-                s->queue_first[net->route_links[net->route_first[v]] + 1]++;
-        for (int l = 0; l < nl; l++)
-            s->queue_first[l + 1] += s->queue_first[l];
-        memcpy(next, s->queue_first, (size_t)nl * sizeof *next);
-        for (int v = 0; v < n; v++)
-            if (route_len(net, v) > 0)
-                s->queue_members[next[net->route_links[net->route_first[v]]]++] = v;
-    }
-    free(next);
-    return rc;
+    if (!s->posted)
+        return FM_ERR_NOMEM;
+    s->gone = s->posted + cells;
+    s->posted_prev = s->gone + cells;
+    s->gone_prev = s->posted_prev + cells;
+    return FM_OK;
 }
 
 /* The net's state: every share 1, and which members' copies cross each link; the link
@@ -699,7 +685,6 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     free(s.pipe);
     free(s.link_first);
     free(s.posted);
-    free(s.queue_first);
     return rc;
 }
 

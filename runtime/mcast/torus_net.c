@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Dimension-ordered routes over a torus of hosts (torus_net.h). */
 #include <stddef.h>
+#include <stdlib.h>
 
+#include "fastmsg.h"
+#include "model.h"
 #include "torus_net.h"
 
 int fm_torus_nlinks(const struct fm_torus_net *net)
@@ -69,4 +72,32 @@ void fm_torus_tree_routes(const struct fm_torus_net *net, int n, int root, const
     route_first[n] = hops;
     if (back_first)
         back_first[n] = back;
+}
+
+int fm_torus_model_net(const struct fm_torus_net *net, int n, int root, const int *first,
+                       const int *kids, int (*coord)(const void *arg, int p, int *c),
+                       const void *arg, double frame, struct fm_model_net *out)
+{
+    size_t un = (size_t)n, per = (size_t)fm_torus_max_hops(net);
+    /* routes there and back, then the coordinates, parents and has (scratch) */
+    int *there = malloc((2 * (un + 1 + un * per) + 4 * un) * sizeof *there + un);
+    if (!there)
+        return FM_ERR_NOMEM;
+    int *links = there + un + 1, *back = links + un * per, *back_links = back + un + 1;
+    int *pos = back_links + un * per, *parent = pos + 3 * un;
+    char *has = (char *)(parent + un);
+    for (int p = 0; p < n; p++) {
+        int *c = pos + 3 * (size_t)p;
+        c[0] = c[1] = c[2] = 0;
+        has[p] = coord(arg, p, c) == FM_OK;
+    }
+    fm_torus_tree_routes(net, n, root, first, kids, pos, has, parent, there, links, back,
+                         back_links);
+    *out = (struct fm_model_net){.nlinks = fm_torus_nlinks(net),
+                                 .route_first = there,
+                                 .route_links = links,
+                                 .frame = frame,
+                                 .back_first = back,
+                                 .back_links = back_links};
+    return FM_OK;
 }

@@ -254,29 +254,10 @@ static int torus_view(fm_context *ctx, const struct fm_tree_desc *d, const struc
                               .unidirectional = fm_topo_unidirectional(ctx->topo) == 1};
     for (int a = 0; a < topo->ndims; a++)
         tn.dims[a] = topo->dims[a];
-    size_t n = (size_t)d->n, per = (size_t)fm_torus_max_hops(&tn);
-    /* route_first, route_links, the same back, then the coordinates, parents and has (freed
-     * with it) */
-    int *first = malloc((2 * (n + 1 + n * per) + 4 * n) * sizeof *first + n);
-    if (!first)
-        return -1;
-    int *links = first + n + 1, *back = links + n * per, *back_links = back + n + 1;
-    int *coord = back_links + n * per, *parent = coord + 3 * n;
-    char *has = (char *)(parent + n);
-    for (size_t p = 0; p < n; p++) {
-        int *cp = coord + 3 * p;
-        cp[0] = cp[1] = cp[2] = 0;
-        has[p] = topo->coord(topo->arg, (int)p, cp) == FM_OK;
-    }
-    fm_torus_tree_routes(&tn, d->n, t->root, t->first, t->kids, coord, has, parent, first, links,
-                         back, back_links);
-    *net = (struct fm_model_net){.nlinks = fm_torus_nlinks(&tn),
-                                 .route_first = first,
-                                 .route_links = links,
-                                 .frame = FM_TORUS_FRAME,
-                                 .back_first = back,
-                                 .back_links = back_links};
-    return 1;
+    return fm_torus_model_net(&tn, d->n, t->root, t->first, t->kids, topo->coord, topo->arg,
+                              FM_TORUS_FRAME, net) == FM_OK
+               ? 1
+               : -1;
 }
 
 /* The links d's copies cross on a torus of hosts, summed and distinct (0 and 0 elsewhere). */

@@ -153,36 +153,21 @@ static int model_seconds(const struct args *a, const struct fm_tree_desc *d)
     struct fm_model_tree t = {d->n, d->root, first, kids};
     struct fm_model_job job = {.window = a->credits};
     struct fm_model_net net = {0};
-    size_t n = (size_t)d->n, per = a->torus ? (size_t)fm_torus_max_hops(&a->net) : 0;
-    int *block = a->torus ? malloc((2 * (n + 1 + n * per) + 4 * n) * sizeof *block + n) : NULL;
-    if (a->torus && block) {
-        int *links = block + n + 1, *back = links + n * per, *back_links = back + n + 1;
-        int *coord = back_links + n * per, *parent = coord + 3 * n;
-        char *has = (char *)(parent + n);
-        for (int p = 0; p < d->n; p++)
-            has[p] = torus_coord(a, p, coord + 3 * p) == FM_OK;
-        fm_torus_tree_routes(&a->net, d->n, d->root, first, kids, coord, has, parent, block, links,
-                             back, back_links);
-        net = (struct fm_model_net){.nlinks = fm_torus_nlinks(&a->net),
-                                    .route_first = block,
-                                    .route_links = links,
-                                    .frame = 1514,
-                                    .back_first = back,
-                                    .back_links = back_links};
+    if (a->torus) {
+        rc = fm_torus_model_net(&a->net, d->n, d->root, first, kids, torus_coord, a, 1514, &net);
         job.net = &net;
     }
     struct fm_model_out out = {0};
-    rc = a->torus && !block
-             ? FM_ERR_NOMEM
-             : fm_model_sim(&t, m, (size_t)a->packet, (size_t)a->bytes,
-                            a->store_forward ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS, &c, &job,
-                            &out);
+    if (rc == FM_OK)
+        rc =
+            fm_model_sim(&t, m, (size_t)a->packet, (size_t)a->bytes,
+                         a->store_forward ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS, &c, &job, &out);
     if (rc == FM_OK) {
         printf("seconds %.9g\n", out.T);
         if (a->torus)
             printf("links %d %d\n", out.link_visits, out.links_used);
     }
-    free(block);
+    free((void *)net.route_first);
     free(first);
     free(kids);
     return rc;
