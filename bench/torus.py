@@ -12,10 +12,11 @@ model's prediction; for each tree at 64 KiB, link concentration (Oral & George: 
 over links used) measured from every link's byte counters around a run of a known number of
 multicasts, beside the model's count. Then the model's extrapolation to larger tori
 (fastmsg-tree --torus, from the costs calibrated on this one), and the targets of
-bench/README.md ("The torus multicasts"). Writes torus.csv, links.csv, extrapolate.csv and,
-with python3-matplotlib, torus.png and links.png to --out. Needs root.
+bench/README.md ("The torus multicasts"). Writes torus.csv, links.csv, extrapolate.csv,
+cluster.txt (cluster.sh's account of the links' shaping) and, with python3-matplotlib,
+torus.png and links.png to --out. Needs root.
 
-  torus.py [--torus 4x4] [--unidirectional] [--rate 100mbit] [--groups 4,8,12,16]
+  torus.py [--torus 4x4] [--unidirectional] [--rate 100mbit] [--fifo] [--groups 4,8,12,16]
            [--sizes 8,64K,1M] [-r 3] [--sf] [--no-mpi] [--extrapolate 8x8,16x16]
            [--prefix fmto] [--seed 1] [--out DIR] [--quick]
   torus.py --replot DIR     tables, targets and plots again from DIR's CSV files
@@ -45,10 +46,11 @@ class Torus(compare.Cluster):
     """cluster.sh up --torus on entry, down on exit; group(hosts) is the cluster as a job on
     a subset of its hosts sees it (for compare's launch helpers)."""
 
-    def __init__(self, tools, dims, uni, rate, prefix, burst=None):
+    def __init__(self, tools, dims, uni, rate, prefix, burst=None, fifo=False):
         a, b = (int(x) for x in dims.split("x"))
         super().__init__(tools, a * b, rate, prefix, burst=burst)
-        self.dims, self.uni = dims, uni
+        self.dims, self.uni, self.fifo = dims, uni, fifo
+        self.up_report = ""
         self.spec = f"torus:{dims}" + (":uni" if uni else "")
 
     def __enter__(self):
@@ -60,12 +62,15 @@ class Torus(compare.Cluster):
             cmd += ["--rate", self.rate]
         if self.burst:
             cmd += ["--burst", str(self.burst)]
+        if self.fifo:
+            cmd.append("--fifo")
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode == 77:
             fail("no emulated torus here: " + p.stderr.strip())
         if p.returncode != 0:
             subprocess.run(["bash", self.tools.cluster, "down", "--prefix", self.prefix])
             fail("cluster.sh up --torus failed: " + p.stderr.strip())
+        self.up_report = p.stdout
         self.all_hosts = [f"{self.prefix}{k}" for k in range(self.n)]
         self.hosts = ",".join(self.all_hosts)
         self.addr0 = run(["bash", self.tools.cluster, "addr", "0"]).strip()
@@ -270,6 +275,9 @@ def main():
                     help="every route the + way only (the paper's SCI torus)")
     ap.add_argument("--rate", default="100mbit", help="every link's rate (default 100mbit)")
     ap.add_argument("--burst", help="the links' shaper bucket, bytes (default 2 ms of the rate)")
+    ap.add_argument("--fifo", action="store_true",
+                    help="one tbf FIFO a link and the kernel's TCP congestion control "
+                         "(cluster.sh --fifo) instead of small packets first")
     ap.add_argument("--groups", default="4,8,12,16", help="group sizes, root included")
     ap.add_argument("--sizes", default="8,64K,1M", help="message sizes")
     ap.add_argument("-r", "--repeats", type=int, default=3)
@@ -307,7 +315,9 @@ def main():
     modes = "fpfs,sf" if args.sf else "fpfs"
     rows, links = [], []
     with Torus(tools, args.torus, args.unidirectional, args.rate, args.prefix,
-               args.burst) as cl:
+               args.burst, args.fifo) as cl:
+        with open(os.path.join(args.out, "cluster.txt"), "w") as f:
+            f.write(cl.up_report)  # what cluster.sh made: shaping, congestion control
         picks = draw_hosts(cl.n, groups, args.seed)
         for g in groups:
             gc = cl.group([cl.all_hosts[h] for h in picks[g]])

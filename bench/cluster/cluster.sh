@@ -27,6 +27,8 @@ readonly CL_MAX_HOSTS=1000
 # Queue limit of every shaping qdisc: two 16 MiB bursts wait instead of being dropped.
 readonly CL_QLIMIT=$((32 * 1024 * 1024))
 readonly CL_NETEM_PKTS=100000
+# The largest lump of TCP data a shaped device takes at once (cl_small_first).
+readonly CL_GSO_MAX=16384
 # A torus host's links, in the order of their MAC addresses' last byte (cl_torus_mac).
 readonly CL_TORUS_DEVS=(xp xm yp ym)
 # The TTL every torus host sends with: the kernel's default 64 is less than the longest
@@ -42,6 +44,8 @@ cl_delay=
 cl_n=
 cl_torus=
 cl_uni=
+cl_fifo=
+cl_shaper=
 cl_ta=
 cl_tb=
 
@@ -83,9 +87,12 @@ usage: cluster.sh up N [--racks R [--uplink-rate RATE] | --torus AxB [--unidirec
                  on a tie); not with --racks
   --unidirectional  with --torus: every route goes the + way (xp, yp) only
   --rate RATE    shape every host link to RATE both ways (tc units: 1gbit, 100mbit, ...)
-  --burst BYTES  the host links' bucket (tbf burst): bytes an idle link passes at once
+  --burst BYTES  the host links' bucket: bytes an idle link passes at once
                  (default 2 ms of the rate, at least 3028 = two full frames; uplinks always
                  take the default of their own rate)
+  --fifo         shape with one tbf FIFO per device and keep the kernel's TCP congestion
+                 control, instead of small packets (acknowledgements, credits) first in an
+                 htb and cubic or reno in every host
   --delay DELAY  add DELAY one way at every host's egress (netem; e.g. 50us); on a torus at
                  both ends of every link, so DELAY a hop
   --prefix P     namespace names (default fmh); letters, digits, '-' and '_', starting
@@ -148,6 +155,10 @@ cl_parse_opts() {
             ;;
         --unidirectional)
             cl_uni=1
+            shift
+            ;;
+        --fifo)
+            cl_fifo=1
             shift
             ;;
         --)
@@ -224,7 +235,9 @@ cl_shape() {
     cl_tbf "$ns" "$dev" "$cl_rate" "$cl_burst"
 }
 
-# tbf on one device at rate $3 with bucket $4 (empty: the default for that rate).
+# The shaper of one device at rate $3 with bucket $4 (empty: the default for that rate): small
+# packets first (cl_small_first), or with --fifo (or where the kernel lacks htb or u32) one tbf
+# FIFO.
 cl_tbf() {
     local ns=$1 dev=$2 rate=$3 burst=$4 out
     # 2 ms worth of tokens, at least two full frames: smooth at 1gbit, not bursty when slow.
@@ -232,6 +245,11 @@ cl_tbf() {
         burst=$(($(cl_rate_bytes "$rate") / 500))
         ((burst >= 3028)) || burst=3028
     fi
+    if [ -z "$cl_fifo" ] && cl_small_first "$ns" "$dev" "$rate" "$burst"; then
+        cl_shaper="small packets first (htb)"
+        return 0
+    fi
+    cl_shaper="one FIFO (tbf)"
     out=$(tc -n "$ns" qdisc add dev "$dev" root tbf rate "$rate" burst "$burst" \
         limit "$CL_QLIMIT" 2>&1) && return 0
     if grep -qi "unknown" <<<"$out"; then
@@ -239,6 +257,47 @@ cl_tbf() {
             "(CONFIG_NET_SCH_TBF)"
     fi
     cl_fail "tc tbf on $ns/$dev: $out"
+}
+
+# Small packets first: one htb class at the link's rate and bucket, and under it a class for
+# IPv4 packets under 256 bytes (TCP acknowledgements, fastmsg's credits, other control; the
+# u32 filter reads the IP total length) served before the bulk class. In one FIFO a TCP
+# acknowledgement or a credit waits behind every byte of data queued on its link: on a
+# one-way torus ring the way back crosses the links that carry the data (bench/cluster/
+# README.md, Shaping). A Linux host's default fq_codel would keep the two apart; this kernel
+# has none. The device also hands TCP's data to the shaper in lumps of at most 16 KiB
+# (gso_max_size; the default 64 KiB lumps cross the shaper whole, so a hop could forward
+# nothing of a lump before all of it had come). Returns non-zero, nothing left on the device,
+# where htb or u32 is missing.
+cl_small_first() {
+    local ns=$1 dev=$2 rate=$3 burst=$4 bytes small
+    bytes=$(cl_rate_bytes "$rate") || return 1
+    small=$((bytes / 10))
+    ((small > 0)) || small=1
+    if ! tc -n "$ns" -batch - >/dev/null 2>&1 <<EOF; then
+qdisc add dev $dev root handle 1: htb default 20
+class add dev $dev parent 1: classid 1:1 htb rate ${bytes}bps burst $burst cburst $burst
+class add dev $dev parent 1:1 classid 1:10 htb rate ${small}bps ceil ${bytes}bps burst $burst cburst $burst prio 0
+class add dev $dev parent 1:1 classid 1:20 htb rate $((bytes - small))bps ceil ${bytes}bps burst $burst cburst $burst prio 1
+qdisc add dev $dev parent 1:10 bfifo limit $CL_QLIMIT
+qdisc add dev $dev parent 1:20 bfifo limit $CL_QLIMIT
+filter add dev $dev parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff00 at 2 flowid 1:10
+EOF
+        tc -n "$ns" qdisc del dev "$dev" root >/dev/null 2>&1 || true
+        return 1
+    fi
+    ip -n "$ns" link set dev "$dev" gso_max_size "$CL_GSO_MAX" >/dev/null 2>&1 || true
+}
+
+# TCP congestion control of host namespace $1: cubic (Debian's default) where the kernel allows
+# it, else reno. Some kernels default to bbr, which over these shaped veth links estimated a
+# bottleneck of several Gbit/s with a 26 us minimum round trip, and a chain's hops ran at
+# half the link rate in some multicasts and not in others. --fifo keeps the kernel's default.
+cl_host_tcp() {
+    [ -z "$cl_fifo" ] || return 0
+    # shellcheck disable=SC2016 # expanded by the inner sh
+    ip netns exec "$1" sh -c 'for cc in cubic reno; do
+        echo "$cc" >/proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null && exit 0; done'
 }
 
 cl_hosts_file() {
@@ -346,6 +405,7 @@ cl_host_up() {
     ip -n "$ns" addr add "$(cl_addr "$k")/15" dev fm0
     ip -n "$ns" link set fm0 up
     ip -n "$ns" route add 224.0.0.0/4 dev fm0
+    cl_host_tcp "$ns"
     if [ -n "$cl_rate$cl_delay" ]; then
         command -v tc >/dev/null || cl_skip "shaping needs 'tc' (Debian package iproute2)"
         cl_shape "$ns" fm0 "$cl_delay"
@@ -483,6 +543,7 @@ cl_torus_host_up() {
         echo 0 >/proc/sys/net/ipv4/conf/default/rp_filter
         echo "$1" >/proc/sys/net/ipv4/ip_default_ttl' sh "$CL_TORUS_TTL"
     cl_torus_fm0 "$k" "$ns"
+    cl_host_tcp "$ns"
     ip -n "$ns" -batch - <<EOF
 link set lo up
 addr add $(cl_addr "$k")/32 dev fm0
@@ -721,8 +782,10 @@ cl_down() {
     }
 }
 
-# What up made, when there is more to say than the hosts' names (racks).
+# What up made, when there is more to say than the hosts' names (racks, torus, shaping).
 cl_up_report() {
+    [ -z "$cl_shaper" ] || echo "shaping: $cl_shaper; TCP congestion control" \
+        "$(ip netns exec "$(cl_ns 0)" cat /proc/sys/net/ipv4/tcp_congestion_control)"
     if [ -n "$cl_torus" ]; then
         echo "cluster $cl_prefix: $cl_n hosts in a $cl_torus torus," \
             "$([ -n "$cl_uni" ] && echo unidirectional || echo bidirectional)," \

@@ -4,7 +4,8 @@
 # started by fastmsg-run through netns-agent, FM_PROVIDER=tcp over fm0.
 #   plain:  4 hosts, every rank on its own host; hello; multicasts of every builder, every
 #           byte checked on every member; every TCP connection seen is between 198.18 addresses
-#   shaped: 4 hosts, links shaped to 1gbit (tbf); multicasts up to 16 MiB; no qdisc drops
+#   shaped: 4 hosts, links shaped to 1gbit (small packets first); multicasts up to 16 MiB; no
+#           qdisc drops; acknowledgements and credits in the small class, data in the bulk one
 #   racks:  8 hosts in 2 racks of 4 (--racks 2 --rate 1gbit, uplinks 1gbit): the topology
 #           file; every host reaches every other over TCP; IP multicast reaches both racks;
 #           a flow inside a rack crosses no uplink, a flow between racks crosses its racks'
@@ -91,17 +92,52 @@ qdisc_stats() {
     done
 }
 
+# Device $2 of namespace $1 shaped to 1gbit: small packets first (an htb whose root class has
+# the rate), or one tbf where the kernel lacks htb or u32.
+shaped_1g() {
+    tc -n "$1" class show dev "$2" | grep -q "^class htb 1:1 root rate 1Gbit" ||
+        tc -n "$1" qdisc show dev "$2" | grep -q "tbf.*rate 1Gbit"
+}
+
+# Bytes and packets class 1:$3 of device $2 in namespace $1 sent: "BYTES PACKETS".
+class_sent() {
+    tc -s -n "$1" class show dev "$2" classid "1:$3" | awk '$1 == "Sent" { print $2, $4 }'
+}
+
+# After traffic, with small packets first: host 0's small class carried only packets under
+# 256 bytes (acknowledgements, credits) and its bulk class the data; hosts run cubic or reno.
+check_small_first() {
+    local k cc small bulk
+    for ((k = 0; k < N; k++)); do
+        cc=$(ip netns exec "$CLUSTER_PREFIX$k" cat /proc/sys/net/ipv4/tcp_congestion_control)
+        [[ $cc == cubic || $cc == reno ]] || fail "host $k runs TCP congestion control $cc"
+    done
+    if ! tc -n "${CLUSTER_PREFIX}0" qdisc show dev fm0 | grep -q '^qdisc htb'; then
+        echo "no htb here: one tbf FIFO a link"
+        return 0
+    fi
+    small=$(class_sent "${CLUSTER_PREFIX}0" fm0 10)
+    bulk=$(class_sent "${CLUSTER_PREFIX}0" fm0 20)
+    echo "host 0's fm0: small class $small, bulk class $bulk (bytes packets)"
+    read -r sb sp <<<"$small"
+    read -r bb bp <<<"$bulk"
+    ((sp > 0 && sb < 256 * sp)) || fail "the small class took no packets, or packets of 256 B or more"
+    ((bp > 0 && bb > 256 * bp)) || fail "the bulk class took no data"
+}
+
 inside_shaped() {
     local k stats
     for ((k = 0; k < N; k++)); do
-        tc -n "$CLUSTER_PREFIX$k" qdisc show dev fm0 | grep -q "tbf.*rate 1Gbit" ||
+        shaped_1g "$CLUSTER_PREFIX$k" fm0 ||
             fail "host $k's fm0 is not shaped: $(tc -n "$CLUSTER_PREFIX$k" qdisc show dev fm0)"
+        shaped_1g "${CLUSTER_PREFIX}sw" "p$k" || fail "switch port p$k is not shaped"
     done
     job 150 "$mcast" --roots 0 --trees flat,binomial,auto --sizes 1,1M+7,16M
     expect_count "$N" "PASS" "$out"
     stats=$(qdisc_stats)
     echo "$stats"
     ! grep -qE "dropped [1-9]" <<<"$stats" || fail "a shaping qdisc dropped packets"
+    check_small_first
 }
 
 # Uplink byte deltas of a flows.sh run ("rack K up X down Y") into up0 down0 up1 down1.
@@ -122,8 +158,7 @@ inside_racks() {
     [ "$(bash "$cluster" topo "$N" --racks 2 --prefix "$CLUSTER_PREFIX")" = \
         "$(cat "$CLUSTER_TOPO")" ] || fail "cluster.sh topo differs from $CLUSTER_TOPO"
     for d in u0 c0 u1 c1; do
-        tc -n "${CLUSTER_PREFIX}sw" qdisc show dev "$d" | grep -q "tbf.*rate 1Gbit" ||
-            fail "uplink end $d is not shaped to 1gbit"
+        shaped_1g "${CLUSTER_PREFIX}sw" "$d" || fail "uplink end $d is not shaped to 1gbit"
     done
 
     # Every host reaches every other: one listener per host, 1 KiB from each other host.

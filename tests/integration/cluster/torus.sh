@@ -3,7 +3,8 @@
 # The emulated torus (bench/cluster/cluster.sh --torus): hosts joined by veth links to their
 # four neighbours, dimension-ordered static routes, each host's address a /32 on fm0.
 #   routes: the options (topo, refusals without namespaces); a 3x2 bidirectional torus shaped
-#           to 1gbit (cluster.sh up) and, beside it, a 4x4 unidirectional one (cluster.sh run):
+#           to 1gbit by one tbf FIFO a link (cluster.sh up --fifo) and, beside it, a 4x4
+#           unidirectional one (cluster.sh run):
 #           the topology file, each host's addresses, sysctls and links (which veth end meets
 #           which), the route of every ordered pair walked hop by hop with `ip route get` and
 #           compared with a dimension-ordered path worked out here, TCP between far pairs both
@@ -231,13 +232,13 @@ check_uni_counters() {
 
 # A bidirectional 3x2: 0 -> 1 goes +, the reply the short way (1.xm); the Y ring of 2 ties
 # both ways, so 0 -> 3 goes over 0.yp and 3 -> 0 over 3.yp, the other of the two links, and
-# no ym end sends anything. Every link end is shaped.
+# no ym end sends anything. Every link end is shaped, by one tbf (--fifo).
 check_bi() {
     local k dev before after d b
     for ((k = 0; k < A * B; k++)); do
         for dev in xp xm yp ym; do
-            tc -n "$P$k" qdisc show dev "$dev" | grep -q "tbf.*rate 1Gbit" ||
-                fail "$P$k's $dev is not shaped to 1gbit"
+            tc -n "$P$k" qdisc show dev "$dev" | grep -q "^qdisc tbf .*rate 1Gbit" ||
+                fail "$P$k's $dev is not shaped to 1gbit by one tbf (--fifo)"
         done
     done
     before=$(bash "$cluster" counters --prefix "$P")
@@ -446,7 +447,7 @@ outside() {
     if [ "$mode" = routes ]; then
         check_options
         rc=0
-        bash "$cluster" up 6 --torus 3x2 --rate 1gbit --prefix "$pb" || rc=$?
+        bash "$cluster" up 6 --torus 3x2 --rate 1gbit --fifo --prefix "$pb" || rc=$?
         [ "$rc" -ne 77 ] || exit 77
         [ "$rc" -eq 0 ] || fail "cluster.sh up 6 --torus 3x2 exited $rc"
         P=$pb A=3 B=2 UNI=0
