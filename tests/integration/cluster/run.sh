@@ -106,18 +106,26 @@ class_sent() {
 
 # After traffic, with small packets first: host 0's small class carried only packets under
 # 256 bytes (acknowledgements, credits) and its bulk class the data; hosts run cubic or reno.
+# A tbf in its place is right only where this kernel has no htb or u32 (probed on host 0's lo).
 check_small_first() {
-    local k cc small bulk
+    local k cc small bulk sb sp bb bp ns=${CLUSTER_PREFIX}0
     for ((k = 0; k < N; k++)); do
         cc=$(ip netns exec "$CLUSTER_PREFIX$k" cat /proc/sys/net/ipv4/tcp_congestion_control)
         [[ $cc == cubic || $cc == reno ]] || fail "host $k runs TCP congestion control $cc"
     done
-    if ! tc -n "${CLUSTER_PREFIX}0" qdisc show dev fm0 | grep -q '^qdisc htb'; then
-        echo "no htb here: one tbf FIFO a link"
+    if ! tc -n "$ns" qdisc show dev fm0 | grep -q '^qdisc htb'; then
+        if tc -n "$ns" qdisc add dev lo root handle 1: htb 2>/dev/null &&
+            tc -n "$ns" filter add dev lo parent 1: protocol ip prio 1 u32 \
+                match u16 0x0000 0xff00 at 2 classid 1:1 2>/dev/null; then
+            tc -n "$ns" qdisc del dev lo root
+            fail "fm0 has no htb, though htb and u32 work here"
+        fi
+        tc -n "$ns" qdisc del dev lo root 2>/dev/null || true
+        echo "no htb or u32 in this kernel: one tbf FIFO a link"
         return 0
     fi
-    small=$(class_sent "${CLUSTER_PREFIX}0" fm0 10)
-    bulk=$(class_sent "${CLUSTER_PREFIX}0" fm0 20)
+    small=$(class_sent "$ns" fm0 10)
+    bulk=$(class_sent "$ns" fm0 20)
     echo "host 0's fm0: small class $small, bulk class $bulk (bytes packets)"
     read -r sb sp <<<"$small"
     read -r bb bp <<<"$bulk"
