@@ -213,6 +213,7 @@ typedef struct fm_tp_provider {
     void (*list)(char *buf, size_t len);
 } fm_tp_provider;
 
+extern const fm_tp_provider fm_sm_provider;  /* providers/sm: fastmsg's shared memory */
 extern const fm_tp_provider fm_ofi_provider; /* providers/ofi: libfabric RDM endpoints */
 
 #endif

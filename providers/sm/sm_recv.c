@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Receiving: the rings in this rank's segment, one per sender, read in turn into the posted
+ * receives. An inline record is one packet; chunk records are the pieces of one, copied out
+ * of the sender's chunk as they come and the chunk given back at once. Every record is
+ * checked (sequence, kind, lengths, chunk index) before its bytes are used: a malformed one
+ * stops that sender's ring, and is counted and logged, never followed. */
+#include "sm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fastmsg.h"
+#include "log.h"
+
+int fm_sm_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+{
+    fm_sm_tp *t = fm_sm_of(tp);
+    (void)mr;
+    if (!buf && len)
+        return FM_ERR_INVALID;
+    if (t->rx_count == t->rx_cap) { /* grow, keeping the order */
+        size_t cap = t->rx_cap ? 2 * t->rx_cap : 64;
+        fm_sm_rx *rx = malloc(cap * sizeof *rx);
+        if (!rx)
+            return FM_ERR_NOMEM;
+        for (size_t i = 0; i < t->rx_count; i++)
+            rx[i] = t->rx[(t->rx_first + i) % t->rx_cap];
+        free(t->rx);
+        t->rx = rx;
+        t->rx_cap = cap;
+        t->rx_first = 0;
+    }
+    t->rx[(t->rx_first + t->rx_count) % t->rx_cap] = (fm_sm_rx){buf, len, ctx};
+    t->rx_count++;
+    return FM_OK;
+}
+
+static fm_sm_rx rx_take(fm_sm_tp *t)
+{
+    fm_sm_rx r = t->rx[t->rx_first];
+    t->rx_first = (t->rx_first + 1) % t->rx_cap;
+    t->rx_count--;
+    return r;
+}
+
+static _Atomic uint64_t *word_at(unsigned char *rec)
+{
+    return (_Atomic uint64_t *)(void *)rec;
+}
+
+/* The record at the head is used up: zero the first word of each of its lines (so no stale
+ * byte there looks like a record next lap), then move on. */
+static void consume(fm_sm_peer *p, unsigned char *rec, size_t bytes)
+{
+    for (size_t o = 0; o < bytes; o += FM_SM_LINE)
+        atomic_store_explicit(word_at(rec + o), 0, memory_order_relaxed);
+    p->head += bytes;
+    p->seq_expected++;
+}
+
+static void event(fm_tp_event *e, const fm_sm_rx *rx, int status, size_t len)
+{
+    *e = (fm_tp_event){.kind = FM_TP_RECV_DONE, .status = status, .ctx = rx->ctx,
+                       .buf = rx->buf, .len = len};
+}
+
+/* A malformed record from rank s: its ring is read no more. A packet it was assembling goes
+ * back as too long (the layer above drops and counts it, and reposts the buffer). */
+static int corrupt(fm_sm_tp *t, int s, fm_tp_event *e, const char *what)
+{
+    fm_sm_peer *p = &t->peers[s];
+    t->dropped++;
+    p->broken = 1;
+    fm_log(0, "sm: a malformed record from rank %d (%s): its ring is no longer read", s, what);
+    if (!p->asm_rx)
+        return 0;
+    event(e, p->asm_rx, FM_ERR_TOO_LONG, p->asm_total);
+    p->asm_rx = NULL;
+    return 1;
+}
+
+/* One piece of a chunked packet. */
+static int read_chunk(fm_sm_tp *t, int s, unsigned char *rec, fm_tp_event *e)
+{
+    fm_sm_peer *p = &t->peers[s];
+    fm_sm_chunk_ref ref;
+    memcpy(&ref, rec + 8, sizeof ref);
+    if (ref.chunk >= t->lay.nchunks || !ref.len || ref.len > t->lay.chunk_bytes ||
+        ref.total > FM_SM_MAX_MSG || ref.off > ref.total || ref.len > ref.total - ref.off)
+        return corrupt(t, s, e, "chunk bounds");
+    if (ref.off == 0) {
+        if (p->asm_rx)
+            return corrupt(t, s, e, "a packet started inside another");
+        if (!t->rx_count)
+            return -1;
+        t->asm_slots[s] = rx_take(t);
+        p->asm_rx = &t->asm_slots[s];
+        p->asm_total = ref.total;
+        p->asm_got = 0;
+        p->asm_status = ref.total > p->asm_rx->len ? FM_ERR_TOO_LONG : FM_OK;
+    } else if (!p->asm_rx || ref.total != p->asm_total || ref.off != p->asm_got) {
+        return corrupt(t, s, e, "a piece out of order");
+    }
+    fm_sm_chunk_flag *f = fm_sm_flag(&t->lay, p->base, ref.chunk);
+    if (p->asm_status == FM_OK)
+        memcpy((unsigned char *)p->asm_rx->buf + ref.off, fm_sm_chunk(&t->lay, p->base, ref.chunk),
+               ref.len);
+    atomic_store_explicit(&f->busy, 0, memory_order_release);
+    p->asm_got += ref.len;
+    consume(p, rec, fm_sm_rec_bytes(sizeof ref));
+    if (p->asm_got < p->asm_total)
+        return 0;
+    event(e, p->asm_rx, p->asm_status, p->asm_total);
+    p->asm_rx = NULL;
+    return 1;
+}
+
+/* The record at rank s's head: 1 with an event in *e, 0 consumed without one, -1 nothing to
+ * do now (empty ring, or no receive posted). */
+static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
+{
+    fm_sm_peer *p = &t->peers[s];
+    const uint64_t ring = t->lay.ring_bytes;
+    uint64_t off = p->head % ring;
+    unsigned char *rec = fm_sm_ring(&t->lay, t->seg, s) + off;
+    uint64_t w = atomic_load_explicit(word_at(rec), memory_order_acquire);
+    if (!w)
+        return -1;
+    uint32_t seq = (uint32_t)(w >> 32), len = (uint32_t)w & 0xffffff;
+    unsigned kind = (unsigned)(w >> 24) & 0xff;
+    if (seq != p->seq_expected)
+        return corrupt(t, s, e, "sequence");
+    switch (kind) {
+    case FM_SM_REC_WRAP:
+        consume(p, rec, FM_SM_LINE);
+        p->head += ring - off - FM_SM_LINE;
+        return 0;
+    case FM_SM_REC_CHUNK:
+        if (len != sizeof(fm_sm_chunk_ref) || off + fm_sm_rec_bytes(len) > ring)
+            return corrupt(t, s, e, "chunk record length");
+        return read_chunk(t, s, rec, e);
+    case FM_SM_REC_INLINE:
+        if (len > t->inline_max || off + fm_sm_rec_bytes(len) > ring)
+            return corrupt(t, s, e, "record length");
+        if (p->asm_rx)
+            return corrupt(t, s, e, "a packet inside another");
+        if (!t->rx_count)
+            return -1;
+        fm_sm_rx rx = rx_take(t);
+        int status = len > rx.len ? FM_ERR_TOO_LONG : FM_OK;
+        if (status == FM_OK)
+            memcpy(rx.buf, rec + 8, len);
+        consume(p, rec, fm_sm_rec_bytes(len));
+        event(e, &rx, status, len);
+        return 1;
+    default:
+        return corrupt(t, s, e, "kind");
+    }
+}
+
+/* Tell rank s how far its ring was read, and wake it if it waits for room or chunks. */
+static void publish_head(fm_sm_tp *t, int s)
+{
+    fm_sm_peer *p = &t->peers[s];
+    atomic_store_explicit(&fm_sm_ctl(&t->lay, t->seg, s)->head, p->head, memory_order_release);
+    p->head_published = p->head;
+    atomic_thread_fence(memory_order_seq_cst);
+    fm_sm_ring_bell(p, &p->hdr->starved);
+}
+
+/* Up to max packets from the rings, each sender in turn, starting after the last one read. */
+int fm_sm_receive(fm_sm_tp *t, fm_tp_event *ev, int max)
+{
+    int n = 0, start = t->next_slot;
+    for (int i = 0; i < t->n && n < max; i++) {
+        int s = (start + i) % t->n;
+        fm_sm_peer *p = &t->peers[s];
+        if (p->broken)
+            continue;
+        int r;
+        while (n < max && (r = read_one(t, s, &ev[n])) >= 0)
+            n += r;
+        if (p->head != p->head_published)
+            publish_head(t, s);
+        if (n >= max)
+            t->next_slot = (s + 1) % t->n;
+    }
+    return n;
+}
+
+/* Whether any ring has a record waiting (for trywait). */
+int fm_sm_pending(fm_sm_tp *t)
+{
+    for (int s = 0; s < t->n; s++) {
+        fm_sm_peer *p = &t->peers[s];
+        unsigned char *rec = fm_sm_ring(&t->lay, t->seg, s) + p->head % t->lay.ring_bytes;
+        if (!p->broken && atomic_load_explicit(word_at(rec), memory_order_acquire))
+            return 1;
+    }
+    return 0;
+}
