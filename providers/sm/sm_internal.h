@@ -132,12 +132,27 @@ typedef struct fm_sm_op {
     void *ctx;
 } fm_sm_op;
 
-/* A posted receive. */
+/* A multi-receive region (post_recv_multi): packets land in it packed, 8-byte aligned. */
+typedef struct fm_sm_region {
+    struct fm_sm_region *next;      /* the regions not yet full, in posting order */
+    struct fm_sm_region *late_next; /* let go of: its REGION_DONE is due */
+    struct fm_sm_region *all_prev, *all_next; /* every region the transport holds */
+    unsigned char *buf;
+    size_t len, used;
+    void *ctx;
+    int landing; /* packets still being copied into it */
+    int full;    /* less than multi_recv_min left: REGION_DONE once landing is 0 */
+} fm_sm_region;
+
+/* Where one packet goes: a posted receive, or a place in a region. */
 typedef struct fm_sm_rx {
     void *buf;
     size_t len;
     void *ctx;
+    fm_sm_region *region; /* NULL: a posted receive */
 } fm_sm_rx;
+
+
 
 typedef struct fm_sm_tp {
     fm_tp base;
@@ -152,6 +167,11 @@ typedef struct fm_sm_tp {
     /* Posted receives: a ring of descriptors that grows on demand. */
     fm_sm_rx *rx;
     size_t rx_cap, rx_first, rx_count;
+    /* Multi-receive regions, when asked for (multi_min > 0): the one packets land in first. */
+    size_t multi_min;
+    fm_sm_region *regions, *regions_tail;
+    fm_sm_region *late, *late_tail; /* let go of, REGION_DONE not yet returned by poll */
+    fm_sm_region *all;
     /* Receives in use by packets being assembled from chunks (one per sender at most). */
     fm_sm_rx *asm_slots;
     /* Sends finished from the queues: their SEND_DONE events are due. */
@@ -212,6 +232,8 @@ void fm_sm_ops_free(fm_sm_tp *t);
 
 /* sm_recv.c */
 int fm_sm_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+int fm_sm_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+void fm_sm_recv_free(fm_sm_tp *t);
 int fm_sm_receive(fm_sm_tp *t, fm_tp_event *ev, int max);
 int fm_sm_pending(fm_sm_tp *t);
 

@@ -30,16 +30,83 @@ int fm_sm_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
         t->rx_cap = cap;
         t->rx_first = 0;
     }
-    t->rx[(t->rx_first + t->rx_count) % t->rx_cap] = (fm_sm_rx){buf, len, ctx};
+    t->rx[(t->rx_first + t->rx_count) % t->rx_cap] = (fm_sm_rx){buf, len, ctx, NULL};
     t->rx_count++;
     return FM_OK;
 }
 
-static fm_sm_rx rx_take(fm_sm_tp *t)
+int fm_sm_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
 {
-    fm_sm_rx r = t->rx[t->rx_first];
-    t->rx_first = (t->rx_first + 1) % t->rx_cap;
-    t->rx_count--;
+    fm_sm_tp *t = fm_sm_of(tp);
+    (void)mr;
+    if (!t->multi_min || !buf || len < t->multi_min)
+        return FM_ERR_INVALID;
+    fm_sm_region *r = calloc(1, sizeof *r);
+    if (!r)
+        return FM_ERR_NOMEM;
+    *r = (fm_sm_region){.buf = buf, .len = len, .ctx = ctx, .all_next = t->all};
+    if (t->all)
+        t->all->all_prev = r;
+    t->all = r;
+    if (t->regions_tail)
+        t->regions_tail->next = r;
+    else
+        t->regions = r;
+    t->regions_tail = r;
+    return FM_OK;
+}
+
+/* Somewhere for a packet to go: a posted receive, else room in the first region. */
+static int rx_available(const fm_sm_tp *t)
+{
+    return t->rx_count || t->regions;
+}
+
+/* A region let go of: its REGION_DONE goes out after its last packet's event. */
+static void region_release(fm_sm_tp *t, fm_sm_region *r)
+{
+    r->late_next = NULL;
+    if (t->late_tail)
+        t->late_tail->late_next = r;
+    else
+        t->late = r;
+    t->late_tail = r;
+}
+
+static void region_free(fm_sm_tp *t, fm_sm_region *r)
+{
+    if (r->all_prev)
+        r->all_prev->all_next = r->all_next;
+    else
+        t->all = r->all_next;
+    if (r->all_next)
+        r->all_next->all_prev = r->all_prev;
+    free(r);
+}
+
+static fm_sm_rx rx_take(fm_sm_tp *t, size_t total)
+{
+    if (t->rx_count) {
+        fm_sm_rx r = t->rx[t->rx_first];
+        t->rx_first = (t->rx_first + 1) % t->rx_cap;
+        t->rx_count--;
+        return r;
+    }
+    fm_sm_region *g = t->regions;
+    size_t left = g->len - g->used;
+    /* A packet longer than the space left (not one of the job's: FM_PACKET_SIZE bounds
+     * them, and a region is let go of with less than that left) is dropped as too long. */
+    fm_sm_rx r = {.buf = g->buf + g->used, .len = total <= left ? total : 0, .ctx = g->ctx,
+                  .region = g};
+    if (total <= left)
+        g->used += (total + 7) & ~(size_t)7;
+    g->landing++;
+    if (g->used > g->len || g->len - g->used < t->multi_min) {
+        g->full = 1;
+        t->regions = g->next;
+        if (!t->regions)
+            t->regions_tail = NULL;
+    }
     return r;
 }
 
@@ -58,10 +125,14 @@ static void consume(fm_sm_peer *p, unsigned char *rec, size_t bytes)
     p->seq_expected++;
 }
 
-static void event(fm_tp_event *e, const fm_sm_rx *rx, int status, size_t len)
+/* A packet is in (or dropped): its event; a region it filled last is let go of. */
+static void event(fm_sm_tp *t, fm_tp_event *e, const fm_sm_rx *rx, int status, size_t len)
 {
-    *e = (fm_tp_event){.kind = FM_TP_RECV_DONE, .status = status, .ctx = rx->ctx,
-                       .buf = rx->buf, .len = len};
+    *e = (fm_tp_event){.kind = rx->region ? FM_TP_RECV_MULTI : FM_TP_RECV_DONE,
+                       .status = status, .ctx = rx->ctx, .buf = rx->buf, .len = len};
+    fm_sm_region *g = rx->region;
+    if (g && --g->landing == 0 && g->full)
+        region_release(t, g);
 }
 
 /* A malformed record from rank s: its ring is read no more. A packet it was assembling goes
@@ -74,7 +145,7 @@ static int corrupt(fm_sm_tp *t, int s, fm_tp_event *e, const char *what)
     fm_log(0, "sm: a malformed record from rank %d (%s): its ring is no longer read", s, what);
     if (!p->asm_rx)
         return 0;
-    event(e, p->asm_rx, FM_ERR_TOO_LONG, p->asm_total);
+    event(t, e, p->asm_rx, FM_ERR_TOO_LONG, p->asm_total);
     p->asm_rx = NULL;
     return 1;
 }
@@ -91,9 +162,9 @@ static int read_chunk(fm_sm_tp *t, int s, unsigned char *rec, fm_tp_event *e)
     if (ref.off == 0) {
         if (p->asm_rx)
             return corrupt(t, s, e, "a packet started inside another");
-        if (!t->rx_count)
+        if (!rx_available(t))
             return -1;
-        t->asm_slots[s] = rx_take(t);
+        t->asm_slots[s] = rx_take(t, ref.total);
         p->asm_rx = &t->asm_slots[s];
         p->asm_total = ref.total;
         p->asm_got = 0;
@@ -110,7 +181,7 @@ static int read_chunk(fm_sm_tp *t, int s, unsigned char *rec, fm_tp_event *e)
     consume(p, rec, fm_sm_rec_bytes(sizeof ref));
     if (p->asm_got < p->asm_total)
         return 0;
-    event(e, p->asm_rx, p->asm_status, p->asm_total);
+    event(t, e, p->asm_rx, p->asm_status, p->asm_total);
     p->asm_rx = NULL;
     return 1;
 }
@@ -144,14 +215,14 @@ static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
             return corrupt(t, s, e, "record length");
         if (p->asm_rx)
             return corrupt(t, s, e, "a packet inside another");
-        if (!t->rx_count)
+        if (!rx_available(t))
             return -1;
-        fm_sm_rx rx = rx_take(t);
+        fm_sm_rx rx = rx_take(t, len);
         int status = len > rx.len ? FM_ERR_TOO_LONG : FM_OK;
         if (status == FM_OK)
             memcpy(rx.buf, rec + 8, len);
         consume(p, rec, fm_sm_rec_bytes(len));
-        event(e, &rx, status, len);
+        event(t, e, &rx, status, len);
         return 1;
     default:
         return corrupt(t, s, e, "kind");
@@ -169,9 +240,27 @@ static void publish_head(fm_sm_tp *t, int s)
 }
 
 /* Up to max packets from the rings, each sender in turn, starting after the last one read. */
+/* Late events first: they belong before any packet read after them. */
+static int late_events(fm_sm_tp *t, fm_tp_event *ev, int max)
+{
+    int n = 0;
+    while (n < max && t->late) {
+        fm_sm_region *r = t->late;
+        ev[n++] = (fm_tp_event){.kind = FM_TP_RECV_REGION_DONE, .status = FM_OK, .ctx = r->ctx,
+                                .buf = r->buf};
+        t->late = r->late_next;
+        if (!t->late)
+            t->late_tail = NULL;
+        region_free(t, r);
+    }
+    return n;
+}
+
 int fm_sm_receive(fm_sm_tp *t, fm_tp_event *ev, int max)
 {
-    int n = 0, start = t->next_slot;
+    int n = late_events(t, ev, max), start = t->next_slot;
+    if (t->late)
+        return n;
     for (int i = 0; i < t->n && n < max; i++) {
         int s = (start + i) % t->n;
         fm_sm_peer *p = &t->peers[s];
@@ -185,7 +274,14 @@ int fm_sm_receive(fm_sm_tp *t, fm_tp_event *ev, int max)
         if (n >= max)
             t->next_slot = (s + 1) % t->n;
     }
-    return n;
+    return n + late_events(t, ev + n, max - n);
+}
+
+void fm_sm_recv_free(fm_sm_tp *t)
+{
+    while (t->all)
+        region_free(t, t->all);
+    free(t->rx);
 }
 
 /* Whether any ring has a record waiting (for trywait). */

@@ -173,6 +173,8 @@ int fm_sm_retry(fm_sm_tp *t)
     for (int d = 0; t->queued && d < t->n; d++) {
         fm_sm_peer *p = &t->peers[d];
         int touched = 0;
+        if (!p->q_head)
+            continue;
         while (p->q_head) {
             fm_sm_op *op = p->q_head;
             size_t before = op->done;

@@ -90,12 +90,6 @@ static void sm_mem_dereg(fm_tp *tp, fm_tp_mr *mr)
     (void)mr;
 }
 
-static int sm_no_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
-{
-    (void)tp, (void)buf, (void)len, (void)mr, (void)ctx;
-    return FM_ERR_INVALID; /* info.multi_recv is 0 */
-}
-
 static int sm_no_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr,
                        uint64_t tag, void *ctx)
 {
@@ -113,8 +107,8 @@ static int sm_no_trecv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t 
 static void sm_destroy(fm_sm_tp *t)
 {
     fm_sm_ops_free(t);
+    fm_sm_recv_free(t);
     fm_sm_segment_close(t);
-    free(t->rx);
     free(t->asm_slots);
     free(t->peers);
     free(t);
@@ -129,12 +123,12 @@ static void sm_close(fm_tp *tp)
 static const struct fm_tp_ops fm_sm_ops = {
     .name = "sm", .addr = sm_addr, .connect = sm_connect, .mem_reg = sm_mem_reg,
     .mem_dereg = sm_mem_dereg, .send = fm_sm_send, .sendv = fm_sm_sendv,
-    .post_recv = fm_sm_post_recv, .post_recv_multi = sm_no_multi, .tsend = sm_no_tsend,
+    .post_recv = fm_sm_post_recv, .post_recv_multi = fm_sm_post_recv_multi, .tsend = sm_no_tsend,
     .trecv = sm_no_trecv, .poll = fm_sm_poll, .wait_fd = fm_sm_wait_fd,
     .trywait = fm_sm_trywait, .close = sm_close,
 };
 
-static void describe(fm_sm_tp *t)
+static void describe(fm_sm_tp *t, const fm_tp_config *cfg)
 {
     fm_tp_info *in = &t->base.info;
     snprintf(in->provider, sizeof in->provider, "sm");
@@ -145,6 +139,9 @@ static void describe(fm_sm_tp *t)
     in->sendv = 1;
     in->wait_fd = 1;
     in->local_only = 1;
+    /* Regions cost nothing here: a packet is copied out of a ring wherever it is told. */
+    in->multi_recv = cfg->multi_recv_min > 0;
+    t->multi_min = cfg->multi_recv_min;
 }
 
 int fm_sm_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
@@ -169,7 +166,7 @@ int fm_sm_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
     t->inline_max = t->lay.ring_bytes / 8 < FM_SM_INLINE_MAX ? t->lay.ring_bytes / 8
                                                                : FM_SM_INLINE_MAX;
     t->inline_max -= 8; /* the record's first word */
-    describe(t);
+    describe(t, cfg);
     *tp = &t->base;
     return FM_OK;
 error:
