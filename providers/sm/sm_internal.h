@@ -33,7 +33,13 @@
 /* A record's first word: kind in bits 24..31, length in 0..23, sequence in 32..63. Never 0:
  * a zero word at the reader's position means "nothing yet" (the reader zeroes the first word
  * of every line it consumed, so stale bytes from the last lap never look like a record). */
-enum { FM_SM_REC_INLINE = 1, FM_SM_REC_CHUNK = 2, FM_SM_REC_WRAP = 3 };
+enum {
+    FM_SM_REC_INLINE = 1, /* a packet */
+    FM_SM_REC_CHUNK = 2,  /* a piece of a packet, in a chunk (fm_sm_chunk_ref) */
+    FM_SM_REC_WRAP = 3,   /* the rest of the lap is empty */
+    FM_SM_REC_RTS = 4,    /* a tagged send: the receiver reads it from the sender (fm_sm_rts) */
+    FM_SM_REC_FIN = 5     /* the receiver has read it (fm_sm_fin) */
+};
 
 static inline uint64_t fm_sm_word(uint32_t seq, unsigned kind, uint32_t len)
 {
@@ -49,6 +55,18 @@ typedef struct fm_sm_chunk_ref {
     uint32_t off;   /* where these bytes go in the packet */
 } fm_sm_chunk_ref;
 
+/* A tagged send's announcement: where the bytes are in the sender's memory. */
+typedef struct fm_sm_rts {
+    uint64_t tag, addr, len, id;
+} fm_sm_rts;
+
+/* The answer: the sender's buffer is free again. */
+typedef struct fm_sm_fin {
+    uint64_t id;
+    int32_t status;
+    uint32_t pad;
+} fm_sm_fin;
+
 /* A segment's first lines. Written once by the owner before its address is published, except
  * the atomic words. */
 typedef struct fm_sm_seg_hdr {
@@ -61,7 +79,8 @@ typedef struct fm_sm_seg_hdr {
     int32_t pid;
     uint64_t seg_bytes;
     uint64_t nonce; /* as in the owner's address: a map of the right segment */
-    char pad0[FM_SM_LINE - 48];
+    uint64_t self_addr; /* where the owner mapped it: peers try a CMA read of it */
+    char pad0[FM_SM_LINE - 56];
     /* 1 while the owner may be asleep on its eventfd: a writer that clears it rings the bell. */
     _Atomic uint32_t sleeping;
     char pad1[FM_SM_LINE - 4];
@@ -122,10 +141,13 @@ typedef struct fm_sm_peer {
     struct fm_sm_op *q_head, *q_tail;
 } fm_sm_peer;
 
-/* A send that could not finish at once: the caller's buffers stay the transport's. */
+/* A send that could not finish at once: the caller's buffers stay the transport's. Control
+ * records (RTS, FIN) keep their bytes in own and complete silently. */
 typedef struct fm_sm_op {
     struct fm_sm_op *next;
     int dest;
+    unsigned kind; /* FM_SM_REC_INLINE for packets */
+    unsigned char own[sizeof(fm_sm_rts)];
     const unsigned char *hdr, *pay;
     size_t hlen, plen;
     size_t done; /* bytes already in chunks */
@@ -181,6 +203,11 @@ typedef struct fm_sm_tp {
     int armed;       /* trywait said sleep: the next poll drains the eventfd */
     int next_slot;   /* where the next poll starts reading (fairness) */
     uint64_t dropped; /* malformed records */
+    /* Tagged messages (sm_tagged.c). */
+    struct fm_sm_tsend_op *tsends;
+    struct fm_sm_trecv_op *trecvs;
+    struct fm_sm_unexp *unexp;
+    uint64_t next_id;
     uint32_t chunk_next; /* where chunk allocation looks first */
 } fm_sm_tp;
 
@@ -228,6 +255,7 @@ int fm_sm_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, v
 int fm_sm_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
                 const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx);
 int fm_sm_retry(fm_sm_tp *t);
+int fm_sm_send_ctl(fm_sm_tp *t, int dest, unsigned kind, const void *body, size_t len);
 void fm_sm_ops_free(fm_sm_tp *t);
 
 /* sm_recv.c */
@@ -236,6 +264,16 @@ int fm_sm_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *
 void fm_sm_recv_free(fm_sm_tp *t);
 int fm_sm_receive(fm_sm_tp *t, fm_tp_event *ev, int max);
 int fm_sm_pending(fm_sm_tp *t);
+
+/* sm_tagged.c */
+int fm_sm_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
+                void *ctx);
+int fm_sm_trecv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx);
+int fm_sm_on_rts(fm_sm_tp *t, int src, const unsigned char *body, fm_tp_event *e);
+int fm_sm_on_fin(fm_sm_tp *t, int src, const unsigned char *body, fm_tp_event *e);
+int fm_sm_unexpected(fm_sm_tp *t, fm_tp_event *ev, int max);
+int fm_sm_cma_probe(fm_sm_tp *t);
+void fm_sm_tagged_free(fm_sm_tp *t);
 
 /* sm_poll.c */
 int fm_sm_poll(fm_tp *tp, fm_tp_event *ev, int max);

@@ -224,6 +224,19 @@ static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
         consume(p, rec, fm_sm_rec_bytes(len));
         event(t, e, &rx, status, len);
         return 1;
+    case FM_SM_REC_RTS:
+    case FM_SM_REC_FIN: {
+        size_t want = kind == FM_SM_REC_RTS ? sizeof(fm_sm_rts) : sizeof(fm_sm_fin);
+        if (len != want || !t->base.info.tagged || off + fm_sm_rec_bytes(len) > ring)
+            return corrupt(t, s, e, "tagged record");
+        int r = kind == FM_SM_REC_RTS ? fm_sm_on_rts(t, s, rec + 8, e)
+                                      : fm_sm_on_fin(t, s, rec + 8, e);
+        if (r == -2)
+            return corrupt(t, s, e, "an answer to no tagged send");
+        if (r >= 0)
+            consume(p, rec, fm_sm_rec_bytes(len));
+        return r;
+    }
     default:
         return corrupt(t, s, e, "kind");
     }
@@ -261,6 +274,8 @@ int fm_sm_receive(fm_sm_tp *t, fm_tp_event *ev, int max)
     int n = late_events(t, ev, max), start = t->next_slot;
     if (t->late)
         return n;
+    if (t->unexp)
+        n += fm_sm_unexpected(t, ev + n, max - n);
     for (int i = 0; i < t->n && n < max; i++) {
         int s = (start + i) % t->n;
         fm_sm_peer *p = &t->peers[s];

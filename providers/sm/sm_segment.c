@@ -85,6 +85,7 @@ int fm_sm_segment_create(fm_sm_tp *t, uint32_t nslots, const char *name, char *e
     h->pid = (int32_t)getpid();
     h->seg_bytes = t->lay.bytes;
     h->nonce = t->nonce;
+    h->self_addr = (uint64_t)(uintptr_t)m;
     return FM_OK;
 }
 

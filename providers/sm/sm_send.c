@@ -79,16 +79,16 @@ static void gather(unsigned char *dst, const unsigned char *hdr, size_t hlen,
 
 /* Moves as much of the packet as fits now; *done counts bytes already moved (chunks).
  * Returns 1 when the whole packet is in, 0 when it must wait. */
-static int push(fm_sm_tp *t, fm_sm_peer *p, const unsigned char *hdr, size_t hlen,
+static int push(fm_sm_tp *t, fm_sm_peer *p, unsigned kind, const unsigned char *hdr, size_t hlen,
                 const unsigned char *pay, size_t plen, size_t *done)
 {
     size_t total = hlen + plen;
-    if (total <= t->inline_max && *done == 0) {
+    if ((total <= t->inline_max || kind != FM_SM_REC_INLINE) && *done == 0) {
         if (!ring_room(t, p, fm_sm_rec_bytes(total)))
             return 0;
         unsigned char *rec = ring_tail(t, p);
         gather(rec + 8, hdr, hlen, pay, 0, total);
-        publish(p, rec, FM_SM_REC_INLINE, total);
+        publish(p, rec, kind, total);
         *done = total;
         return 1;
     }
@@ -117,8 +117,8 @@ static void wake(fm_sm_peer *p)
     fm_sm_ring_bell(p, &p->hdr->sleeping);
 }
 
-static int start(fm_sm_tp *t, int dest, const void *hdr, size_t hlen, const void *pay,
-                 size_t plen, void *ctx)
+static int start(fm_sm_tp *t, int dest, unsigned kind, const void *hdr, size_t hlen,
+                 const void *pay, size_t plen, void *ctx)
 {
     if (!t->peers || dest < 0 || dest >= t->n || (hlen && !hdr) || (plen && !pay))
         return FM_ERR_INVALID;
@@ -130,7 +130,7 @@ static int start(fm_sm_tp *t, int dest, const void *hdr, size_t hlen, const void
         return FM_ERR_NOMEM;
     size_t done = 0;
     if (!p->q_head) {
-        int whole = push(t, p, hdr, hlen, pay, plen, &done);
+        int whole = push(t, p, kind, hdr, hlen, pay, plen, &done);
         if (whole || done)
             wake(p);
         if (whole)
@@ -138,8 +138,12 @@ static int start(fm_sm_tp *t, int dest, const void *hdr, size_t hlen, const void
     }
     fm_sm_op *op = t->free_ops;
     t->free_ops = op->next;
-    *op = (fm_sm_op){.dest = dest, .hdr = hdr, .hlen = hlen, .pay = pay, .plen = plen,
-                     .done = done, .ctx = ctx};
+    *op = (fm_sm_op){.dest = dest, .kind = kind, .hdr = hdr, .hlen = hlen, .pay = pay,
+                     .plen = plen, .done = done, .ctx = ctx};
+    if (kind != FM_SM_REC_INLINE) { /* a control record: its bytes are kept here */
+        memcpy(op->own, pay, plen);
+        op->pay = op->own;
+    }
     if (!p->q_head)
         t->queued++;
     if (p->q_tail)
@@ -154,7 +158,14 @@ static int start(fm_sm_tp *t, int dest, const void *hdr, size_t hlen, const void
 int fm_sm_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx)
 {
     (void)mr;
-    return start(fm_sm_of(tp), dest, NULL, 0, buf, len, ctx);
+    return start(fm_sm_of(tp), dest, FM_SM_REC_INLINE, NULL, 0, buf, len, ctx);
+}
+
+/* A control record (RTS, FIN: at most sizeof op->own bytes) to dest, now or from poll. */
+int fm_sm_send_ctl(fm_sm_tp *t, int dest, unsigned kind, const void *body, size_t len)
+{
+    int rc = start(t, dest, kind, NULL, 0, body, len, NULL);
+    return rc == FM_TP_SENT ? FM_OK : rc;
 }
 
 int fm_sm_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
@@ -162,7 +173,7 @@ int fm_sm_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr
 {
     (void)hmr;
     (void)pmr;
-    return start(fm_sm_of(tp), dest, hdr, hlen, payload, plen, ctx);
+    return start(fm_sm_of(tp), dest, FM_SM_REC_INLINE, hdr, hlen, payload, plen, ctx);
 }
 
 /* Go on with the waiting sends; finished ones become SEND_DONE events. Returns 0 when
@@ -178,18 +189,23 @@ int fm_sm_retry(fm_sm_tp *t)
         while (p->q_head) {
             fm_sm_op *op = p->q_head;
             size_t before = op->done;
-            int whole = push(t, p, op->hdr, op->hlen, op->pay, op->plen, &op->done);
+            int whole = push(t, p, op->kind, op->hdr, op->hlen, op->pay, op->plen, &op->done);
             touched |= op->done != before;
             if (!whole)
                 break;
             p->q_head = op->next;
             op->next = NULL;
+            moved++;
+            if (op->kind != FM_SM_REC_INLINE) { /* no event for control records */
+                op->next = t->free_ops;
+                t->free_ops = op;
+                continue;
+            }
             if (t->done_tail)
                 t->done_tail->next = op;
             else
                 t->done_head = op;
             t->done_tail = op;
-            moved++;
         }
         if (!p->q_head) {
             p->q_tail = NULL;

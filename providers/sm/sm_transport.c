@@ -67,8 +67,10 @@ static int sm_connect(fm_tp *tp, const void *addrs, size_t addrlen, int n)
         if (rc)
             goto error;
     }
-    fm_log(1, "sm: rank %d mapped %d segments of %zu bytes (rings of %u bytes, %u chunks of %u)",
-           t->rank, n, t->lay.bytes, t->lay.ring_bytes, t->lay.nchunks, t->lay.chunk_bytes);
+    t->base.info.tagged = fm_sm_cma_probe(t);
+    fm_log(1, "sm: rank %d mapped %d segments of %zu bytes (rings of %u bytes, %u chunks of %u)%s",
+           t->rank, n, t->lay.bytes, t->lay.ring_bytes, t->lay.nchunks, t->lay.chunk_bytes,
+           t->base.info.tagged ? ", single copy for large pieces" : "");
     return FM_OK;
 error:
     return rc;
@@ -90,24 +92,11 @@ static void sm_mem_dereg(fm_tp *tp, fm_tp_mr *mr)
     (void)mr;
 }
 
-static int sm_no_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr,
-                       uint64_t tag, void *ctx)
-{
-    (void)tp, (void)dest, (void)buf, (void)len, (void)mr, (void)tag, (void)ctx;
-    return FM_ERR_INVALID; /* info.tagged is 0 */
-}
-
-static int sm_no_trecv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
-                       void *ctx)
-{
-    (void)tp, (void)buf, (void)len, (void)mr, (void)tag, (void)ctx;
-    return FM_ERR_INVALID;
-}
-
 static void sm_destroy(fm_sm_tp *t)
 {
     fm_sm_ops_free(t);
     fm_sm_recv_free(t);
+    fm_sm_tagged_free(t);
     fm_sm_segment_close(t);
     free(t->asm_slots);
     free(t->peers);
@@ -123,8 +112,8 @@ static void sm_close(fm_tp *tp)
 static const struct fm_tp_ops fm_sm_ops = {
     .name = "sm", .addr = sm_addr, .connect = sm_connect, .mem_reg = sm_mem_reg,
     .mem_dereg = sm_mem_dereg, .send = fm_sm_send, .sendv = fm_sm_sendv,
-    .post_recv = fm_sm_post_recv, .post_recv_multi = fm_sm_post_recv_multi, .tsend = sm_no_tsend,
-    .trecv = sm_no_trecv, .poll = fm_sm_poll, .wait_fd = fm_sm_wait_fd,
+    .post_recv = fm_sm_post_recv, .post_recv_multi = fm_sm_post_recv_multi, .tsend = fm_sm_tsend,
+    .trecv = fm_sm_trecv, .poll = fm_sm_poll, .wait_fd = fm_sm_wait_fd,
     .trywait = fm_sm_trywait, .close = sm_close,
 };
 
