@@ -3,16 +3,17 @@
 # A job over shm with a rank killed by SIGKILL leaves no region of its own in /dev/shm:
 # fastmsg-run removes what its ranks left. (libfabric's shm unlinks a region when its endpoint
 # closes, or when its process dies by SIGINT, SIGTERM, SIGBUS or SIGSEGV; not on SIGKILL.)
-# usage: shm_leftovers.sh FASTMSG_RUN DEAD_PEER
+# usage: shm_leftovers.sh FASTMSG_RUN DEAD_PEER [PROVIDER: shm (default) or sm, whose segments
+# are memfds that have no name: nothing of the job may appear there either]
 # dead_peer's rank 1 of 4 kills itself half way through a stream. Each rank prints its pid and
 # the job key before it starts; afterwards no /dev/shm entry may carry the job key (fastmsg's
 # names, runtime/boot/job_names.h) or start with a rank's pid (libfabric's own names,
 # "<pid>:<uid>:<n>"). Other jobs' entries are never looked at.
 set -u
-fmrun=$1 prog=$2
+fmrun=$1 prog=$2 provider=${3:-shm}
 n=4 args=(--mode stream --victim 1 --size 8M)
 unset FM_BOOTSTRAP FASTMSG_RUN_ADDR FASTMSG_RUN_RANK FASTMSG_RUN_SIZE FASTMSG_RUN_JOBKEY
-export FM_PROVIDER=shm FM_TIMEOUT=30
+export FM_PROVIDER=$provider FM_TIMEOUT=30
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
