@@ -282,7 +282,7 @@ int fm_sm_receive(fm_sm_tp *t, fm_tp_event *ev, int max)
         if (p->broken)
             continue;
         int r;
-        while (n < max && (r = read_one(t, s, &ev[n])) >= 0)
+        while (n < max && !p->broken && (r = read_one(t, s, &ev[n])) >= 0)
             n += r;
         if (p->head != p->head_published)
             publish_head(t, s);
