@@ -6,7 +6,7 @@
  * is killed). A segment holds one ring per sending rank (the receiver reads it, only that
  * sender writes it: no locks) and the owner's pool of chunks, which carry packets too large
  * for a ring record. Peers map each other's segments in connect, taking the memfd and the
- * eventfd that wakes the owner with pidfd_getfd. */
+ * pipe that wakes the owner (pidfd_getfd, or /proc/PID/fd). */
 #ifndef FM_SM_INTERNAL_H
 #define FM_SM_INTERNAL_H
 
@@ -81,7 +81,7 @@ typedef struct fm_sm_seg_hdr {
     uint64_t nonce; /* as in the owner's address: a map of the right segment */
     uint64_t self_addr; /* where the owner mapped it: peers try a CMA read of it */
     char pad0[FM_SM_LINE - 56];
-    /* 1 while the owner may be asleep on its eventfd: a writer that clears it rings the bell. */
+    /* 1 while the owner may be asleep on its bell: a writer that clears it rings the bell. */
     _Atomic uint32_t sleeping;
     char pad1[FM_SM_LINE - 4];
     /* 1 while the owner has sends waiting for ring space or chunks: whoever frees either
@@ -114,7 +114,7 @@ typedef struct fm_sm_addr {
     uint64_t nonce;
     int32_t pid;
     int32_t memfd;
-    int32_t efd;
+    int32_t bell; /* the write end of its bell pipe */
     uint32_t nslots;
 } fm_sm_addr;
 
@@ -123,7 +123,8 @@ typedef struct fm_sm_peer {
     unsigned char *base;  /* its segment */
     fm_sm_seg_hdr *hdr;
     size_t bytes;         /* mapped length */
-    int efd;              /* its eventfd (-1: not taken; it wakes by its own timeouts) */
+    int bell;             /* its bell pipe's write end (-1: not taken; it wakes by its own
+                           * timeouts) */
     /* Sending to it (my ring in its segment): */
     uint64_t tail;        /* bytes written, ever growing */
     uint64_t head_seen;   /* its head when last read */
@@ -181,7 +182,8 @@ typedef struct fm_sm_tp {
     fm_sm_layout lay;
     unsigned char *seg; /* my segment */
     fm_sm_seg_hdr *hdr;
-    int memfd, efd;
+    int memfd;
+    int bell[2]; /* the bell pipe: [0] is the wait fd, peers write [1] */
     uint64_t nonce;
     uint32_t inline_max;
     int rank, n; /* after connect */
@@ -200,7 +202,7 @@ typedef struct fm_sm_tp {
     fm_sm_op *done_head, *done_tail;
     fm_sm_op *free_ops;
     int queued;      /* destinations with waiting sends */
-    int armed;       /* trywait said sleep: the next poll drains the eventfd */
+    int armed;       /* trywait said sleep: the next poll drains the bell */
     int next_slot;   /* where the next poll starts reading (fairness) */
     uint64_t dropped; /* malformed records */
     /* Tagged messages (sm_tagged.c). */

@@ -2,7 +2,7 @@
 /* poll, and sleeping without spinning: before it sleeps, a rank raises its sleeping flag and
  * looks at its rings once more; a sender looks at the flag after publishing a record (both
  * behind a full fence), so at least one of them sees the other, and the one that clears the
- * flag writes the sleeper's eventfd. Senders thus pay a system call only when the receiver
+ * flag writes the sleeper's bell pipe. Senders thus pay a system call only when the receiver
  * really is asleep. */
 #include "sm_internal.h"
 
@@ -43,9 +43,9 @@ int fm_sm_poll(fm_tp *tp, fm_tp_event *ev, int max)
     if (!t->peers || max <= 0)
         return 0;
     if (t->armed) { /* back from a sleep: empty the bell, lower the flag */
-        uint64_t v;
-        ssize_t r = read(t->efd, &v, sizeof v);
-        (void)r; /* EAGAIN: woken by a timeout, not the bell */
+        char v[64];
+        while (read(t->bell[0], v, sizeof v) == (ssize_t)sizeof v)
+            ; /* EAGAIN: woken by a timeout, not the bell */
         t->armed = 0;
         atomic_store_explicit(&t->hdr->sleeping, 0, memory_order_relaxed);
     }
@@ -69,7 +69,7 @@ int fm_sm_poll(fm_tp *tp, fm_tp_event *ev, int max)
 
 int fm_sm_wait_fd(fm_tp *tp)
 {
-    return fm_sm_of(tp)->efd;
+    return fm_sm_of(tp)->bell[0];
 }
 
 int fm_sm_trywait(fm_tp *tp)

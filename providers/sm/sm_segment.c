@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The segments: this rank's (a memfd and an eventfd, made at open) and its peers' (taken
- * from their processes with pidfd_getfd at connect, then mapped). A memfd has no name: when
+/* The segments: this rank's (a memfd and a bell pipe, made at open) and its peers' (taken
+ * from their processes at connect, then mapped). The bell is a pipe rather than an eventfd
+ * because a pipe also opens through /proc/PID/fd where pidfd_getfd is refused or missing. A memfd has no name: when
  * the last process that maps it ends, killed or not, the kernel frees it, and /dev/shm never
  * sees it. */
 #include "sm_internal.h"
@@ -8,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -70,9 +70,8 @@ int fm_sm_segment_create(fm_sm_tp *t, uint32_t nslots, const char *name, char *e
     }
     t->seg = m;
     t->hdr = m;
-    t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (t->efd < 0) {
-        snprintf(err, errlen, "sm: eventfd: %s", strerror(errno));
+    if (pipe2(t->bell, O_NONBLOCK | O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "sm: pipe2: %s", strerror(errno));
         return FM_ERR_PROVIDER;
     }
     fm_sm_seg_hdr *h = t->hdr;
@@ -89,23 +88,18 @@ int fm_sm_segment_create(fm_sm_tp *t, uint32_t nslots, const char *name, char *e
     return FM_OK;
 }
 
-/* Another process's descriptor fd: pidfd_getfd (it needs the right to ptrace the process: the
- * same user, no Yama restriction). */
-static int take_fd(int pidfd, int fd)
+/* Another process's descriptor fd: pidfd_getfd (it needs the right to ptrace the process:
+ * the same user, no Yama restriction), else opening /proc/PID/fd/FD, which needs less (and
+ * is all there is where pidfd_open is missing, as under valgrind 3.19). */
+static int take_fd(int pidfd, pid_t pid, int fd, int flags)
 {
-    return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-}
-
-/* The memfd also opens through /proc when pidfd_getfd is refused (an eventfd does not). */
-static int take_memfd(int pidfd, const fm_sm_addr *a)
-{
-    int fd = take_fd(pidfd, a->memfd);
-    if (fd < 0 && errno == EPERM) {
+    int got = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0) : -1;
+    if (got < 0) {
         char path[64];
-        snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)a->pid, (int)a->memfd);
-        fd = open(path, O_RDWR | O_CLOEXEC);
+        snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
+        got = open(path, flags | O_CLOEXEC);
     }
-    return fd;
+    return got;
 }
 
 /* A peer's segment is valid when it is the one its address names, in the shape this rank
@@ -122,18 +116,18 @@ static int segment_ok(const fm_sm_tp *t, const fm_sm_seg_hdr *h, const fm_sm_add
 int fm_sm_segment_attach(fm_sm_tp *t, const fm_sm_addr *a, fm_sm_peer *p, int rank)
 {
     int rc = FM_OK, pidfd = -1, memfd = -1;
-    p->efd = -1;
+    p->bell = -1;
     if (a->pid == getpid() && a->nonce == t->nonce) { /* this rank: its own mapping */
         p->base = t->seg;
         p->bytes = 0;
         p->hdr = t->hdr;
-        p->efd = t->efd;
+        p->bell = t->bell[1];
         return FM_OK;
     }
     pidfd = (int)syscall(SYS_pidfd_open, (pid_t)a->pid, 0);
-    FM_CHECK(pidfd >= 0, errno == ESRCH ? FM_ERR_PEER : FM_ERR_PROVIDER,
-             "sm: rank %d (pid %d): pidfd_open: %s", rank, (int)a->pid, strerror(errno));
-    memfd = take_memfd(pidfd, a);
+    FM_CHECK(pidfd >= 0 || errno != ESRCH, FM_ERR_PEER, "sm: rank %d (pid %d) has ended", rank,
+             (int)a->pid);
+    memfd = take_fd(pidfd, a->pid, a->memfd, O_RDWR);
     FM_CHECK(memfd >= 0, FM_ERR_PROVIDER, "sm: rank %d (pid %d): cannot take its segment: %s",
              rank, (int)a->pid, strerror(errno));
     struct stat st;
@@ -149,10 +143,10 @@ int fm_sm_segment_attach(fm_sm_tp *t, const fm_sm_addr *a, fm_sm_peer *p, int ra
              "sm: rank %d (pid %d): its segment is not the one its address names (another job, "
              "or another fastmsg version)",
              rank, (int)a->pid);
-    p->efd = take_fd(pidfd, a->efd);
-    if (p->efd < 0)
-        fm_log(1, "sm: rank %d: cannot take its eventfd (%s): it wakes by its own timeouts",
-               rank, strerror(errno));
+    p->bell = take_fd(pidfd, a->pid, a->bell, O_WRONLY | O_NONBLOCK);
+    if (p->bell < 0)
+        fm_log(1, "sm: rank %d: cannot take its bell (%s): it wakes by its own timeouts", rank,
+               strerror(errno));
 error:
     if (memfd >= 0)
         close(memfd);
@@ -162,14 +156,14 @@ error:
 }
 
 /* Wake a peer that may sleep: flag is its sleeping or starved word. Only the writer that
- * clears the flag writes the eventfd, so a sleeper gets one wake per sleep. */
+ * clears the flag writes the bell, so a sleeper gets one wake per sleep. */
 void fm_sm_ring_bell(fm_sm_peer *p, _Atomic uint32_t *flag)
 {
     if (atomic_load_explicit(flag, memory_order_relaxed) &&
-        atomic_exchange_explicit(flag, 0, memory_order_acq_rel) && p->efd >= 0) {
-        uint64_t one = 1;
-        ssize_t w = write(p->efd, &one, sizeof one);
-        (void)w; /* EAGAIN: the counter is full, so it is readable already */
+        atomic_exchange_explicit(flag, 0, memory_order_acq_rel) && p->bell >= 0) {
+        char one = 1;
+        ssize_t w = write(p->bell, &one, 1);
+        (void)w; /* EAGAIN: the pipe is full, so it is readable already */
     }
 }
 
@@ -179,13 +173,14 @@ void fm_sm_segment_close(fm_sm_tp *t)
         fm_sm_peer *p = &t->peers[r];
         if (p->base && p->base != t->seg)
             munmap(p->base, p->bytes);
-        if (p->efd >= 0 && p->efd != t->efd)
-            close(p->efd);
+        if (p->bell >= 0 && p->bell != t->bell[1])
+            close(p->bell);
     }
     if (t->seg)
         munmap(t->seg, t->lay.bytes);
     if (t->memfd >= 0)
         close(t->memfd);
-    if (t->efd >= 0)
-        close(t->efd);
+    for (int i = 0; i < 2; i++)
+        if (t->bell[i] >= 0)
+            close(t->bell[i]);
 }

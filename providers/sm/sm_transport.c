@@ -24,7 +24,7 @@ static int sm_addr(fm_tp *tp, void *buf, size_t *len)
 {
     fm_sm_tp *t = fm_sm_of(tp);
     fm_sm_addr a = {.magic = FM_SM_MAGIC, .nonce = t->nonce, .pid = (int32_t)getpid(),
-                    .memfd = t->memfd, .efd = t->efd, .nslots = t->lay.nslots};
+                    .memfd = t->memfd, .bell = t->bell[1], .nslots = t->lay.nslots};
     if (!buf || !len || *len < sizeof a)
         return FM_ERR_INVALID;
     memcpy(buf, &a, sizeof a);
@@ -47,7 +47,7 @@ static int sm_connect(fm_tp *tp, const void *addrs, size_t addrlen, int n)
     FM_CHECK(t->peers && t->asm_slots, FM_ERR_NOMEM, "sm: out of memory for %d peers", n);
     t->n = n;
     for (int r = 0; r < n; r++) {
-        t->peers[r].efd = -1;
+        t->peers[r].bell = -1;
         t->peers[r].seq = t->peers[r].seq_expected = 1;
     }
     t->rank = -1;
@@ -144,7 +144,7 @@ int fm_sm_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
     t = calloc(1, sizeof *t);
     FM_SM_CHECK(t, FM_ERR_NOMEM, "sm: out of memory");
     t->base.ops = &fm_sm_ops;
-    t->memfd = t->efd = -1;
+    t->memfd = t->bell[0] = t->bell[1] = -1;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     t->nonce = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
@@ -180,7 +180,7 @@ static int sm_fits(const fm_tp_config *cfg, int ranks, char *err, size_t errlen)
 
 static void sm_list(char *buf, size_t len)
 {
-    snprintf(buf, len, "shared memory (memfd segments, eventfd wake-ups)");
+    snprintf(buf, len, "shared memory (memfd segments, pipe wake-ups)");
 }
 
 const fm_tp_provider fm_sm_provider = {
