@@ -5,15 +5,16 @@
 # fi, ...) so that noise on the machine hits both; each launch is one sample, and the table
 # shows medians. Traffic stays on loopback. See bench/README.md.
 #
-# usage: bench/compare-pingpong.sh [shm|tcp] [-r N] [--min SIZE] [--max SIZE] [-i N]
+# usage: bench/compare-pingpong.sh [sm|shm|tcp] [-r N] [--min SIZE] [--max SIZE] [-i N]
 #                                  [--no-stream] [--floor] [--csv] [--build DIR]
 set -euo pipefail
 
 usage() {
   cat <<'EOF'
-usage: compare-pingpong.sh [shm|tcp] [options]
-  shm|tcp       provider (default shm): fastmsg FM_PROVIDER=shm|tcp against
-                fi_pingpong -p shm|"tcp;ofi_rxm" -e rdm, FI_PROVIDER pinned, tcp on lo
+usage: compare-pingpong.sh [sm|shm|tcp] [options]
+  sm|shm|tcp    provider (default sm): fastmsg FM_PROVIDER=sm|shm|tcp against
+                fi_pingpong -p shm|shm|"tcp;ofi_rxm" -e rdm, FI_PROVIDER pinned, tcp on lo
+                (sm is fastmsg's own shared memory: libfabric's shm is the floor beside it)
   -r N          samples (launches) per size and program; medians are shown (default 5)
   --min SIZE    smallest size (default 0); sizes 0, min, 2*min, ... max; K, M suffixes
   --max SIZE    largest size (default 4M)
@@ -29,11 +30,11 @@ usage: compare-pingpong.sh [shm|tcp] [options]
 EOF
 }
 
-provider=shm repeats=5 min=0 max=4194304 iters=10000 stream=1 csv=0 floor=0
+provider=sm repeats=5 min=0 max=4194304 iters=10000 stream=1 csv=0 floor=0
 build=${BUILD_DIR:-$(cd "$(dirname "$0")/.." && pwd)/build}
 while [ $# -gt 0 ]; do
   case $1 in
-    shm | tcp) provider=$1 ;;
+    sm | shm | tcp) provider=$1 ;;
     -r) repeats=$2; shift ;;
     --min) min=$2; shift ;;
     --max) max=$2; shift ;;
@@ -59,6 +60,7 @@ command -v fi_pingpong >/dev/null || { echo "compare-pingpong: no fi_pingpong (a
 
 # The provider, named explicitly to both programs and pinned through FI_PROVIDER.
 case $provider in
+  sm) fi_prov=shm; export FM_PROVIDER=sm FI_PROVIDER=shm ;;
   shm) fi_prov=shm; export FM_PROVIDER=shm FI_PROVIDER=shm ;;
   tcp) fi_prov="tcp;ofi_rxm"; export FM_PROVIDER=tcp FI_PROVIDER=tcp,ofi_rxm FI_TCP_IFACE=lo ;;
 esac

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """compare.py: fastmsg against raw libfabric and two MPIs, in one run, same sizes, same hosts.
 
-  ping-pong  one host over shm: fastmsg-bench-pingpong (FM_PROVIDER=shm), fi_pingpong -p shm
-             (through compare-pingpong.sh, which interleaves the two),
+  ping-pong  one host: fastmsg-bench-pingpong (FM_PROVIDER=sm, its own shared memory, or shm
+             with --pp-provider shm), fi_pingpong -p shm (libfabric's shared memory; through
+             compare-pingpong.sh, which interleaves the two),
              fastmsg-bench-mpi-pingpong-openmpi (btl vader) and -mpich (UCX sm).
   multicast  N emulated hosts (bench/cluster: network namespaces on one bridge, every link
              shaped to --rate): fastmsg-bench-mcast with every tree plus auto, pipelined and
@@ -164,7 +165,8 @@ OMPI_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1
 
 def pingpong(tools, args):
     sizes_arg = ["--min", "1", "--max", args.pp_max]
-    out = run(["bash", os.path.join(HERE, "compare-pingpong.sh"), "shm", "-r", str(args.repeats),
+    out = run(["bash", os.path.join(HERE, "compare-pingpong.sh"), args.pp_provider, "-r",
+               str(args.repeats),
                "--max", args.pp_max, "--csv", "--build", tools.build], timeout=7200)
     rows = {int(r["size"]): {"fm_lat": num(r["fm_lat_us"]), "fi_lat": num(r["fi_lat_us"]),
                               "fm_bw": num(r["fm_stream_bw_MBps"]), "fi_bw": num(r["fi_bw_MBps"])}
@@ -189,7 +191,7 @@ def pingpong(tools, args):
     return rows
 
 
-def pingpong_report(rows, others, out_dir, provider="shm"):
+def pingpong_report(rows, others, out_dir, provider="sm"):
     """Table and pingpong.csv: fastmsg's figures, then each series in others beside them ("fi"
     and the MPIs in a comparison; none in a local run), with fastmsg / other ratios."""
     keys = ["fm"] + others
@@ -799,7 +801,7 @@ def local(tools, args):
     """fastmsg-bench-pingpong on 2 ranks (it takes exactly 2) and fastmsg-bench-mcast on
     --ranks under fastmsg-run, with FM_PROVIDER's provider (shm unless set): each table as soon
     as its benchmark is done, then the plots. --quick: tiny counts, one repeat (a smoke run)."""
-    provider = os.environ.get("FM_PROVIDER") or "shm"
+    provider = os.environ.get("FM_PROVIDER") or "sm"
     env = {"FM_PROVIDER": provider}
     reps = ["-r", "1" if args.quick else str(args.repeats)]
     start = time.monotonic()
@@ -1073,6 +1075,9 @@ def main():
     ap.add_argument("-r", "--repeats", type=int,
                     help="medians of this many (default 3; local: 5)")
     ap.add_argument("--pp-max", help="largest ping-pong size (default 4M; local: 1M)")
+    ap.add_argument("--pp-provider", default="sm", choices=["sm", "shm"],
+                    help="fastmsg's provider for the ping-pong (default sm, fastmsg's own shared "
+                         "memory; fi_pingpong always runs over libfabric's shm)")
     ap.add_argument("--hosts", default="4,8,16", help="emulated cluster sizes")
     ap.add_argument("--rate", help="link rate of every emulated host (default 1gbit; "
                     "concurrent and dag alone: 100mbit)")
@@ -1139,7 +1144,7 @@ def main():
     pp, mc = {}, []
     if "pingpong" in what:
         pp = pingpong(tools, args)
-        pingpong_report(pp, ["fi"] + tools.mpis, args.out)
+        pingpong_report(pp, ["fi"] + tools.mpis, args.out, args.pp_provider)
     if "mcast" in what:
         packet = tools.packet_size({"FM_PROVIDER": "tcp"})
         for n in hosts:

@@ -157,22 +157,23 @@ error:
     return rc;
 }
 
-/* A provider that cannot carry this job (libfabric's shm beyond its peers): left at its
- * default, FM_PROVIDER falls back to tcp (on lo) for a job on one host; set by any rank, it is
- * an error that names the limit. Every rank decides alike, from what the host cards tell all:
- * the job's size, its hosts, and whether any rank set FM_PROVIDER. */
+/* A provider that cannot carry this job (sm on more than one host, libfabric's shm beyond its
+ * peers): left at its default, FM_PROVIDER falls back to tcp (on lo for a job on one host);
+ * set by any rank, it is an error that names the limit. Every rank decides alike, from what
+ * the host cards tell all: the job's size, its hosts, and whether any rank set FM_PROVIDER. */
 static int choose_provider(fm_context *ctx, fm_tp_config *tc, int chosen)
 {
     char why[256] = "";
     int rc = fm_tp_fits(tc, ctx->size, why, sizeof why);
     if (rc == FM_OK)
         return FM_OK;
-    FM_CHECK(!chosen && tc->all_local, rc,
-             "FM_PROVIDER=\"%.60s\": %s; use FM_PROVIDER=tcp (or leave FM_PROVIDER unset on "
-             "one host: it then falls back to tcp)",
+    FM_CHECK(!chosen, rc,
+             "FM_PROVIDER=\"%.60s\": %s; use FM_PROVIDER=tcp (or leave FM_PROVIDER unset: it "
+             "then falls back to tcp)",
              tc->provider, why);
     if (ctx->rank == 0)
-        fm_log(0, "%s; FM_PROVIDER is not set: using tcp on lo instead of %s", why, tc->provider);
+        fm_log(tc->all_local ? 0 : 1, "%s; FM_PROVIDER is not set: using tcp%s instead of %s", why,
+               tc->all_local ? " on lo" : "", tc->provider);
     snprintf(ctx->cfg.provider, sizeof ctx->cfg.provider, "tcp");
     tc->provider = ctx->cfg.provider;
     return FM_OK;

@@ -10,10 +10,10 @@
 #define FM_CONFIG_TABLE_H
 
 #define FM_CONFIG_TABLE(X)                                                                         \
-    X(FM_PROVIDER, provider, STR, "shm", 0, 0,                                                     \
-      "libfabric provider: shm, tcp (= tcp;ofi_rxm), or any RDM provider string such as "          \
-      "\"tcp;ofi_rxm\" or \"verbs;ofi_rxm\"; left unset, a job on one host that shm cannot "       \
-      "hold (more than 256 ranks) runs over tcp on lo")                                            \
+    X(FM_PROVIDER, provider, STR, "sm", 0, 0,                                                      \
+      "sm (fastmsg's own shared memory, one host), or a libfabric provider: shm, tcp (= "          \
+      "tcp;ofi_rxm), or any RDM provider string such as \"verbs;ofi_rxm\"; left unset, a job "     \
+      "that spans hosts runs over tcp")                                                            \
     X(FM_IFACE, iface, STR, "", 0, 0,                                                              \
       "network interface for tcp; empty = lo when all ranks share one host, else libfabric's "     \
       "choice")                                                                                    \

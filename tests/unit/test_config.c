@@ -39,7 +39,7 @@ static void defaults_parse(void **state)
     fm_config c;
     char err[256];
     assert_int_equal(fm_config_load(&c, fake_getenv, err, sizeof err), FM_OK);
-    assert_string_equal(c.provider, "shm");
+    assert_string_equal(c.provider, "sm");
     assert_int_equal(c.packet_size, 64 * 1024);
     assert_int_equal(c.credits, 8);
     assert_int_equal(c.stats, 0);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # fastmsg across an emulated cluster (bench/cluster): each rank in its own network namespace,
 # started by fastmsg-run through netns-agent, FM_PROVIDER=tcp over fm0.
-#   plain:  4 hosts, every rank on its own host; hello; multicasts of every builder, every
+#   plain:  4 hosts, every rank on its own host; hello; FM_PROVIDER unset falls back from sm
+#           to tcp, FM_PROVIDER=sm fails naming sm; multicasts of every builder, every
 #           byte checked on every member; every TCP connection seen is between 198.18 addresses
 #   shaped: 4 hosts, links shaped to 1gbit (small packets first); multicasts up to 16 MiB; no
 #           qdisc drops; acknowledgements and credits in the small class, data in the bulk one
@@ -67,6 +68,19 @@ inside_plain() {
         expect_count 1 "^where: rank $k host $host netns $host fm0 ${addr//./\\.}/15\$" "$out"
     done
     expect_count "$N" "greetings ok" "$out"
+    # The default provider (sm) holds one host only: left unset, a job spanning hosts runs
+    # over tcp (rank 0 says so when verbose); set, it fails on every rank, naming sm.
+    FM_PROVIDER= FM_VERBOSE=1 job 60 env -u FM_PROVIDER "$hello"
+    expect_count "$N" "greetings ok" "$out"
+    expect_count 1 "^fastmsg\[0\]: sm carries jobs on one host only.*using tcp instead of sm" "$out"
+    local rc=0
+    out=$(FM_PROVIDER=sm timeout -k 5 60 "$CLUSTER_AGENT" "${CLUSTER_PREFIX}0" "$fmrun" -n "$N" \
+        --agent "$CLUSTER_AGENT" --hosts "$CLUSTER_HOSTS" --addr "$CLUSTER_ADDR0" "$hello" 2>&1) ||
+        rc=$?
+    echo "$out" | tail -3
+    [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "FM_PROVIDER=sm across hosts: exit $rc"
+    grep -q 'FM_PROVIDER="sm": sm carries jobs on one host only' <<<"$out" ||
+        fail "FM_PROVIDER=sm across hosts: no rank named sm's limit"
 
     sample_connections >"$tmp/ss" &
     sampler=$!
