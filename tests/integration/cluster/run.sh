@@ -109,8 +109,11 @@ qdisc_stats() {
 # Device $2 of namespace $1 shaped to 1gbit: small packets first (an htb whose root class has
 # the rate), or one tbf where the kernel lacks htb or u32.
 shaped_1g() {
-    tc -n "$1" class show dev "$2" | grep -q "^class htb 1:1 root rate 1Gbit" ||
-        tc -n "$1" qdisc show dev "$2" | grep -q "tbf.*rate 1Gbit"
+    # (grep reads a variable: under pipefail, grep -q leaving early could kill tc with SIGPIPE)
+    local classes qdiscs
+    classes=$(tc -n "$1" class show dev "$2")
+    qdiscs=$(tc -n "$1" qdisc show dev "$2")
+    grep -q "^class htb 1:1 root rate 1Gbit" <<<"$classes" || grep -q "tbf.*rate 1Gbit" <<<"$qdiscs"
 }
 
 # Bytes and packets class 1:$3 of device $2 in namespace $1 sent: "BYTES PACKETS".
@@ -127,7 +130,7 @@ check_small_first() {
         cc=$(ip netns exec "$CLUSTER_PREFIX$k" cat /proc/sys/net/ipv4/tcp_congestion_control)
         [[ $cc == cubic || $cc == reno ]] || fail "host $k runs TCP congestion control $cc"
     done
-    if ! tc -n "$ns" qdisc show dev fm0 | grep -q '^qdisc htb'; then
+    if ! grep -q '^qdisc htb' <<<"$(tc -n "$ns" qdisc show dev fm0)"; then
         if tc -n "$ns" qdisc add dev lo root handle 1: htb 2>/dev/null &&
             tc -n "$ns" filter add dev lo parent 1: protocol ip prio 1 u32 \
                 match u16 0x0000 0xff00 at 2 classid 1:1 2>/dev/null; then

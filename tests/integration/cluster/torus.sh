@@ -237,7 +237,7 @@ check_bi() {
     local k dev before after d b
     for ((k = 0; k < A * B; k++)); do
         for dev in xp xm yp ym; do
-            tc -n "$P$k" qdisc show dev "$dev" | grep -q "^qdisc tbf .*rate 1Gbit" ||
+            grep -q "^qdisc tbf .*rate 1Gbit" <<<"$(tc -n "$P$k" qdisc show dev "$dev")" ||
                 fail "$P$k's $dev is not shaped to 1gbit by one tbf (--fifo)"
         done
     done
