@@ -70,7 +70,7 @@ inside_plain() {
     expect_count "$N" "greetings ok" "$out"
     # The default provider (sm) holds one host only: left unset, a job spanning hosts runs
     # over tcp (rank 0 says so when verbose); set, it fails on every rank, naming sm.
-    FM_PROVIDER= FM_VERBOSE=1 job 60 env -u FM_PROVIDER "$hello"
+    FM_PROVIDER='' FM_VERBOSE=1 job 60 env -u FM_PROVIDER "$hello"
     expect_count "$N" "greetings ok" "$out"
     expect_count 1 "^fastmsg\[0\]: sm carries jobs on one host only.*using tcp instead of sm" "$out"
     local rc=0
