@@ -79,6 +79,9 @@ typedef struct fm_tp_info {
     int dgram_mcast; /* datagram multicast: tp->dgram is open (below) */
     int multi_recv;  /* post_recv_multi works: asked for (fm_tp_config.multi_recv_min) and
                       * offered by the provider on this endpoint */
+    /* Where tagged messages pay off: pieces below this size are faster as packets, whatever
+     * FM_ZCOPY's default says (an FM_ZCOPY set by the user still rules). 0: no opinion. */
+    size_t zcopy_from;
 } fm_tp_info;
 
 struct fm_tp_ops {

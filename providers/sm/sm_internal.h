@@ -266,6 +266,7 @@ int fm_sm_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *
 void fm_sm_recv_free(fm_sm_tp *t);
 int fm_sm_receive(fm_sm_tp *t, fm_tp_event *ev, int max);
 int fm_sm_pending(fm_sm_tp *t);
+void fm_sm_flush(fm_sm_tp *t);
 
 /* sm_tagged.c */
 int fm_sm_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,

@@ -79,6 +79,7 @@ int fm_sm_trywait(fm_tp *tp)
         return FM_OK;
     if (t->done_head)
         return FM_EAGAIN;
+    fm_sm_flush(t); /* peers waiting for room must not wait on this sleep */
     if (t->queued) { /* whoever frees room or a chunk will ring */
         atomic_store_explicit(&t->hdr->starved, 1, memory_order_relaxed);
         atomic_thread_fence(memory_order_seq_cst);

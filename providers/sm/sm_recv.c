@@ -252,7 +252,36 @@ static void publish_head(fm_sm_tp *t, int s)
     fm_sm_ring_bell(p, &p->hdr->starved);
 }
 
-/* Up to max packets from the rings, each sender in turn, starting after the last one read. */
+/* Heads are published lazily: once a quarter of the ring was read, or when the sender says it
+ * waits (starved, read without a fence here: a rank that keeps polling sees it at the latest
+ * on its next round, and one about to sleep publishes everything first, fm_sm_flush). A
+ * sender's view of the free space is thus at most a quarter of the ring behind, and the
+ * common path has no fence. */
+static void maybe_publish(fm_sm_tp *t, int s)
+{
+    fm_sm_peer *p = &t->peers[s];
+    if (p->head != p->head_published &&
+        (p->head - p->head_published >= t->lay.ring_bytes / 4 ||
+         atomic_load_explicit(&p->hdr->starved, memory_order_relaxed)))
+        publish_head(t, s);
+}
+
+void fm_sm_flush(fm_sm_tp *t)
+{
+    for (int s = 0; s < t->n; s++) {
+        fm_sm_peer *p = &t->peers[s];
+        if (p->head != p->head_published) {
+            atomic_store_explicit(&fm_sm_ctl(&t->lay, t->seg, s)->head, p->head,
+                                  memory_order_release);
+            p->head_published = p->head;
+        }
+    }
+    /* Against each sender's store of starved before its last look at head and chunks. */
+    atomic_thread_fence(memory_order_seq_cst);
+    for (int s = 0; s < t->n; s++)
+        fm_sm_ring_bell(&t->peers[s], &t->peers[s].hdr->starved);
+}
+
 /* Late events first: they belong before any packet read after them. */
 static int late_events(fm_sm_tp *t, fm_tp_event *ev, int max)
 {
@@ -269,27 +298,25 @@ static int late_events(fm_sm_tp *t, fm_tp_event *ev, int max)
     return n;
 }
 
+/* Up to max packets from the rings, each sender in turn, starting after the last one read. */
 int fm_sm_receive(fm_sm_tp *t, fm_tp_event *ev, int max)
 {
-    int n = late_events(t, ev, max), start = t->next_slot;
-    if (t->late)
+    int n = 0, start = t->next_slot;
+    if (t->late && (n = late_events(t, ev, max), t->late))
         return n;
     if (t->unexp)
         n += fm_sm_unexpected(t, ev + n, max - n);
     for (int i = 0; i < t->n && n < max; i++) {
-        int s = (start + i) % t->n;
+        int s = start + i < t->n ? start + i : start + i - t->n;
         fm_sm_peer *p = &t->peers[s];
-        if (p->broken)
-            continue;
         int r;
         while (n < max && !p->broken && (r = read_one(t, s, &ev[n])) >= 0)
             n += r;
-        if (p->head != p->head_published)
-            publish_head(t, s);
+        maybe_publish(t, s);
         if (n >= max)
-            t->next_slot = (s + 1) % t->n;
+            t->next_slot = s + 1 < t->n ? s + 1 : 0;
     }
-    return n + late_events(t, ev + n, max - n);
+    return t->late ? n + late_events(t, ev + n, max - n) : n;
 }
 
 void fm_sm_recv_free(fm_sm_tp *t)

@@ -130,6 +130,10 @@ static void describe(fm_sm_tp *t, const fm_tp_config *cfg)
     in->local_only = 1;
     /* Regions cost nothing here: a packet is copied out of a ring wherever it is told. */
     in->multi_recv = cfg->multi_recv_min > 0;
+    /* Measured on 2 cores (bench/README.md, sm): the chunk pipeline beats the rendezvous and
+     * process_vm_readv at every size from 32 KiB to 16 MiB, so tagged messages are used only
+     * where FM_ZCOPY asks for them. */
+    in->zcopy_from = SIZE_MAX;
     t->multi_min = cfg->multi_recv_min;
 }
 

@@ -39,12 +39,17 @@ typedef struct fm_host_card {
     fm_liveness_id live;   /* this process, for peers that can see it (liveness.c) */
 } fm_host_card;
 
-static int provider_set(const fm_config *cfg)
+static int config_from_env(const fm_config *cfg, const char *name)
 {
     for (int i = 0; i < fm_config_nvars; i++)
-        if (!strcmp(fm_config_vars[i].name, "FM_PROVIDER"))
+        if (!strcmp(fm_config_vars[i].name, name))
             return cfg->source[i] == FM_CFG_FROM_ENV;
     return 0;
+}
+
+static int provider_set(const fm_config *cfg)
+{
+    return config_from_env(cfg, "FM_PROVIDER");
 }
 
 static void host_card(const fm_context *ctx, fm_host_card *c)
@@ -231,6 +236,22 @@ static void small_packets(fm_context *ctx)
     }
 }
 
+/* FM_ZCOPY left at its default: not below where the provider's tagged path pays off. */
+static void zcopy_default(fm_context *ctx)
+{
+    size_t from = ctx->tp->info.zcopy_from;
+    if (!from || ctx->zcopy_min >= from || config_from_env(&ctx->cfg, "FM_ZCOPY"))
+        return;
+    ctx->zcopy_min = from;
+    if (from == SIZE_MAX)
+        fm_log(1, "FM_ZCOPY not set: over %s packets beat tagged messages at every size; set "
+                  "FM_ZCOPY to use them",
+               ctx->tp->info.provider);
+    else
+        fm_log(1, "FM_ZCOPY not set: over %s pieces of %zu bytes or more go zero-copy",
+               ctx->tp->info.provider, from);
+}
+
 int fm_core_open(fm_context *ctx)
 {
     ctx->extra_fd = ctx->wait_epoll = -1;
@@ -250,6 +271,7 @@ int fm_core_open(fm_context *ctx)
     int rc = open_transport(ctx);
     if (rc)
         return rc;
+    zcopy_default(ctx);
     small_packets(ctx);
     fm_credits_init(ctx);
     fm_zcopy_init(ctx);
