@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Build the libFuzzer harnesses (clang, build-fuzz/) and run each for a bounded time.
 # usage: tests/fuzz/run.sh [SECONDS [TARGET...]]   (default 20 s each; targets: wire,
-#        mcast_desc, pmi1, run, prefix_dests, ipmc_wire). New inputs go to a temporary
+#        mcast_desc, pmi1, run, prefix_dests, ipmc_wire, sm_ring). New inputs go to a temporary
 #        directory, never into the repository.
 # A crash leaves its input under that directory (kept, path printed): fix the bug, then copy
 # the input to tests/fuzz/regressions/TARGET/ so the 'fuzz' test suite replays it forever.
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 secs=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(wire mcast_desc pmi1 run prefix_dests ipmc_wire)
+[ ${#targets[@]} -gt 0 ] || targets=(wire mcast_desc pmi1 run prefix_dests ipmc_wire sm_ring)
 build="build-fuzz"
 
 # The compiler is fixed when a build directory is first set up: start over if it is not clang.
