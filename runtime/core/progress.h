@@ -7,7 +7,8 @@
 #include "context.h"
 
 /* An idle wait with the provider's wait fd sleeps on it after FM_PROGRESS_FD_SPINS rounds of
- * polling. Without one: FM_PROGRESS_SPINS rounds of polling, then
+ * polling (a local provider's, sm's, after the spins and yields below). Without one:
+ * FM_PROGRESS_SPINS rounds of polling, then
  * FM_PROGRESS_YIELDS more that also yield the core, then naps of FM_PROGRESS_NAP_NS (ten times
  * that after 4096 idle rounds). The model charges a member idle past this polling a wake-up
  * (calibrate.c measures both). */
