@@ -78,7 +78,7 @@ typedef struct fm_sm_seg_hdr {
     uint32_t chunk_bytes;
     int32_t pid;
     uint64_t seg_bytes;
-    uint64_t nonce; /* as in the owner's address: a map of the right segment */
+    uint64_t nonce;     /* as in the owner's address: a map of the right segment */
     uint64_t self_addr; /* where the owner mapped it: peers try a CMA read of it */
     char pad0[FM_SM_LINE - 56];
     /* 1 while the owner may be asleep on its bell: a writer that clears it rings the bell. */
@@ -120,20 +120,20 @@ typedef struct fm_sm_addr {
 
 /* A peer's mapped segment and its bell. */
 typedef struct fm_sm_peer {
-    unsigned char *base;  /* its segment */
+    unsigned char *base; /* its segment */
     fm_sm_seg_hdr *hdr;
-    size_t bytes;         /* mapped length */
-    int bell;             /* its bell pipe's write end (-1: not taken; it wakes by its own
-                           * timeouts) */
+    size_t bytes; /* mapped length */
+    int bell;     /* its bell pipe's write end (-1: not taken; it wakes by its own
+                   * timeouts) */
     /* Sending to it (my ring in its segment): */
-    uint64_t tail;        /* bytes written, ever growing */
-    uint64_t head_seen;   /* its head when last read */
-    uint32_t seq;         /* next record's sequence */
+    uint64_t tail;      /* bytes written, ever growing */
+    uint64_t head_seen; /* its head when last read */
+    uint32_t seq;       /* next record's sequence */
     /* Receiving from it (its ring in my segment): */
-    uint64_t head;        /* bytes read */
+    uint64_t head; /* bytes read */
     uint64_t head_published;
     uint32_t seq_expected;
-    int broken;           /* a malformed record was seen: its ring is no longer read */
+    int broken; /* a malformed record was seen: its ring is no longer read */
     /* The packet being assembled from its chunks. */
     struct fm_sm_rx *asm_rx;
     uint32_t asm_total, asm_got;
@@ -157,8 +157,8 @@ typedef struct fm_sm_op {
 
 /* A multi-receive region (post_recv_multi): packets land in it packed, 8-byte aligned. */
 typedef struct fm_sm_region {
-    struct fm_sm_region *next;      /* the regions not yet full, in posting order */
-    struct fm_sm_region *late_next; /* let go of: its REGION_DONE is due */
+    struct fm_sm_region *next;                /* the regions not yet full, in posting order */
+    struct fm_sm_region *late_next;           /* let go of: its REGION_DONE is due */
     struct fm_sm_region *all_prev, *all_next; /* every region the transport holds */
     unsigned char *buf;
     size_t len, used;
@@ -174,8 +174,6 @@ typedef struct fm_sm_rx {
     void *ctx;
     fm_sm_region *region; /* NULL: a posted receive */
 } fm_sm_rx;
-
-
 
 typedef struct fm_sm_tp {
     fm_tp base;
@@ -201,9 +199,9 @@ typedef struct fm_sm_tp {
     /* Sends finished from the queues: their SEND_DONE events are due. */
     fm_sm_op *done_head, *done_tail;
     fm_sm_op *free_ops;
-    int queued;      /* destinations with waiting sends */
-    int armed;       /* trywait said sleep: the next poll drains the bell */
-    int next_slot;   /* where the next poll starts reading (fairness) */
+    int queued;       /* destinations with waiting sends */
+    int armed;        /* trywait said sleep: the next poll drains the bell */
+    int next_slot;    /* where the next poll starts reading (fairness) */
     uint64_t dropped; /* malformed records */
     /* Tagged messages (sm_tagged.c). */
     struct fm_sm_tsend_op *tsends;
@@ -246,8 +244,7 @@ static inline size_t fm_sm_rec_bytes(size_t len)
 
 /* sm_segment.c */
 void fm_sm_layout_for(fm_sm_layout *l, uint32_t nslots);
-int fm_sm_segment_create(fm_sm_tp *t, uint32_t nslots, const char *name, char *err,
-                         size_t errlen);
+int fm_sm_segment_create(fm_sm_tp *t, uint32_t nslots, const char *name, char *err, size_t errlen);
 int fm_sm_segment_attach(fm_sm_tp *t, const fm_sm_addr *a, fm_sm_peer *p, int rank);
 void fm_sm_segment_close(fm_sm_tp *t);
 void fm_sm_ring_bell(fm_sm_peer *p, _Atomic uint32_t *flag);

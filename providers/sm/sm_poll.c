@@ -26,14 +26,20 @@ static void sm_debug(fm_sm_tp *t)
     if (now - last < 2)
         return;
     last = now;
-    fprintf(stderr, "sm[%d]: rx_count %zu queued %d done %p armed %d\n", t->rank, t->rx_count, t->queued, (void *)t->done_head, t->armed);
+    fprintf(stderr, "sm[%d]: rx_count %zu queued %d done %p armed %d\n", t->rank, t->rx_count,
+            t->queued, (void *)t->done_head, t->armed);
     for (int s = 0; s < t->n; s++) {
         fm_sm_peer *p = &t->peers[s];
         unsigned char *rec = fm_sm_ring(&t->lay, t->seg, s) + p->head % t->lay.ring_bytes;
         uint64_t w = atomic_load((_Atomic uint64_t *)(void *)rec);
         int q = 0;
-        for (fm_sm_op *o = p->q_head; o; o = o->next) q++;
-        fprintf(stderr, "sm[%d]:  from %d: head %lu word %lx asm %p got %u/%u broken %d | to: tail %lu headseen %lu q %d\n", t->rank, s, (unsigned long)p->head, (unsigned long)w, (void*)p->asm_rx, p->asm_got, p->asm_total, p->broken, (unsigned long)p->tail, (unsigned long)p->head_seen, q);
+        for (fm_sm_op *o = p->q_head; o; o = o->next)
+            q++;
+        fprintf(stderr,
+                "sm[%d]:  from %d: head %lu word %lx asm %p got %u/%u broken %d | to: tail %lu "
+                "headseen %lu q %d\n",
+                t->rank, s, (unsigned long)p->head, (unsigned long)w, (void *)p->asm_rx, p->asm_got,
+                p->asm_total, p->broken, (unsigned long)p->tail, (unsigned long)p->head_seen, q);
     }
 }
 
@@ -58,7 +64,9 @@ int fm_sm_poll(fm_tp *tp, fm_tp_event *ev, int max)
         t->done_head = op->next;
         if (!t->done_head)
             t->done_tail = NULL;
-        ev[n++] = (fm_tp_event){.kind = FM_TP_SEND_DONE, .status = FM_OK, .ctx = op->ctx,
+        ev[n++] = (fm_tp_event){.kind = FM_TP_SEND_DONE,
+                                .status = FM_OK,
+                                .ctx = op->ctx,
                                 .buf = (void *)(op->hlen ? op->hdr : op->pay),
                                 .len = op->hlen + op->plen};
         op->next = t->free_ops;
@@ -79,7 +87,7 @@ int fm_sm_trywait(fm_tp *tp)
         return FM_OK;
     if (t->done_head)
         return FM_EAGAIN;
-    fm_sm_flush(t); /* peers waiting for room must not wait on this sleep */
+    fm_sm_flush(t);  /* peers waiting for room must not wait on this sleep */
     if (t->queued) { /* whoever frees room or a chunk will ring */
         atomic_store_explicit(&t->hdr->starved, 1, memory_order_relaxed);
         atomic_thread_fence(memory_order_seq_cst);

@@ -96,8 +96,8 @@ static fm_sm_rx rx_take(fm_sm_tp *t, size_t total)
     size_t left = g->len - g->used;
     /* A packet longer than the space left (not one of the job's: FM_PACKET_SIZE bounds
      * them, and a region is let go of with less than that left) is dropped as too long. */
-    fm_sm_rx r = {.buf = g->buf + g->used, .len = total <= left ? total : 0, .ctx = g->ctx,
-                  .region = g};
+    fm_sm_rx r = {
+        .buf = g->buf + g->used, .len = total <= left ? total : 0, .ctx = g->ctx, .region = g};
     if (total <= left)
         g->used += (total + 7) & ~(size_t)7;
     g->landing++;
@@ -129,7 +129,10 @@ static void consume(fm_sm_peer *p, unsigned char *rec, size_t bytes)
 static void event(fm_sm_tp *t, fm_tp_event *e, const fm_sm_rx *rx, int status, size_t len)
 {
     *e = (fm_tp_event){.kind = rx->region ? FM_TP_RECV_MULTI : FM_TP_RECV_DONE,
-                       .status = status, .ctx = rx->ctx, .buf = rx->buf, .len = len};
+                       .status = status,
+                       .ctx = rx->ctx,
+                       .buf = rx->buf,
+                       .len = len};
     fm_sm_region *g = rx->region;
     if (g && --g->landing == 0 && g->full)
         region_release(t, g);
@@ -229,8 +232,8 @@ static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
         size_t want = kind == FM_SM_REC_RTS ? sizeof(fm_sm_rts) : sizeof(fm_sm_fin);
         if (len != want || !t->base.info.tagged || off + fm_sm_rec_bytes(len) > ring)
             return corrupt(t, s, e, "tagged record");
-        int r = kind == FM_SM_REC_RTS ? fm_sm_on_rts(t, s, rec + 8, e)
-                                      : fm_sm_on_fin(t, s, rec + 8, e);
+        int r =
+            kind == FM_SM_REC_RTS ? fm_sm_on_rts(t, s, rec + 8, e) : fm_sm_on_fin(t, s, rec + 8, e);
         if (r == -2)
             return corrupt(t, s, e, "an answer to no tagged send");
         if (r >= 0)
@@ -288,8 +291,8 @@ static int late_events(fm_sm_tp *t, fm_tp_event *ev, int max)
     int n = 0;
     while (n < max && t->late) {
         fm_sm_region *r = t->late;
-        ev[n++] = (fm_tp_event){.kind = FM_TP_RECV_REGION_DONE, .status = FM_OK, .ctx = r->ctx,
-                                .buf = r->buf};
+        ev[n++] = (fm_tp_event){
+            .kind = FM_TP_RECV_REGION_DONE, .status = FM_OK, .ctx = r->ctx, .buf = r->buf};
         t->late = r->late_next;
         if (!t->late)
             t->late_tail = NULL;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The segments: this rank's (a memfd and a bell pipe, made at open) and its peers' (taken
  * from their processes at connect, then mapped). The bell is a pipe rather than an eventfd
- * because a pipe also opens through /proc/PID/fd where pidfd_getfd is refused or missing. A memfd has no name: when
- * the last process that maps it ends, killed or not, the kernel frees it, and /dev/shm never
- * sees it. */
+ * because a pipe also opens through /proc/PID/fd where pidfd_getfd is refused or missing. A memfd
+ * has no name: when the last process that maps it ends, killed or not, the kernel frees it, and
+ * /dev/shm never sees it. */
 #include "sm_internal.h"
 
 #include <errno.h>
@@ -48,8 +48,7 @@ void fm_sm_layout_for(fm_sm_layout *l, uint32_t nslots)
     l->bytes = l->chunks_off + (size_t)l->nchunks * l->chunk_bytes;
 }
 
-int fm_sm_segment_create(fm_sm_tp *t, uint32_t nslots, const char *name, char *err,
-                         size_t errlen)
+int fm_sm_segment_create(fm_sm_tp *t, uint32_t nslots, const char *name, char *err, size_t errlen)
 {
     char label[96];
     fm_sm_layout_for(&t->lay, nslots);
@@ -104,8 +103,7 @@ static int take_fd(int pidfd, pid_t pid, int fd, int flags)
 
 /* A peer's segment is valid when it is the one its address names, in the shape this rank
  * computed for the host. */
-static int segment_ok(const fm_sm_tp *t, const fm_sm_seg_hdr *h, const fm_sm_addr *a,
-                      size_t bytes)
+static int segment_ok(const fm_sm_tp *t, const fm_sm_seg_hdr *h, const fm_sm_addr *a, size_t bytes)
 {
     return bytes >= t->lay.bytes && h->magic == FM_SM_MAGIC && h->version == FM_SM_VERSION &&
            h->nonce == a->nonce && h->pid == a->pid && h->nslots == t->lay.nslots &&
@@ -128,8 +126,8 @@ int fm_sm_segment_attach(fm_sm_tp *t, const fm_sm_addr *a, fm_sm_peer *p, int ra
     FM_CHECK(pidfd >= 0 || errno != ESRCH, FM_ERR_PEER, "sm: rank %d (pid %d) has ended", rank,
              (int)a->pid);
     memfd = take_fd(pidfd, a->pid, a->memfd, O_RDWR);
-    FM_CHECK(memfd >= 0, FM_ERR_PROVIDER, "sm: rank %d (pid %d): cannot take its segment: %s",
-             rank, (int)a->pid, strerror(errno));
+    FM_CHECK(memfd >= 0, FM_ERR_PROVIDER, "sm: rank %d (pid %d): cannot take its segment: %s", rank,
+             (int)a->pid, strerror(errno));
     struct stat st;
     FM_CHECK(fstat(memfd, &st) == 0, FM_ERR_PROVIDER, "sm: rank %d: fstat: %s", rank,
              strerror(errno));

@@ -19,8 +19,8 @@ static int ring_room(fm_sm_tp *t, fm_sm_peer *p, size_t need)
     uint64_t off = p->tail % ring;
     uint64_t total = need + (off + need > ring ? ring - off : 0);
     if (p->tail + total - p->head_seen > ring) {
-        p->head_seen = atomic_load_explicit(&fm_sm_ctl(&t->lay, p->base, t->rank)->head,
-                                            memory_order_acquire);
+        p->head_seen =
+            atomic_load_explicit(&fm_sm_ctl(&t->lay, p->base, t->rank)->head, memory_order_acquire);
         if (p->tail + total - p->head_seen > ring)
             return 0;
     }
@@ -41,8 +41,8 @@ static unsigned char *ring_tail(fm_sm_tp *t, fm_sm_peer *p)
 /* The record's payload is written: publish its first word (the reader acquires it). */
 static void publish(fm_sm_peer *p, unsigned char *rec, unsigned kind, size_t len)
 {
-    atomic_store_explicit((_Atomic uint64_t *)(void *)rec, fm_sm_word(p->seq++, kind, (uint32_t)len),
-                          memory_order_release);
+    atomic_store_explicit((_Atomic uint64_t *)(void *)rec,
+                          fm_sm_word(p->seq++, kind, (uint32_t)len), memory_order_release);
     p->tail += fm_sm_rec_bytes(len);
 }
 
@@ -138,8 +138,14 @@ static int start(fm_sm_tp *t, int dest, unsigned kind, const void *hdr, size_t h
     }
     fm_sm_op *op = t->free_ops;
     t->free_ops = op->next;
-    *op = (fm_sm_op){.dest = dest, .kind = kind, .hdr = hdr, .hlen = hlen, .pay = pay,
-                     .plen = plen, .done = done, .ctx = ctx};
+    *op = (fm_sm_op){.dest = dest,
+                     .kind = kind,
+                     .hdr = hdr,
+                     .hlen = hlen,
+                     .pay = pay,
+                     .plen = plen,
+                     .done = done,
+                     .ctx = ctx};
     if (kind != FM_SM_REC_INLINE) { /* a control record: its bytes are kept here */
         memcpy(op->own, pay, plen);
         op->pay = op->own;

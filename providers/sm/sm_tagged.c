@@ -50,8 +50,8 @@ int fm_sm_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, 
     fm_sm_tsend_op *s = malloc(sizeof *s);
     if (!s)
         return FM_ERR_NOMEM;
-    *s = (fm_sm_tsend_op){.next = t->tsends, .id = ++t->next_id, .dest = dest, .buf = buf,
-                       .len = len, .ctx = ctx};
+    *s = (fm_sm_tsend_op){
+        .next = t->tsends, .id = ++t->next_id, .dest = dest, .buf = buf, .len = len, .ctx = ctx};
     fm_sm_rts rts = {.tag = tag, .addr = (uint64_t)(uintptr_t)buf, .len = len, .id = s->id};
     int rc = fm_sm_send_ctl(t, dest, FM_SM_REC_RTS, &rts, sizeof rts);
     if (rc) {
@@ -81,17 +81,19 @@ static int cma_read(int pid, void *buf, uint64_t addr, size_t len)
 }
 
 /* An announced send meets its receive: read, complete the receive, answer the sender. */
-static void complete(fm_sm_tp *t, int src, const fm_sm_rts *rts, fm_sm_trecv_op *r,
-                     fm_tp_event *e)
+static void complete(fm_sm_tp *t, int src, const fm_sm_rts *rts, fm_sm_trecv_op *r, fm_tp_event *e)
 {
-    int status = rts->len > r->len ? FM_ERR_TOO_LONG
-                                   : cma_read(t->peers[src].hdr->pid, r->buf, rts->addr,
-                                              (size_t)rts->len);
+    int status = rts->len > r->len
+                     ? FM_ERR_TOO_LONG
+                     : cma_read(t->peers[src].hdr->pid, r->buf, rts->addr, (size_t)rts->len);
     if (status == FM_ERR_PROVIDER)
         fm_log(0, "sm: reading %llu bytes from rank %d: %s", (unsigned long long)rts->len, src,
                strerror(errno));
-    *e = (fm_tp_event){.kind = FM_TP_TRECV_DONE, .status = status, .ctx = r->ctx,
-                       .buf = r->buf, .len = status == FM_OK ? (size_t)rts->len : 0};
+    *e = (fm_tp_event){.kind = FM_TP_TRECV_DONE,
+                       .status = status,
+                       .ctx = r->ctx,
+                       .buf = r->buf,
+                       .len = status == FM_OK ? (size_t)rts->len : 0};
     fm_sm_fin fin = {.id = rts->id, .status = status};
     if (fm_sm_send_ctl(t, src, FM_SM_REC_FIN, &fin, sizeof fin) != FM_OK)
         fm_log(0, "sm: no memory to answer rank %d's tagged send: it will wait", src);
@@ -171,7 +173,9 @@ int fm_sm_on_fin(fm_sm_tp *t, int src, const unsigned char *body, fm_tp_event *e
             continue;
         *e = (fm_tp_event){.kind = FM_TP_TSEND_DONE,
                            .status = fin.status == FM_OK ? FM_OK : FM_ERR_PROVIDER,
-                           .ctx = s->ctx, .buf = (void *)s->buf, .len = s->len};
+                           .ctx = s->ctx,
+                           .buf = (void *)s->buf,
+                           .len = s->len};
         *pp = s->next;
         free(s);
         return 1;
@@ -189,8 +193,9 @@ int fm_sm_cma_probe(fm_sm_tp *t)
             continue;
         if (cma_read(p->hdr->pid, &magic, p->hdr->self_addr, sizeof magic) != FM_OK ||
             magic != FM_SM_MAGIC) {
-            fm_log(1, "sm: cannot read rank %d's memory (%s): no single-copy path for large "
-                      "pieces",
+            fm_log(1,
+                   "sm: cannot read rank %d's memory (%s): no single-copy path for large "
+                   "pieces",
                    r, strerror(errno));
             return 0;
         }

@@ -23,8 +23,12 @@
 static int sm_addr(fm_tp *tp, void *buf, size_t *len)
 {
     fm_sm_tp *t = fm_sm_of(tp);
-    fm_sm_addr a = {.magic = FM_SM_MAGIC, .nonce = t->nonce, .pid = (int32_t)getpid(),
-                    .memfd = t->memfd, .bell = t->bell[1], .nslots = t->lay.nslots};
+    fm_sm_addr a = {.magic = FM_SM_MAGIC,
+                    .nonce = t->nonce,
+                    .pid = (int32_t)getpid(),
+                    .memfd = t->memfd,
+                    .bell = t->bell[1],
+                    .nslots = t->lay.nslots};
     if (!buf || !len || *len < sizeof a)
         return FM_ERR_INVALID;
     memcpy(buf, &a, sizeof a);
@@ -110,11 +114,21 @@ static void sm_close(fm_tp *tp)
 }
 
 static const struct fm_tp_ops fm_sm_ops = {
-    .name = "sm", .addr = sm_addr, .connect = sm_connect, .mem_reg = sm_mem_reg,
-    .mem_dereg = sm_mem_dereg, .send = fm_sm_send, .sendv = fm_sm_sendv,
-    .post_recv = fm_sm_post_recv, .post_recv_multi = fm_sm_post_recv_multi, .tsend = fm_sm_tsend,
-    .trecv = fm_sm_trecv, .poll = fm_sm_poll, .wait_fd = fm_sm_wait_fd,
-    .trywait = fm_sm_trywait, .close = sm_close,
+    .name = "sm",
+    .addr = sm_addr,
+    .connect = sm_connect,
+    .mem_reg = sm_mem_reg,
+    .mem_dereg = sm_mem_dereg,
+    .send = fm_sm_send,
+    .sendv = fm_sm_sendv,
+    .post_recv = fm_sm_post_recv,
+    .post_recv_multi = fm_sm_post_recv_multi,
+    .tsend = fm_sm_tsend,
+    .trecv = fm_sm_trecv,
+    .poll = fm_sm_poll,
+    .wait_fd = fm_sm_wait_fd,
+    .trywait = fm_sm_trywait,
+    .close = sm_close,
 };
 
 static void describe(fm_sm_tp *t, const fm_tp_config *cfg)
@@ -156,8 +170,8 @@ int fm_sm_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
     rc = fm_sm_segment_create(t, (uint32_t)cfg->host_ranks, cfg->name, err, errlen);
     if (rc)
         goto error;
-    t->inline_max = t->lay.ring_bytes / 8 < FM_SM_INLINE_MAX ? t->lay.ring_bytes / 8
-                                                               : FM_SM_INLINE_MAX;
+    t->inline_max =
+        t->lay.ring_bytes / 8 < FM_SM_INLINE_MAX ? t->lay.ring_bytes / 8 : FM_SM_INLINE_MAX;
     t->inline_max -= 8; /* the record's first word */
     describe(t, cfg);
     *tp = &t->base;

@@ -244,8 +244,9 @@ static void zcopy_default(fm_context *ctx)
         return;
     ctx->zcopy_min = from;
     if (from == SIZE_MAX)
-        fm_log(1, "FM_ZCOPY not set: over %s packets beat tagged messages at every size; set "
-                  "FM_ZCOPY to use them",
+        fm_log(1,
+               "FM_ZCOPY not set: over %s packets beat tagged messages at every size; set "
+               "FM_ZCOPY to use them",
                ctx->tp->info.provider);
     else
         fm_log(1, "FM_ZCOPY not set: over %s pieces of %zu bytes or more go zero-copy",

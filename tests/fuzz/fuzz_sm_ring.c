@@ -16,8 +16,8 @@
 
 #include "fastmsg.h"
 
-#define NRECV 8
-#define RBUF  4096
+#define NRECV     8
+#define RBUF      4096
 #define RING_PART 4096
 
 static fm_tp *tp[2];

@@ -60,7 +60,10 @@ static pair *open_pair(size_t multi_min)
     unsigned char table[2 * 64];
     size_t len = 64;
     assert_non_null(p);
-    fm_tp_config cfg = {.provider = "sm", .all_local = 1, .host_ranks = 2, .name = "unit",
+    fm_tp_config cfg = {.provider = "sm",
+                        .all_local = 1,
+                        .host_ranks = 2,
+                        .name = "unit",
                         .multi_recv_min = multi_min};
     for (int i = 0; i < 2; i++) {
         if (fm_tp_open(&cfg, &p->tp[i], err, sizeof err) != FM_OK)
@@ -235,8 +238,7 @@ static void test_regions(void **state)
     assert_true(p->tp[1]->info.multi_recv);
     unsigned char *region[2] = {malloc(rlen), malloc(rlen)};
     for (int r = 0; r < 2; r++)
-        assert_int_equal(p->tp[1]->ops->post_recv_multi(p->tp[1], region[r], rlen, NULL,
-                                                        region[r]),
+        assert_int_equal(p->tp[1]->ops->post_recv_multi(p->tp[1], region[r], rlen, NULL, region[r]),
                          FM_OK);
     enum { N = 6 };
     size_t lens[N] = {60000, 10, 50000, 40000, 7, 65000};
@@ -402,22 +404,22 @@ static void test_malformed(void **state)
     fm_sm_chunk_ref bad_off = {.chunk = 0, .len = 10, .total = 30, .off = 10};
     fm_sm_chunk_ref too_long = {.chunk = 0, .len = FM_SM_CHUNK_BYTES + 1, .total = 1u << 20};
     char zeros[64] = {0};
-    malformed(fm_sm_word(2, FM_SM_REC_INLINE, 8), zeros, 8);        /* wrong sequence */
-    malformed(fm_sm_word(1, 9, 8), zeros, 8);                       /* unknown kind */
-    malformed(fm_sm_word(1, FM_SM_REC_INLINE, 0xfffff), zeros, 8);  /* longer than a record */
-    malformed(fm_sm_word(1, FM_SM_REC_CHUNK, 4), &bad_chunk, 16);   /* wrong body length */
-    malformed(fm_sm_word(1, FM_SM_REC_CHUNK, 16), &bad_chunk, 16);  /* chunk out of the pool */
-    malformed(fm_sm_word(1, FM_SM_REC_CHUNK, 16), &bad_off, 16);    /* a piece without start */
-    malformed(fm_sm_word(1, FM_SM_REC_CHUNK, 16), &too_long, 16);   /* longer than a chunk */
-    malformed(fm_sm_word(1, FM_SM_REC_FIN, 16), zeros, 16);         /* answers no send */
+    malformed(fm_sm_word(2, FM_SM_REC_INLINE, 8), zeros, 8);       /* wrong sequence */
+    malformed(fm_sm_word(1, 9, 8), zeros, 8);                      /* unknown kind */
+    malformed(fm_sm_word(1, FM_SM_REC_INLINE, 0xfffff), zeros, 8); /* longer than a record */
+    malformed(fm_sm_word(1, FM_SM_REC_CHUNK, 4), &bad_chunk, 16);  /* wrong body length */
+    malformed(fm_sm_word(1, FM_SM_REC_CHUNK, 16), &bad_chunk, 16); /* chunk out of the pool */
+    malformed(fm_sm_word(1, FM_SM_REC_CHUNK, 16), &bad_off, 16);   /* a piece without start */
+    malformed(fm_sm_word(1, FM_SM_REC_CHUNK, 16), &too_long, 16);  /* longer than a chunk */
+    malformed(fm_sm_word(1, FM_SM_REC_FIN, 16), zeros, 16);        /* answers no send */
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sizes),   cmocka_unit_test(test_many_queued),
-        cmocka_unit_test(test_sendv),   cmocka_unit_test(test_regions),
-        cmocka_unit_test(test_tagged),  cmocka_unit_test(test_bell),
+        cmocka_unit_test(test_sizes),    cmocka_unit_test(test_many_queued),
+        cmocka_unit_test(test_sendv),    cmocka_unit_test(test_regions),
+        cmocka_unit_test(test_tagged),   cmocka_unit_test(test_bell),
         cmocka_unit_test(test_bad_args), cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
