@@ -190,6 +190,17 @@ struct fm_tp {
                          * opens and closes it (fm_tp_dgram_open) */
 };
 
+/* Like FM_CHECK, but the reason goes into the err buffer of a provider's open (or check, fits)
+ * for its caller to print: every provider's functions that fill err use it. */
+#define FM_TP_CHECK(cond, status, ...)                                                             \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            rc = (status);                                                                         \
+            snprintf(err, errlen, __VA_ARGS__);                                                    \
+            goto error;                                                                            \
+        }                                                                                          \
+    } while (0)
+
 /* Open the transport for cfg->provider. On failure returns an FM_ERR_* code and writes a
  * one-line reason into err. */
 int fm_tp_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen);

@@ -45,15 +45,8 @@
 #define FM_OFI_RXM_CROWD     64
 #define FM_OFI_RXM_CROWD_SRX "1024"
 
-/* Like FM_CHECK, but the reason goes into fm_ofi_open's err buffer for its caller to print. */
-#define FM_OFI_CHECK(cond, status, ...)                                                            \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            rc = (status);                                                                         \
-            snprintf(err, errlen, __VA_ARGS__);                                                    \
-            goto error;                                                                            \
-        }                                                                                          \
-    } while (0)
+/* The reason goes into fm_ofi_open's err buffer (transport.h). */
+#define FM_OFI_CHECK FM_TP_CHECK
 
 /* One outstanding send or receive. The fi_context2 comes first so that the op itself is the
  * context libfabric owns in FI_CONTEXT/FI_CONTEXT2 mode and hands back in the CQ entry. */

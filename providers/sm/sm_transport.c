@@ -11,15 +11,6 @@
 #include "fastmsg.h"
 #include "log.h"
 
-#define FM_SM_CHECK(cond, status, ...)                                                             \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            rc = (status);                                                                         \
-            snprintf(err, errlen, __VA_ARGS__);                                                    \
-            goto error;                                                                            \
-        }                                                                                          \
-    } while (0)
-
 static int sm_addr(fm_tp *tp, void *buf, size_t *len)
 {
     fm_sm_tp *t = fm_sm_of(tp);
@@ -155,12 +146,12 @@ int fm_sm_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
 {
     fm_sm_tp *t = NULL;
     int rc = FM_OK;
-    FM_SM_CHECK(cfg && tp, FM_ERR_INVALID, "sm: open needs a config and a result pointer");
+    FM_TP_CHECK(cfg && tp, FM_ERR_INVALID, "sm: open needs a config and a result pointer");
     *tp = NULL;
-    FM_SM_CHECK(cfg->host_ranks > 0, FM_ERR_PROVIDER,
+    FM_TP_CHECK(cfg->host_ranks > 0, FM_ERR_PROVIDER,
                 "sm: the number of ranks on this host is not known");
     t = calloc(1, sizeof *t);
-    FM_SM_CHECK(t, FM_ERR_NOMEM, "sm: out of memory");
+    FM_TP_CHECK(t, FM_ERR_NOMEM, "sm: out of memory");
     t->base.ops = &fm_sm_ops;
     t->memfd = t->bell[0] = t->bell[1] = -1;
     struct timespec ts;
