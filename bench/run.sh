@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The main job: install dependencies, build, and run the bundled benchmarks on the embedded
-# default, fastmsg-run on this host with FM_PROVIDER=shm: fastmsg-bench-pingpong between 2 ranks
+# default, fastmsg-run on this host with FM_PROVIDER=sm: fastmsg-bench-pingpong between 2 ranks
 # (it takes exactly 2) from 8 B to 1 MiB, and fastmsg-bench-mcast on 4 ranks with every tree and
 # auto at 64 KiB and 1 MiB. Prints both tables and writes CSV and PNG plots to
 # bench/results/local/ (bench/compare.py local; see bench/README.md).
 #
 #   BUILD_DIR=DIR       meson build directory (default build/)
 #   NPROCS=N            ranks of the multicast (default 4)
-#   FM_PROVIDER=tcp     another provider (default shm)
+#   FM_PROVIDER=shm     another provider (default sm, fastmsg's own shared memory)
 #   BENCH_OUT=DIR       where the CSV and PNG files go (default bench/results/local)
 #   BENCH_QUICK=1       tiny counts and one repeat: shows that it all runs, measures nothing
 #   BENCH_SKIP_DEPS=1   leave out tests/setup-deps.sh (the smoke test must not call apt-get)
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 [ -d "$build" ] || meson setup "$build" >/dev/null
 meson compile -C "$build" >/dev/null
-export FM_PROVIDER=${FM_PROVIDER:-shm}
+export FM_PROVIDER=${FM_PROVIDER:-sm}
 quick=()
 [ "${BENCH_QUICK:-0}" = 0 ] || quick=(--quick)
 # The plots need matplotlib, which setup-deps installs for Debian's python3; a python3 earlier
