@@ -130,7 +130,8 @@ typedef struct fm_sm_peer {
     uint64_t head_seen; /* its head when last read */
     uint32_t seq;       /* next record's sequence */
     /* Receiving from it (its ring in my segment): */
-    uint64_t head; /* bytes read */
+    unsigned char *rx_ring; /* where that ring starts */
+    uint64_t head;          /* bytes read */
     uint64_t head_published;
     uint32_t seq_expected;
     int broken; /* a malformed record was seen: its ring is no longer read */

@@ -9,39 +9,6 @@
 #include <unistd.h>
 
 #include "fastmsg.h"
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-static void sm_debug(fm_sm_tp *t)
-{
-    static double last;
-    static int on = -1;
-    if (on < 0)
-        on = getenv("FM_SM_DEBUG") != NULL;
-    if (!on)
-        return;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double now = ts.tv_sec + 1e-9 * ts.tv_nsec;
-    if (now - last < 2)
-        return;
-    last = now;
-    fprintf(stderr, "sm[%d]: rx_count %zu queued %d done %p armed %d\n", t->rank, t->rx_count,
-            t->queued, (void *)t->done_head, t->armed);
-    for (int s = 0; s < t->n; s++) {
-        fm_sm_peer *p = &t->peers[s];
-        unsigned char *rec = fm_sm_ring(&t->lay, t->seg, s) + p->head % t->lay.ring_bytes;
-        uint64_t w = atomic_load((_Atomic uint64_t *)(void *)rec);
-        int q = 0;
-        for (fm_sm_op *o = p->q_head; o; o = o->next)
-            q++;
-        fprintf(stderr,
-                "sm[%d]:  from %d: head %lu word %lx asm %p got %u/%u broken %d | to: tail %lu "
-                "headseen %lu q %d\n",
-                t->rank, s, (unsigned long)p->head, (unsigned long)w, (void *)p->asm_rx, p->asm_got,
-                p->asm_total, p->broken, (unsigned long)p->tail, (unsigned long)p->head_seen, q);
-    }
-}
 
 int fm_sm_poll(fm_tp *tp, fm_tp_event *ev, int max)
 {
@@ -55,7 +22,6 @@ int fm_sm_poll(fm_tp *tp, fm_tp_event *ev, int max)
         t->armed = 0;
         atomic_store_explicit(&t->hdr->sleeping, 0, memory_order_relaxed);
     }
-    sm_debug(t);
     int n = 0;
     if (t->queued)
         fm_sm_retry(t);

@@ -195,8 +195,8 @@ static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
 {
     fm_sm_peer *p = &t->peers[s];
     const uint64_t ring = t->lay.ring_bytes;
-    uint64_t off = p->head % ring;
-    unsigned char *rec = fm_sm_ring(&t->lay, t->seg, s) + off;
+    uint64_t off = p->head & (ring - 1);
+    unsigned char *rec = p->rx_ring + off;
     uint64_t w = atomic_load_explicit(word_at(rec), memory_order_acquire);
     if (!w)
         return -1;
@@ -312,6 +312,11 @@ int fm_sm_receive(fm_sm_tp *t, fm_tp_event *ev, int max)
     for (int i = 0; i < t->n && n < max; i++) {
         int s = start + i < t->n ? start + i : start + i - t->n;
         fm_sm_peer *p = &t->peers[s];
+        /* The common case first: an empty ring with nothing to publish costs one load. */
+        if (!atomic_load_explicit(word_at(p->rx_ring + (p->head & (t->lay.ring_bytes - 1))),
+                                  memory_order_relaxed) &&
+            p->head == p->head_published)
+            continue;
         int r;
         while (n < max && !p->broken && (r = read_one(t, s, &ev[n])) >= 0)
             n += r;
@@ -334,7 +339,7 @@ int fm_sm_pending(fm_sm_tp *t)
 {
     for (int s = 0; s < t->n; s++) {
         fm_sm_peer *p = &t->peers[s];
-        unsigned char *rec = fm_sm_ring(&t->lay, t->seg, s) + p->head % t->lay.ring_bytes;
+        unsigned char *rec = p->rx_ring + (p->head & (t->lay.ring_bytes - 1));
         if (!p->broken && atomic_load_explicit(word_at(rec), memory_order_acquire))
             return 1;
     }

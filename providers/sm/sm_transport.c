@@ -44,6 +44,7 @@ static int sm_connect(fm_tp *tp, const void *addrs, size_t addrlen, int n)
     for (int r = 0; r < n; r++) {
         t->peers[r].bell = -1;
         t->peers[r].seq = t->peers[r].seq_expected = 1;
+        t->peers[r].rx_ring = fm_sm_ring(&t->lay, t->seg, r);
     }
     t->rank = -1;
     for (int r = 0; r < n; r++) {
