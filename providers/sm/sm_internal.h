@@ -126,9 +126,10 @@ typedef struct fm_sm_peer {
     int bell;     /* its bell pipe's write end (-1: not taken; it wakes by its own
                    * timeouts) */
     /* Sending to it (my ring in its segment): */
-    uint64_t tail;      /* bytes written, ever growing */
-    uint64_t head_seen; /* its head when last read */
-    uint32_t seq;       /* next record's sequence */
+    unsigned char *tx_ring; /* where that ring starts */
+    uint64_t tail;          /* bytes written, ever growing */
+    uint64_t head_seen;     /* its head when last read */
+    uint32_t seq;           /* next record's sequence */
     /* Receiving from it (its ring in my segment): */
     unsigned char *rx_ring; /* where that ring starts */
     uint64_t head;          /* bytes read */
@@ -235,6 +236,12 @@ static inline unsigned char *fm_sm_ring(const fm_sm_layout *l, unsigned char *se
 static inline unsigned char *fm_sm_chunk(const fm_sm_layout *l, unsigned char *seg, uint32_t c)
 {
     return seg + l->chunks_off + (size_t)c * l->chunk_bytes;
+}
+
+/* A record's first word, read and written atomically by both ends. */
+static inline _Atomic uint64_t *fm_sm_word_at(unsigned char *rec)
+{
+    return (_Atomic uint64_t *)(void *)rec;
 }
 
 /* The record size for a payload of len bytes (first word, then the payload; whole lines). */

@@ -110,17 +110,12 @@ static fm_sm_rx rx_take(fm_sm_tp *t, size_t total)
     return r;
 }
 
-static _Atomic uint64_t *word_at(unsigned char *rec)
-{
-    return (_Atomic uint64_t *)(void *)rec;
-}
-
 /* The record at the head is used up: zero the first word of each of its lines (so no stale
  * byte there looks like a record next lap), then move on. */
 static void consume(fm_sm_peer *p, unsigned char *rec, size_t bytes)
 {
     for (size_t o = 0; o < bytes; o += FM_SM_LINE)
-        atomic_store_explicit(word_at(rec + o), 0, memory_order_relaxed);
+        atomic_store_explicit(fm_sm_word_at(rec + o), 0, memory_order_relaxed);
     p->head += bytes;
     p->seq_expected++;
 }
@@ -197,7 +192,7 @@ static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
     const uint64_t ring = t->lay.ring_bytes;
     uint64_t off = p->head & (ring - 1);
     unsigned char *rec = p->rx_ring + off;
-    uint64_t w = atomic_load_explicit(word_at(rec), memory_order_acquire);
+    uint64_t w = atomic_load_explicit(fm_sm_word_at(rec), memory_order_acquire);
     if (!w)
         return -1;
     uint32_t seq = (uint32_t)(w >> 32), len = (uint32_t)w & 0xffffff;
@@ -245,12 +240,19 @@ static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
     }
 }
 
-/* Tell rank s how far its ring was read, and wake it if it waits for room or chunks. */
-static void publish_head(fm_sm_tp *t, int s)
+/* Tell rank s how far its ring was read. */
+static void store_head(fm_sm_tp *t, int s)
 {
     fm_sm_peer *p = &t->peers[s];
     atomic_store_explicit(&fm_sm_ctl(&t->lay, t->seg, s)->head, p->head, memory_order_release);
     p->head_published = p->head;
+}
+
+/* The same, and wake it if it waits for room or chunks. */
+static void publish_head(fm_sm_tp *t, int s)
+{
+    fm_sm_peer *p = &t->peers[s];
+    store_head(t, s);
     atomic_thread_fence(memory_order_seq_cst);
     fm_sm_ring_bell(p, &p->hdr->starved);
 }
@@ -271,14 +273,9 @@ static void maybe_publish(fm_sm_tp *t, int s)
 
 void fm_sm_flush(fm_sm_tp *t)
 {
-    for (int s = 0; s < t->n; s++) {
-        fm_sm_peer *p = &t->peers[s];
-        if (p->head != p->head_published) {
-            atomic_store_explicit(&fm_sm_ctl(&t->lay, t->seg, s)->head, p->head,
-                                  memory_order_release);
-            p->head_published = p->head;
-        }
-    }
+    for (int s = 0; s < t->n; s++)
+        if (t->peers[s].head != t->peers[s].head_published)
+            store_head(t, s);
     /* Against each sender's store of starved before its last look at head and chunks. */
     atomic_thread_fence(memory_order_seq_cst);
     for (int s = 0; s < t->n; s++)
@@ -313,7 +310,7 @@ int fm_sm_receive(fm_sm_tp *t, fm_tp_event *ev, int max)
         int s = start + i < t->n ? start + i : start + i - t->n;
         fm_sm_peer *p = &t->peers[s];
         /* The common case first: an empty ring with nothing to publish costs one load. */
-        if (!atomic_load_explicit(word_at(p->rx_ring + (p->head & (t->lay.ring_bytes - 1))),
+        if (!atomic_load_explicit(fm_sm_word_at(p->rx_ring + (p->head & (t->lay.ring_bytes - 1))),
                                   memory_order_relaxed) &&
             p->head == p->head_published)
             continue;
@@ -340,7 +337,7 @@ int fm_sm_pending(fm_sm_tp *t)
     for (int s = 0; s < t->n; s++) {
         fm_sm_peer *p = &t->peers[s];
         unsigned char *rec = p->rx_ring + (p->head & (t->lay.ring_bytes - 1));
-        if (!p->broken && atomic_load_explicit(word_at(rec), memory_order_acquire))
+        if (!p->broken && atomic_load_explicit(fm_sm_word_at(rec), memory_order_acquire))
             return 1;
     }
     return 0;

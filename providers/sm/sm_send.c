@@ -16,7 +16,7 @@
 static int ring_room(fm_sm_tp *t, fm_sm_peer *p, size_t need)
 {
     const uint64_t ring = t->lay.ring_bytes;
-    uint64_t off = p->tail % ring;
+    uint64_t off = p->tail & (ring - 1);
     uint64_t total = need + (off + need > ring ? ring - off : 0);
     if (p->tail + total - p->head_seen > ring) {
         p->head_seen =
@@ -25,8 +25,7 @@ static int ring_room(fm_sm_tp *t, fm_sm_peer *p, size_t need)
             return 0;
     }
     if (off + need > ring) {
-        unsigned char *rec = fm_sm_ring(&t->lay, p->base, t->rank) + off;
-        atomic_store_explicit((_Atomic uint64_t *)(void *)rec,
+        atomic_store_explicit(fm_sm_word_at(p->tx_ring + off),
                               fm_sm_word(p->seq++, FM_SM_REC_WRAP, 0), memory_order_release);
         p->tail += ring - off;
     }
@@ -35,14 +34,14 @@ static int ring_room(fm_sm_tp *t, fm_sm_peer *p, size_t need)
 
 static unsigned char *ring_tail(fm_sm_tp *t, fm_sm_peer *p)
 {
-    return fm_sm_ring(&t->lay, p->base, t->rank) + p->tail % t->lay.ring_bytes;
+    return p->tx_ring + (p->tail & (t->lay.ring_bytes - 1));
 }
 
 /* The record's payload is written: publish its first word (the reader acquires it). */
 static void publish(fm_sm_peer *p, unsigned char *rec, unsigned kind, size_t len)
 {
-    atomic_store_explicit((_Atomic uint64_t *)(void *)rec,
-                          fm_sm_word(p->seq++, kind, (uint32_t)len), memory_order_release);
+    atomic_store_explicit(fm_sm_word_at(rec), fm_sm_word(p->seq++, kind, (uint32_t)len),
+                          memory_order_release);
     p->tail += fm_sm_rec_bytes(len);
 }
 

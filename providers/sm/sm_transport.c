@@ -62,6 +62,7 @@ static int sm_connect(fm_tp *tp, const void *addrs, size_t addrlen, int n)
         rc = fm_sm_segment_attach(t, &a, &t->peers[r], r);
         if (rc)
             goto error;
+        t->peers[r].tx_ring = fm_sm_ring(&t->lay, t->peers[r].base, t->rank);
     }
     t->base.info.tagged = fm_sm_cma_probe(t);
     fm_log(1, "sm: rank %d mapped %d segments of %zu bytes (rings of %u bytes, %u chunks of %u)%s",
