@@ -11,6 +11,7 @@
 /* In order: the first provider that serves a name gets it. */
 static const fm_tp_provider *const providers[] = {
     &fm_sm_provider,
+    &fm_hybrid_provider,
     &fm_ofi_provider,
 };
 #define NPROVIDERS (sizeof providers / sizeof providers[0])

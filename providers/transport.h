@@ -59,6 +59,10 @@ typedef struct fm_tp_config {
      * it. It must be at least the largest message a peer sends: a message longer than the
      * space left is truncated, not moved to the next region (providers/ofi/README.md). */
     size_t multi_recv_min;
+    /* Where every rank runs (hybrid): host_of[r] is rank r's host index (nranks entries, the
+     * topology's), rank is this one. NULL where not known. */
+    const int *host_of;
+    int rank, nranks;
 } fm_tp_config;
 
 typedef struct fm_tp_info {
@@ -117,10 +121,12 @@ struct fm_tp_ops {
      * lands in the one receive posted with the same tag, whatever its size. The provider
      * moves the bytes with its own large-message mechanism (shm: a single copy across
      * processes where the kernel allows it; tcp: straight into the posted buffer). Events
-     * TSEND_DONE / TRECV_DONE; buffer ownership as send and post_recv. */
+     * TSEND_DONE / TRECV_DONE; buffer ownership as send and post_recv. trecv names the rank
+     * the message comes from (src): a transport with more than one path (hybrid) posts the
+     * receive on that rank's; the others may match any sender. */
     int (*tsend)(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
                  void *ctx);
-    int (*trecv)(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx);
+    int (*trecv)(fm_tp *tp, int src, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx);
     /* Retry queued sends, then read up to max completions into ev. Returns the count (>= 0)
      * or an FM_ERR_* code for a failure of the whole transport. Never blocks. A count below
      * max means nothing more was there when poll looked (callers skip a second, empty poll). */
@@ -132,6 +138,10 @@ struct fm_tp_ops {
      * fd, FM_OK only means no work is known: back off (sched_yield, a short nanosleep) and
      * poll again. */
     int (*trywait)(fm_tp *tp);
+    /* Optional (NULL: the caller counts the regions it has posted, and posts one more when
+     * none is left): 1 when some path of the transport has no region to land messages in
+     * while others may (hybrid: sm's or the network's), 0 otherwise. */
+    int (*needs_region)(fm_tp *tp);
     /* Release everything; mem_dereg every registration first. */
     void (*close)(fm_tp *tp);
 };
@@ -227,7 +237,8 @@ typedef struct fm_tp_provider {
     void (*list)(char *buf, size_t len);
 } fm_tp_provider;
 
-extern const fm_tp_provider fm_sm_provider;  /* providers/sm: fastmsg's shared memory */
-extern const fm_tp_provider fm_ofi_provider; /* providers/ofi: libfabric RDM endpoints */
+extern const fm_tp_provider fm_sm_provider;     /* providers/sm: fastmsg's shared memory */
+extern const fm_tp_provider fm_hybrid_provider; /* providers/hybrid: sm + a network provider */
+extern const fm_tp_provider fm_ofi_provider;    /* providers/ofi: libfabric RDM endpoints */
 
 #endif

@@ -222,7 +222,7 @@ int fm_ofi_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hm
                  const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx);
 int fm_ofi_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
                  void *ctx);
-int fm_ofi_trecv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx);
+int fm_ofi_trecv(fm_tp *tp, int src, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx);
 /* Re-post refused sends and receives in order; a send that fails for good becomes an error
  * completion in doneq. */
 void fm_ofi_retry(fm_ofi_tp *t);

@@ -246,9 +246,10 @@ error:
     return rc;
 }
 
-int fm_ofi_trecv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx)
+int fm_ofi_trecv(fm_tp *tp, int src, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx)
 {
     fm_ofi_tp *t = fm_ofi_tp_of(tp);
+    (void)src; /* the tag alone matches: the receiver chose it */
     if (!mr && t->needs_mr) {
         fm_log(0, "ofi %s: receive buffer without a registration (provider needs FI_MR_LOCAL)",
                tp->info.provider);

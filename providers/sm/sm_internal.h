@@ -276,7 +276,7 @@ void fm_sm_flush(fm_sm_tp *t);
 /* sm_tagged.c */
 int fm_sm_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
                 void *ctx);
-int fm_sm_trecv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx);
+int fm_sm_trecv(fm_tp *tp, int src, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx);
 int fm_sm_on_rts(fm_sm_tp *t, int src, const unsigned char *body, fm_tp_event *e);
 int fm_sm_on_fin(fm_sm_tp *t, int src, const unsigned char *body, fm_tp_event *e);
 int fm_sm_unexpected(fm_sm_tp *t, fm_tp_event *ev, int max);

@@ -112,10 +112,11 @@ static fm_sm_trecv_op *take_trecv(fm_sm_tp *t, uint64_t tag)
     return NULL;
 }
 
-int fm_sm_trecv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx)
+int fm_sm_trecv(fm_tp *tp, int src, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx)
 {
     fm_sm_tp *t = fm_sm_of(tp);
     (void)mr;
+    (void)src; /* the tag alone matches: the receiver chose it */
     if (!t->base.info.tagged || (len && !buf))
         return FM_ERR_INVALID;
     fm_sm_trecv_op *r = malloc(sizeof *r);

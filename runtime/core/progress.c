@@ -119,7 +119,7 @@ int fm_progress_once(fm_context *ctx)
     int rc = ctx->repost ? fm_recv_repost(ctx) : FM_OK;
     /* Every region pinned: held packets move out, or a region more (tested here, so that
      * the common round makes no call). */
-    if (!ctx->rpool.nposted && ctx->rpool.regions) {
+    if (fm_recv_pool_starved(ctx)) {
         int e = fm_recv_pool_tend(ctx);
         if (e && !rc)
             rc = e;

@@ -292,7 +292,7 @@ static int unpin(fm_context *ctx)
 int fm_recv_pool_tend(fm_context *ctx)
 {
     fm_recv_pool_state *rp = &ctx->rpool;
-    if (!rp->regions || rp->nposted)
+    if (!fm_recv_pool_starved(ctx))
         return FM_OK;
     /* A region whose post failed before comes first. */
     for (fm_recv_region *r = rp->regions; r; r = r->next)

@@ -37,6 +37,13 @@ void fm_recv_pool_free(fm_context *ctx); /* memory: after */
 fm_pkt *fm_recv_pool_landed(fm_context *ctx, fm_recv_region *r, unsigned char *buf);
 /* The provider let go of region r. */
 int fm_recv_pool_region_done(fm_context *ctx, fm_recv_region *r);
+/* Whether messages may have nowhere to land: regions are the layout, and none is posted, or
+ * one of the transport's paths has none (fm_tp_ops.needs_region). */
+static inline int fm_recv_pool_starved(fm_context *ctx)
+{
+    return ctx->rpool.regions && (!ctx->rpool.nposted || (ctx->tp->ops->needs_region &&
+                                                          ctx->tp->ops->needs_region(ctx->tp)));
+}
 /* Each progress round, after packets were released: a region posted, or, when every region
  * is pinned by packets held here, those packets moved out of their regions, or one more
  * region made (so that packets still land). */

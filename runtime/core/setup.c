@@ -163,7 +163,8 @@ error:
 }
 
 /* A provider that cannot carry this job (sm on more than one host, libfabric's shm beyond its
- * peers): left at its default, FM_PROVIDER falls back to tcp (on lo for a job on one host);
+ * peers): left at its default, FM_PROVIDER falls back to tcp (on lo for a job on one host;
+ * across hosts with sm beside it, choose_hybrid);
  * set by any rank, it is an error that names the limit. Every rank decides alike, from what
  * the host cards tell all: the job's size, its hosts, and whether any rank set FM_PROVIDER. */
 static int choose_provider(fm_context *ctx, fm_tp_config *tc, int chosen)
@@ -173,8 +174,8 @@ static int choose_provider(fm_context *ctx, fm_tp_config *tc, int chosen)
     if (rc == FM_OK)
         return FM_OK;
     FM_CHECK(!chosen, rc,
-             "FM_PROVIDER=\"%.60s\": %s; use FM_PROVIDER=tcp (or leave FM_PROVIDER unset: it "
-             "then falls back to tcp)",
+             "FM_PROVIDER=\"%.60s\": %s; use FM_PROVIDER=tcp, or leave FM_PROVIDER unset (tcp "
+             "then, with sm between the ranks of a host: FM_SM)",
              tc->provider, why);
     if (ctx->rank == 0)
         fm_log(tc->all_local ? 0 : 1, "%s; FM_PROVIDER is not set: using tcp%s instead of %s", why,
@@ -184,6 +185,45 @@ static int choose_provider(fm_context *ctx, fm_tp_config *tc, int chosen)
     return FM_OK;
 error:
     return rc;
+}
+
+/* 1 when some host runs more than one of the job's ranks. */
+static int host_shared(const fm_topo *t)
+{
+    for (int h = 0; h < fm_topo_nhosts(t); h++) {
+        const int *ranks;
+        if (fm_topo_host_ranks(t, h, &ranks) > 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* A job over a network provider that spans hosts, some running several ranks: those ranks
+ * exchange packets through sm, the others through the network (the hybrid provider, sm+NET),
+ * unless FM_SM=0. Every rank decides alike, from the topology. */
+static void choose_hybrid(fm_context *ctx, fm_tp_config *tc)
+{
+    const char *net = ctx->cfg.provider;
+    if (!ctx->cfg.sm || tc->all_local || !host_shared(ctx->topo) || !strncmp(net, "sm", 2) ||
+        strlen(net) + 4 > sizeof ctx->cfg.provider)
+        return;
+    char name[sizeof ctx->cfg.provider];
+    snprintf(name, sizeof name, "sm+%s", net);
+    if (ctx->rank == 0)
+        fm_log(1, "FM_SM: ranks of the same host through sm, the others through %s (%s)", net,
+               name);
+    memcpy(ctx->cfg.provider, name, sizeof name);
+    tc->provider = ctx->cfg.provider;
+}
+
+/* Every rank's host index, for the hybrid provider (fm_tp_config.host_of); NULL without
+ * memory (the hybrid then fails to open, saying so). */
+static int *hosts_of(const fm_context *ctx)
+{
+    int *h = malloc((size_t)ctx->size * sizeof *h);
+    for (int r = 0; h && r < ctx->size; r++)
+        h[r] = fm_topo_host(ctx->topo, r);
+    return h;
 }
 
 static int open_transport(fm_context *ctx)
@@ -205,14 +245,19 @@ static int open_transport(fm_context *ctx)
                        .multi_recv_min = fm_recv_pool_multi_min(ctx)};
     if ((rc = choose_provider(ctx, &tc, chosen)))
         return rc;
+    choose_hybrid(ctx, &tc);
     /* Watching peers starts after the last decision every rank makes alike: ranks that all
      * refuse the job end without reporting each other's deaths. */
     fm_liveness_start();
     char name[64];
     fm_job_name(name, sizeof name, ctx->job_key, ctx->rank, getpid());
     tc.name = name;
+    tc.host_of = hosts_of(ctx);
+    tc.rank = ctx->rank;
+    tc.nranks = ctx->size;
     char err[256] = "";
     rc = fm_tp_open(&tc, &ctx->tp, err, sizeof err);
+    free((void *)tc.host_of);
     FM_CHECK(rc == FM_OK, rc, "FM_PROVIDER=\"%.60s\": %s", ctx->cfg.provider, err);
     fm_log(1, "provider %s (fabric %s), inject %zu B, %d ranks%s", ctx->tp->info.provider,
            ctx->tp->info.fabric, ctx->tp->info.inject_size, ctx->size,

@@ -298,7 +298,7 @@ int fm_zcopy_post(fm_context *ctx, fm_stream *s)
         FM_CHECK(rc == FM_OK, rc, "cannot register a %u-byte zero-copy buffer", p->len);
     }
     p->rtag = next_rtag(ctx);
-    rc = tp->ops->trecv(tp, dst, p->len, p->data_mr, p->rtag, p);
+    rc = tp->ops->trecv(tp, p->peer, dst, p->len, p->data_mr, p->rtag, p);
     FM_CHECK(rc == FM_OK, rc, "cannot post the receive of a zero-copy piece from rank %d", p->peer);
     p->zc = FM_ZC_POSTED;
     if (fm_credits_queue_cts(ctx, p->peer, p->tag, p->rtag) == FM_OK)

@@ -19,7 +19,7 @@ typedef enum { FM_CFG_FROM_DEFAULT, FM_CFG_FROM_ENV } fm_cfg_source;
 
 typedef struct fm_config {
     FM_CONFIG_TABLE(FM_CFG_FIELD)
-    fm_cfg_source source[32]; /* indexed like fm_config_vars */
+    fm_cfg_source source[48]; /* indexed like fm_config_vars */
 } fm_config;
 
 /* One row of the table, for code that walks every variable (info printout, README). */

@@ -13,7 +13,11 @@
     X(FM_PROVIDER, provider, STR, "sm", 0, 0,                                                      \
       "sm (fastmsg's own shared memory, one host), or a libfabric provider: shm, tcp (= "          \
       "tcp;ofi_rxm), or any RDM provider string such as \"verbs;ofi_rxm\"; left unset, a job "     \
-      "that spans hosts runs over tcp")                                                            \
+      "that spans hosts runs over tcp (with sm between the ranks of a host: FM_SM)")               \
+    X(FM_SM, sm, BOOL, "1", 0, 0,                                                                  \
+      "in a job that spans hosts, ranks of the same host exchange packets through sm and the "     \
+      "others through FM_PROVIDER's network provider (the hybrid provider, sm+tcp); 0 = the "      \
+      "network provider carries every packet")                                                     \
     X(FM_IFACE, iface, STR, "", 0, 0,                                                              \
       "network interface for tcp; empty = lo when all ranks share one host, else libfabric's "     \
       "choice")                                                                                    \

@@ -484,8 +484,8 @@ static void tagged_round(pair *p, int recv_first, uint64_t tag)
         for (int i = 0; i < 2; i++) {
             fm_tp *tp = p->s[i].tp;
             if (step == (recv_first ? 0 : 1))
-                assert_int_equal(tp->ops->trecv(tp, rbuf[i], TAGGED_LEN, rmr[i], tag, rbuf[i]),
-                                 FM_OK);
+                assert_int_equal(
+                    tp->ops->trecv(tp, 1 - i, rbuf[i], TAGGED_LEN, rmr[i], tag, rbuf[i]), FM_OK);
             else
                 assert_int_equal(
                     tp->ops->tsend(tp, 1 - i, sbuf[i], TAGGED_LEN, smr[i], tag, sbuf[i]), FM_OK);

@@ -299,7 +299,7 @@ static void test_tagged(void **state)
     }
     size_t len = (1u << 20) + 13;
     unsigned char *src = packet(len - 4, 77), *dst = calloc(1, len);
-    assert_int_equal(p->tp[1]->ops->trecv(p->tp[1], dst, len, NULL, 0xabcdef, dst), FM_OK);
+    assert_int_equal(p->tp[1]->ops->trecv(p->tp[1], 0, dst, len, NULL, 0xabcdef, dst), FM_OK);
     assert_int_equal(p->tp[0]->ops->tsend(p->tp[0], 1, src, len, NULL, 0xabcdef, src), FM_OK);
     int tsend = 0, trecv = 0;
     fm_tp_event ev[8];

@@ -15,9 +15,10 @@
 #   dgram:  4 hosts: the datagram multicast path (providers/udp) on its own (dgram_check)
 #   ipmc:   4 hosts, 2 ranks each: the two-stage multicast (tree ipmc), lost datagrams, two
 #           jobs on one group, a member that dies (dead_peer)
+#   hybrid: 4 hosts, 2 and 4 ranks each: sm within a host, tcp between hosts (inside_hybrid)
 # Afterwards nothing of the cluster may be left. Skips (77) where namespaces cannot be made.
 #
-# usage: run.sh plain|shaped|racks|dgram|ipmc CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO
+# usage: run.sh plain|shaped|racks|dgram|ipmc|hybrid CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO
 #        run.sh --inside MODE FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO (under cluster.sh run)
 set -euo pipefail
 
@@ -383,6 +384,85 @@ inside_ipmc() {
     grep -qE "rank 5\b" <<<"$out" || fail "a dead member: rank 5 is not named"
 }
 
+# TCP connections within one host other than host 0 (whose ranks also talk to fastmsg-run
+# there), "HOST LOCAL PEER" a line, sampled until killed: between ranks of one host.
+sample_same_host() {
+    local k
+    while :; do
+        for ((k = 1; k < N; k++)); do
+            ip netns exec "$CLUSTER_PREFIX$k" ss -tnH state established 2>/dev/null |
+                awk -v k="$k" '{ split($(NF-1), a, ":"); split($NF, b, ":");
+                                 if (a[1] == b[1]) print k, $(NF-1), $NF }' || true
+        done
+        sleep 0.2
+    done
+}
+
+# Runs the job ($@) while sampling same-host TCP connections into $tmp/same.
+job_sampled() {
+    local sampler
+    sample_same_host >"$tmp/same" &
+    sampler=$!
+    job "$@"
+    kill "$sampler"
+    wait "$sampler" 2>/dev/null || true
+}
+
+# Several ranks a host (rank r on host r mod 4): FM_PROVIDER=tcp with FM_SM left on runs the
+# hybrid provider, sm between the ranks of a host and tcp between hosts. 2 and 4 ranks a
+# host: hello (every rank says which path reaches whom), multicasts of every builder and
+# all-to-all streams with every byte checked, no TCP connection between ranks of one host
+# (with FM_SM=0 there are: the check can fail); random multicasts from every root at once
+# with one credit and 64-byte packets; requests acknowledged by every member; an event loop
+# that sleeps on fm_wait_fd (the epoll set of both paths); a rank killed in a multicast ends
+# the job naming it.
+inside_hybrid() {
+    local per rc start
+    for job_ranks in 8 16; do
+        per=$((job_ranks / N))
+        FM_VERBOSE=1 job 60 "$hello"
+        expect_count "$job_ranks" "greetings ok" "$out"
+        expect_count "$job_ranks" "hybrid: $per of $job_ranks ranks on this host through sm, the others through tcp;ofi_rxm\$" "$out"
+        expect_count 1 "^fastmsg\[0\]: FM_SM: ranks of the same host through sm, the others through tcp \(sm\+tcp\)" "$out"
+        expect_count 1 "^fastmsg\[0\]: provider sm\+tcp;ofi_rxm \\(fabric" "$out"
+        job_sampled 120 "$mcast" --trees "$every_tree" --sizes 0,1,P+1,1M+7
+        expect_count "$job_ranks" "PASS" "$out"
+        job_sampled 120 "$STREAM_CHECK" --sizes 0,1,P-1,P,P+1,3P+7,100000 --batch 3
+        expect_count "$job_ranks" "PASS" "$out"
+        [ ! -s "$tmp/same" ] || fail "$job_ranks ranks: TCP between ranks of one host: $(sort -u "$tmp/same" | head -3)"
+    done
+    # The reference: with FM_SM=0 tcp carries every packet, and the sampler sees the ranks of
+    # a host connected to each other.
+    job_ranks=8
+    FM_SM=0 FM_VERBOSE=1 job_sampled 120 "$STREAM_CHECK" --sizes 0,1,P+1,100000 --batch 3
+    expect_count 8 "PASS" "$out"
+    expect_count 0 "hybrid:" "$out"
+    [ -s "$tmp/same" ] || fail "FM_SM=0: no TCP connection between ranks of one host was seen"
+    echo "FM_SM=0: $(sort -u "$tmp/same" | wc -l) TCP connections between ranks of one host"
+    job_ranks=16
+    FM_CREDITS=1 FM_PACKET_SIZE=64 job 180 "$MCAST_STRESS" --random --rounds 6 --per-root 2 \
+        --batch 2 --max-size 100P
+    expect_count 16 "PASS" "$out"
+    # Packets that rxm takes into regions and a pool of two regions: one for each path,
+    # and more only while packets held here pin them
+    FM_PACKET_SIZE=4K FM_RECV_POOL=256K FM_VERBOSE=1 job 120 "$mcast" --trees binomial,postal \
+        --sizes 1,1M+7
+    expect_count 16 "PASS" "$out"
+    expect_count 0 "no multi-receive regions" "$out"
+    job 120 "$REQUESTS" ack --tree binomial
+    job 60 "$EV_LOOP"
+    expect_count 16 "through the ev loop ok" "$out"
+    # Rank 5 (host 1, beside rank 1, 9 and 13) dies a quarter into a 4 MiB multicast.
+    rc=0 start=$SECONDS
+    out=$(FM_TIMEOUT=20 timeout -k 5 90 "$CLUSTER_AGENT" "${CLUSTER_PREFIX}0" "$fmrun" -n 16 \
+        --agent "$CLUSTER_AGENT" --hosts "$CLUSTER_HOSTS" --addr "$CLUSTER_ADDR0" "$DEAD_PEER" \
+        --mode mcast --tree binomial --victim 5 --size 4M 2>&1) || rc=$?
+    echo "$out" | tail -5
+    [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ $((SECONDS - start)) -lt 80 ] ||
+        fail "a dead member: the job exited $rc after $((SECONDS - start)) s"
+    grep -qE "rank 5\b" <<<"$out" || fail "a dead member: rank 5 is not named"
+}
+
 root_links() {
     ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | sort
 }
@@ -453,11 +533,12 @@ if [ "${1:-}" = --inside ]; then
     racks) inside_racks ;;
     dgram) inside_dgram ;;
     ipmc) inside_ipmc ;;
+    hybrid) inside_hybrid ;;
     *) fail "unknown mode $mode" ;;
     esac
 else
     [ $# -eq 6 ] ||
-        fail "usage: run.sh plain|shaped|racks|dgram|ipmc CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO"
+        fail "usage: run.sh plain|shaped|racks|dgram|ipmc|hybrid CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO"
     cluster=$2 fmrun=$3 hello=$4 mcast=$5 info=$6
     [ "$1" != racks ] || N=8
     outside "$1"

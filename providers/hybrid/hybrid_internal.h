@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The hybrid provider's state: two transports, one for the peers on this host (sm) and one
+ * for the others (a network provider), and which of them reaches each rank. */
+#ifndef FM_HYBRID_INTERNAL_H
+#define FM_HYBRID_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport.h"
+
+enum { FM_HY_SM = 0, FM_HY_NET = 1, FM_HY_PATHS = 2 };
+
+typedef struct fm_hy_tp {
+    fm_tp base;
+    fm_tp *path[FM_HY_PATHS]; /* sm, the network provider */
+    int n, rank;              /* the job's ranks, this one */
+    int nlocal;               /* ranks on this host, this one included */
+    unsigned char *via;       /* per rank: FM_HY_SM or FM_HY_NET */
+    int *sm_rank;             /* per rank: its index among this host's ranks (sm's rank), or -1 */
+    /* Receives each path holds now: the runtime's buffers and regions are shared out in
+     * proportion to the peers each path serves (hybrid_paths.c, share). */
+    size_t posted[FM_HY_PATHS], regions[FM_HY_PATHS];
+    int epfd;  /* both paths' wait fds, or -1 */
+    int first; /* the path poll reads first, alternating: neither starves the other */
+} fm_hy_tp;
+
+/* A registration: each path's own. */
+typedef struct fm_hy_mr {
+    fm_tp_mr *part[FM_HY_PATHS];
+} fm_hy_mr;
+
+static inline fm_hy_tp *fm_hy_of(fm_tp *tp)
+{
+    return (fm_hy_tp *)tp;
+}
+
+/* hybrid_transport.c: addr, connect and close. */
+int fm_hy_addr(fm_tp *tp, void *buf, size_t *len);
+int fm_hy_connect(fm_tp *tp, const void *addrs, size_t addrlen, int n);
+void fm_hy_close(fm_tp *tp);
+/* hybrid_paths.c: every call that moves a packet, routed to the path of its peer. */
+extern const struct fm_tp_ops fm_hy_ops;
+/* What the runtime sees: the two paths' capabilities combined (again after connect, which
+ * tells sm's tagged path). */
+void fm_hy_describe(fm_hy_tp *t);
+
+#endif

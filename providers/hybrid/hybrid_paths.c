@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The hybrid provider's packet calls: a send goes down its destination's path (sm for a rank
+ * on this host, the network provider for the others); a receive buffer or region goes to the
+ * path that is short of its share; poll reads both; the wait fd is an epoll set of both. */
+#include "hybrid_internal.h"
+
+#include <stdlib.h>
+
+#include "fastmsg.h"
+
+static int bad_rank(const fm_hy_tp *t, int r)
+{
+    return r < 0 || r >= t->n || !t->sm_rank;
+}
+
+/* The path that reaches rank r and r's number on it. */
+static fm_tp *route(fm_hy_tp *t, int r, int *pr)
+{
+    int p = t->via[r];
+    *pr = p == FM_HY_SM ? t->sm_rank[r] : r;
+    return t->path[p];
+}
+
+static fm_tp_mr *part(fm_tp_mr *mr, int p)
+{
+    return mr ? ((fm_hy_mr *)mr)->part[p] : NULL;
+}
+
+static int hy_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+{
+    fm_hy_tp *t = fm_hy_of(tp);
+    if (bad_rank(t, dest))
+        return FM_ERR_INVALID;
+    int r;
+    fm_tp *p = route(t, dest, &r);
+    return p->ops->send(p, r, buf, len, part(mr, t->via[dest]), ctx);
+}
+
+static int hy_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
+                    const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx)
+{
+    fm_hy_tp *t = fm_hy_of(tp);
+    if (bad_rank(t, dest))
+        return FM_ERR_INVALID;
+    int r, v = t->via[dest];
+    fm_tp *p = route(t, dest, &r);
+    return p->ops->sendv(p, r, hdr, hlen, part(hmr, v), payload, plen, part(pmr, v), ctx);
+}
+
+static int hy_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
+                    void *ctx)
+{
+    fm_hy_tp *t = fm_hy_of(tp);
+    if (bad_rank(t, dest))
+        return FM_ERR_INVALID;
+    int r;
+    fm_tp *p = route(t, dest, &r);
+    return p->ops->tsend(p, r, buf, len, part(mr, t->via[dest]), tag, ctx);
+}
+
+static int hy_trecv(fm_tp *tp, int src, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
+                    void *ctx)
+{
+    fm_hy_tp *t = fm_hy_of(tp);
+    if (bad_rank(t, src))
+        return FM_ERR_INVALID;
+    int r;
+    fm_tp *p = route(t, src, &r);
+    return p->ops->trecv(p, r, buf, len, part(mr, t->via[src]), tag, ctx);
+}
+
+/* Which path the next of the runtime's receives goes to: sm while it holds less than its
+ * share (the fraction of the job's ranks it serves) of them all, this one counted. Posted
+ * all at once, a buffer per credit per peer comes out exactly as each path's peers need, and
+ * a buffer given back goes to the path that used it. A path with no region at all gets the
+ * next one, whatever the shares. */
+static int share(const fm_hy_tp *t, const size_t *held, int regions)
+{
+    if (regions && !held[FM_HY_SM])
+        return FM_HY_SM;
+    if (regions && !held[FM_HY_NET])
+        return FM_HY_NET;
+    size_t total = held[FM_HY_SM] + held[FM_HY_NET] + 1;
+    return held[FM_HY_SM] * (size_t)t->n < total * (size_t)t->nlocal ? FM_HY_SM : FM_HY_NET;
+}
+
+static int hy_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+{
+    fm_hy_tp *t = fm_hy_of(tp);
+    int p = share(t, t->posted, 0);
+    int rc = t->path[p]->ops->post_recv(t->path[p], buf, len, part(mr, p), ctx);
+    if (rc == FM_OK)
+        t->posted[p]++;
+    return rc;
+}
+
+static int hy_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+{
+    fm_hy_tp *t = fm_hy_of(tp);
+    if (!t->base.info.multi_recv)
+        return FM_ERR_INVALID;
+    int p = share(t, t->regions, 1);
+    int rc = t->path[p]->ops->post_recv_multi(t->path[p], buf, len, part(mr, p), ctx);
+    if (rc == FM_OK)
+        t->regions[p]++;
+    return rc;
+}
+
+static int hy_needs_region(fm_tp *tp)
+{
+    fm_hy_tp *t = fm_hy_of(tp);
+    return t->base.info.multi_recv && (!t->regions[FM_HY_SM] || !t->regions[FM_HY_NET]);
+}
+
+/* Reads path p's events into ev, counting the receives it gave back. */
+static int poll_path(fm_hy_tp *t, int p, fm_tp_event *ev, int max)
+{
+    int n = t->path[p]->ops->poll(t->path[p], ev, max);
+    for (int i = 0; i < n; i++) {
+        if (ev[i].kind == FM_TP_RECV_DONE)
+            t->posted[p]--;
+        else if (ev[i].kind == FM_TP_RECV_REGION_DONE)
+            t->regions[p]--;
+    }
+    return n;
+}
+
+static int hy_poll(fm_tp *tp, fm_tp_event *ev, int max)
+{
+    fm_hy_tp *t = fm_hy_of(tp);
+    if (max <= 0)
+        return 0;
+    int a = t->first, b = 1 - a;
+    t->first = b;
+    int n = poll_path(t, a, ev, max);
+    if (n < 0)
+        return n;
+    int m = n < max ? poll_path(t, b, ev + n, max - n) : 0;
+    if (m < 0)
+        return m;
+    t->base.refused = t->path[FM_HY_SM]->refused + t->path[FM_HY_NET]->refused;
+    return n + m;
+}
+
+static int hy_wait_fd(fm_tp *tp)
+{
+    return fm_hy_of(tp)->epfd;
+}
+
+/* Safe to sleep only when both are: the network's is asked first, since sm's raises its
+ * sleeping flag (lowered again by its next poll when the other path has work). */
+static int hy_trywait(fm_tp *tp)
+{
+    fm_hy_tp *t = fm_hy_of(tp);
+    int rc = t->path[FM_HY_NET]->ops->trywait(t->path[FM_HY_NET]);
+    return rc == FM_OK ? t->path[FM_HY_SM]->ops->trywait(t->path[FM_HY_SM]) : rc;
+}
+
+static int hy_mem_reg(fm_tp *tp, void *buf, size_t len, fm_tp_mr **mr)
+{
+    fm_hy_tp *t = fm_hy_of(tp);
+    fm_tp_mr *m[FM_HY_PATHS] = {NULL, NULL};
+    int rc = FM_OK;
+    for (int p = 0; p < FM_HY_PATHS && rc == FM_OK; p++)
+        rc = t->path[p]->ops->mem_reg(t->path[p], buf, len, &m[p]);
+    fm_hy_mr *h = NULL;
+    if (rc == FM_OK && (m[0] || m[1]) && !(h = malloc(sizeof *h)))
+        rc = FM_ERR_NOMEM;
+    if (rc != FM_OK) {
+        for (int p = 0; p < FM_HY_PATHS; p++)
+            if (m[p])
+                t->path[p]->ops->mem_dereg(t->path[p], m[p]);
+        return rc;
+    }
+    if (h) {
+        h->part[0] = m[0];
+        h->part[1] = m[1];
+    }
+    *mr = (fm_tp_mr *)h; /* NULL where neither path needs one */
+    return FM_OK;
+}
+
+static void hy_mem_dereg(fm_tp *tp, fm_tp_mr *mr)
+{
+    fm_hy_tp *t = fm_hy_of(tp);
+    if (!mr)
+        return;
+    fm_hy_mr *h = (fm_hy_mr *)mr;
+    for (int p = 0; p < FM_HY_PATHS; p++)
+        if (h->part[p])
+            t->path[p]->ops->mem_dereg(t->path[p], h->part[p]);
+    free(h);
+}
+
+const struct fm_tp_ops fm_hy_ops = {
+    .name = "hybrid",
+    .addr = fm_hy_addr,
+    .connect = fm_hy_connect,
+    .mem_reg = hy_mem_reg,
+    .mem_dereg = hy_mem_dereg,
+    .send = hy_send,
+    .sendv = hy_sendv,
+    .post_recv = hy_post_recv,
+    .post_recv_multi = hy_post_recv_multi,
+    .tsend = hy_tsend,
+    .trecv = hy_trecv,
+    .poll = hy_poll,
+    .wait_fd = hy_wait_fd,
+    .trywait = hy_trywait,
+    .needs_region = hy_needs_region,
+    .close = fm_hy_close,
+};
