@@ -21,6 +21,13 @@ typedef struct fm_hy_tp {
     /* Receives each path holds now: the runtime's buffers and regions are shared out in
      * proportion to the peers each path serves (hybrid_paths.c, share). */
     size_t posted[FM_HY_PATHS], regions[FM_HY_PATHS];
+    /* Buffers and regions a path gave back, by the runtime's ctx, until posted again: each
+     * goes back to the path it came from. */
+    struct fm_hy_back {
+        void *ctx;
+        int path;
+    } * back;
+    size_t nback, back_cap;
     int epfd;  /* both paths' wait fds, or -1 */
     int first; /* the path poll reads first, alternating: neither starves the other */
 } fm_hy_tp;

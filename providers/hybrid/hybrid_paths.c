@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The hybrid provider's packet calls: a send goes down its destination's path (sm for a rank
- * on this host, the network provider for the others); a receive buffer or region goes to the
- * path that is short of its share; poll reads both; the wait fd is an epoll set of both. */
+ * on this host, the network provider for the others); a receive buffer or region goes back
+ * to the path it came from, a new one to the path short of its share; poll reads both; the
+ * wait fd is an epoll set of both. */
 #include "hybrid_internal.h"
 
 #include <stdlib.h>
@@ -69,17 +70,48 @@ static int hy_trecv(fm_tp *tp, int src, void *buf, size_t len, fm_tp_mr *mr, uin
     return p->ops->trecv(p, r, buf, len, part(mr, t->via[src]), tag, ctx);
 }
 
-/* Which path the next of the runtime's receives goes to: sm while it holds less than its
- * share (the fraction of the job's ranks it serves) of them all, this one counted. Posted
- * all at once, a buffer per credit per peer comes out exactly as each path's peers need, and
- * a buffer given back goes to the path that used it. A path with no region at all gets the
- * next one, whatever the shares. */
-static int share(const fm_hy_tp *t, const size_t *held, int regions)
+/* A receive path p gave back (ctx): remembered until the runtime posts it again. Without
+ * memory it is not, and share decides where it goes. */
+static void gave_back(fm_hy_tp *t, void *ctx, int p)
 {
+    if (t->nback == t->back_cap) {
+        size_t cap = t->back_cap ? 2 * t->back_cap : 64;
+        struct fm_hy_back *b = realloc(t->back, cap * sizeof *b);
+        if (!b)
+            return;
+        t->back = b;
+        t->back_cap = cap;
+    }
+    t->back[t->nback++] = (struct fm_hy_back){.ctx = ctx, .path = p};
+}
+
+/* The path ctx came back from (and forgotten), or -1 for one never given back. Usually a
+ * few are out at once, and the oldest goes back first. */
+static int came_from(fm_hy_tp *t, const void *ctx)
+{
+    for (size_t i = 0; i < t->nback; i++)
+        if (t->back[i].ctx == ctx) {
+            int p = t->back[i].path;
+            t->back[i] = t->back[--t->nback];
+            return p;
+        }
+    return -1;
+}
+
+/* Which path a receive goes to: the one it came back from, so that each path keeps what its
+ * peers' credits count on whatever the runtime holds meanwhile; a new one to sm while sm
+ * holds less than its share (the fraction of the job's ranks it serves) of all posted, this
+ * one counted, so that posted together at fm_init a buffer per credit per peer comes out
+ * exactly as each path's peers need. A path with no region gets the next region. */
+static int share(fm_hy_tp *t, const size_t *held, const void *ctx, int regions)
+{
+    int p = came_from(t, ctx);
     if (regions && !held[FM_HY_SM])
         return FM_HY_SM;
     if (regions && !held[FM_HY_NET])
         return FM_HY_NET;
+    if (p >= 0)
+        return p;
     size_t total = held[FM_HY_SM] + held[FM_HY_NET] + 1;
     return held[FM_HY_SM] * (size_t)t->n < total * (size_t)t->nlocal ? FM_HY_SM : FM_HY_NET;
 }
@@ -87,7 +119,7 @@ static int share(const fm_hy_tp *t, const size_t *held, int regions)
 static int hy_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
 {
     fm_hy_tp *t = fm_hy_of(tp);
-    int p = share(t, t->posted, 0);
+    int p = share(t, t->posted, ctx, 0);
     int rc = t->path[p]->ops->post_recv(t->path[p], buf, len, part(mr, p), ctx);
     if (rc == FM_OK)
         t->posted[p]++;
@@ -99,7 +131,7 @@ static int hy_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, vo
     fm_hy_tp *t = fm_hy_of(tp);
     if (!t->base.info.multi_recv)
         return FM_ERR_INVALID;
-    int p = share(t, t->regions, 1);
+    int p = share(t, t->regions, ctx, 1);
     int rc = t->path[p]->ops->post_recv_multi(t->path[p], buf, len, part(mr, p), ctx);
     if (rc == FM_OK)
         t->regions[p]++;
@@ -117,10 +149,13 @@ static int poll_path(fm_hy_tp *t, int p, fm_tp_event *ev, int max)
 {
     int n = t->path[p]->ops->poll(t->path[p], ev, max);
     for (int i = 0; i < n; i++) {
-        if (ev[i].kind == FM_TP_RECV_DONE)
+        if (ev[i].kind == FM_TP_RECV_DONE) {
             t->posted[p]--;
-        else if (ev[i].kind == FM_TP_RECV_REGION_DONE)
+            gave_back(t, ev[i].ctx, p);
+        } else if (ev[i].kind == FM_TP_RECV_REGION_DONE) {
             t->regions[p]--;
+            gave_back(t, ev[i].ctx, p);
+        }
     }
     return n;
 }

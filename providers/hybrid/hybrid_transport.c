@@ -119,6 +119,7 @@ static void hy_destroy(fm_hy_tp *t)
         close(t->epfd);
     free(t->via);
     free(t->sm_rank);
+    free(t->back);
     free(t);
 }
 
