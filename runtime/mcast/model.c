@@ -246,7 +246,11 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
             credit_back(s, kid, s->rel_prev[(size_t)kid * m + credit_sent(w, j - w, m)]);
         ready = credit > ready ? credit : ready;
     }
-    double left = s->net ? net_send(s, kid, j, ready, size) : link_send(l, c, ready, size);
+    const int *host = s->job ? s->job->host : NULL;
+    int local = !s->net && host && host[v] >= 0 && host[v] == host[kid];
+    double left = s->net  ? net_send(s, kid, j, ready, size)
+                  : local ? ready
+                          : link_send(l, c, ready, size);
     double at = left + c->latency;
     if (s->net && route_len(s->net, kid) > 1) { /* routers pass each frame on whole */
         double frame =
@@ -260,7 +264,8 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     }
     if (s->net)
         s->span1[kid] = left; /* (on its links until then) */
-    s->sent[v] += size;
+    if (!local)               /* (bytes on the host's link) */
+        s->sent[v] += size;
     if (left > s->last_copy[j])
         s->last_copy[j] = left;
     return cpu;

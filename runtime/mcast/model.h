@@ -74,6 +74,10 @@ struct fm_model_job {
                        * (when link_shared) one link */
     double cores;     /* cores per group; 0: no sharing */
     int link_shared;  /* a group is one host: its members' copies share its link */
+    /* NULL, or n: each member's host (>= 0; < 0: unknown). A copy to a member of the
+     * sender's own host goes through memory, not the sender's link (no gap, no share of the
+     * host's link); without a net only (a net's routes say it themselves). */
+    const int *host;
     /* The copies of one packet that a member posts to several children leave its link in an
      * order of the provider's and kernel's choosing, not the posting order (measured over tcp:
      * a flat tree's children got a 32 KiB message in a different order each time). With

@@ -136,11 +136,18 @@ static void job_view(fm_context *ctx, const struct fm_tree_desc *d, struct job_v
     const struct fm_tree_topo *topo = d->topo;
     if (cores == 0 && !topo)
         return; /* where the members are is unknown: no sharing */
-    v->group = calloc((size_t)d->n, sizeof *v->group);
+    /* (the members' hosts after the groups, in the same allocation) */
+    v->group = calloc(2 * (size_t)d->n, sizeof *v->group);
     if (!v->group)
         return;
     for (int p = 0; cores == 0 && p < d->n; p++)
         v->group[p] = topo->host(topo->arg, p);
+    if (topo) {
+        int *host = v->group + d->n;
+        for (int p = 0; p < d->n; p++)
+            host[p] = topo->host(topo->arg, p);
+        v->job.host = host;
+    }
     if (cores == 0) {
         long online = sysconf(_SC_NPROCESSORS_ONLN);
         cores = online > 0 ? online : 1;

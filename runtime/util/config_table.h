@@ -69,9 +69,10 @@
     X(FM_TREE, tree, STR, "auto", 0, 0,                                                            \
       "multicast tree when the caller names none: auto (the model's fastest tree and packet "      \
       "size for each message), "                                                                   \
-      "flat, chain, binomial, kbinomial[:k], postal[:lambda], prefix[:b], ipmc (the two-stage "    \
-      "multicast over IP multicast: FM_MCAST_DGRAM), and the torus trees sepaddr, utorus, "        \
-      "storus, mdtorus, mutorus[:r] (over FM_TOPOLOGY's coordinates)")                             \
+      "flat, chain, binomial, kbinomial[:k], postal[:lambda], prefix[:b], node[:k] (one copy "     \
+      "per host, to a leader, then within each host), ipmc (the two-stage multicast over IP "      \
+      "multicast: FM_MCAST_DGRAM), and the torus trees sepaddr, utorus, storus, mdtorus, "         \
+      "mutorus[:r] (over FM_TOPOLOGY's coordinates)")                                              \
     X(FM_MCAST_COSTS, mcast_costs, STR, "", 0, 0,                                                  \
       "the model's costs for FM_TREE=auto, as key=value items (send_msg_ns, send_pkt_ns, "         \
       "send_ns_per_kib, fill_ns_per_kib, gap_ns_per_kib, recv_pkt_ns, recv_ns_per_kib, "           \

@@ -299,6 +299,26 @@ static void loggp_link_order(void **state)
     assert_true(out.T == 22 && member[1] == 12 && member[2] == 12 && member[3] == 22);
 }
 
+/* Root 0 -> {1, 2}, one 1000-byte packet, post 1, link 0.01 per byte, no latency, member 1 on
+ * the root's host and member 2 on another: the copy to 1 goes through memory and is there at
+ * 1; the copy to 2 has the link to itself, 2 + 10. Without hosts both queue on the link (11,
+ * 21). */
+static void loggp_local_copies(void **state)
+{
+    (void)state;
+    int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2}, host[3] = {7, 7, 3};
+    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01};
+    struct fm_model_job job = {.orders = 1, .host = host};
+    double member[3];
+    struct fm_model_out out = {.member = member};
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(member[1] == 1 && member[2] == 12 && out.T == 12);
+    job.host = NULL;
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(member[1] == 11 && member[2] == 21 && out.T == 21);
+}
+
 /* Over a net, a flat root with 2 children, one 1000-byte packet, post 1, link 0.01 per byte,
  * no latency. Routes on links of their own: each copy streams alone, 1 + 10 and 2 + 10 (with
  * the sender's one link the second would leave at 21). */
@@ -561,27 +581,17 @@ static void loggp_fcfs_buffers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(design_examples),
-        cmocka_unit_test(per_member_by_hand),
-        cmocka_unit_test(chain_closed_forms),
-        cmocka_unit_test(flat_closed_forms),
-        cmocka_unit_test(fpfs_never_loses),
-        cmocka_unit_test(run_on_given_tree),
-        cmocka_unit_test(bad_trees_and_args),
-        cmocka_unit_test(seconds_form),
-        cmocka_unit_test(loggp_chain_by_hand),
-        cmocka_unit_test(loggp_link_and_burst),
-        cmocka_unit_test(loggp_link_order),
-        cmocka_unit_test(loggp_credit_window),
-        cmocka_unit_test(loggp_shared_cores),
-        cmocka_unit_test(loggp_fcfs_buffers),
-        cmocka_unit_test(net_own_links),
-        cmocka_unit_test(net_shared_link),
-        cmocka_unit_test(net_hops),
-        cmocka_unit_test(torus_routes),
-        cmocka_unit_test(net_shared_cores),
-        cmocka_unit_test(credits_half_window),
-        cmocka_unit_test(net_credits_back),
+        cmocka_unit_test(design_examples),     cmocka_unit_test(per_member_by_hand),
+        cmocka_unit_test(chain_closed_forms),  cmocka_unit_test(flat_closed_forms),
+        cmocka_unit_test(fpfs_never_loses),    cmocka_unit_test(run_on_given_tree),
+        cmocka_unit_test(bad_trees_and_args),  cmocka_unit_test(seconds_form),
+        cmocka_unit_test(loggp_chain_by_hand), cmocka_unit_test(loggp_link_and_burst),
+        cmocka_unit_test(loggp_link_order),    cmocka_unit_test(loggp_local_copies),
+        cmocka_unit_test(loggp_credit_window), cmocka_unit_test(loggp_shared_cores),
+        cmocka_unit_test(loggp_fcfs_buffers),  cmocka_unit_test(net_own_links),
+        cmocka_unit_test(net_shared_link),     cmocka_unit_test(net_hops),
+        cmocka_unit_test(torus_routes),        cmocka_unit_test(net_shared_cores),
+        cmocka_unit_test(credits_half_window), cmocka_unit_test(net_credits_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

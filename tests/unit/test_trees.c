@@ -237,6 +237,81 @@ static int crossings(const struct tree *t, const int *group_of)
     return count;
 }
 
+/* The node-aware tree on random placements (1 to 12 hosts, uneven, members interleaved at
+ * random), every root, k = 0 (binomial among hosts), 1 (a chain of hosts), 2 and 3: a spanning
+ * tree in which each host other than the root's gets exactly one copy from outside, that copy
+ * goes to the host's member nearest the root in list order (its leader; the root leads its own
+ * host), every other member's parent is on its own host, a leader sends to other hosts before
+ * its own, and within a host no member has more than ceil(log2(its host's members)) children
+ * on it; between hosts at most k children (k > 0). Without a topology: the k-binomial tree. */
+static void node_one_copy_per_host(void **state)
+{
+    (void)state;
+    static struct tree t, ref;
+    unsigned seed = 12345;
+    for (int trial = 0; trial < 60; trial++) {
+        seed = seed * 1103515245u + 12345u;
+        int n = 1 + (int)((seed >> 8) % 70), nh = 1 + (int)((seed >> 20) % 12), host_of[NMAX];
+        for (int p = 0; p < n; p++) {
+            seed = seed * 1103515245u + 12345u;
+            host_of[p] = (int)((seed >> 10) % (unsigned)nh) * 3 + 5; /* (any host numbers) */
+        }
+        struct fake_topo f = {host_of, NULL};
+        struct fm_tree_topo hosts = {.arg = &f, .host = fake_host};
+        int distinct = 0;
+        for (int p = 0; p < n; p++) {
+            int seen = 0;
+            for (int q = 0; q < p; q++)
+                seen |= host_of[q] == host_of[p];
+            distinct += !seen;
+        }
+        static const int ks[] = {0, 1, 2, 3};
+        for (int ki = 0; ki < 4; ki++)
+            for (int root = 0; root < n; root += 1 + n / 7) {
+                struct fm_tree_desc d = desc("node", ks[ki], n, root);
+                d.topo = &hosts;
+                collect(&d, &t);
+                sizes_from_root(&t);
+                assert_int_equal(crossings(&t, host_of), distinct - 1);
+                for (int p = 0; p < n; p++) {
+                    /* the leader: first in list order from the root among its host's */
+                    int lead = -1;
+                    for (int r = 0; r < n && lead < 0; r++)
+                        if (host_of[(root + r) % n] == host_of[p])
+                            lead = (root + r) % n;
+                    if (p != root)
+                        assert_int_equal(host_of[t.parent[p]] != host_of[p], p == lead);
+                    int local = 0, remote = 0, size = 0;
+                    for (int q = 0; q < n; q++)
+                        size += host_of[q] == host_of[p];
+                    for (int i = 0; i < t.deg[p]; i++) {
+                        int other = host_of[t.kids[p][i]] != host_of[p];
+                        assert_false(other && local); /* other hosts first */
+                        remote += other;
+                        local += !other;
+                    }
+                    int bound = 0;
+                    while ((1 << bound) < size)
+                        bound++;
+                    assert_true(local <= (bound > 1 ? bound : 1));
+                    assert_true(ks[ki] == 0 || remote <= ks[ki]);
+                }
+                d.topo = NULL; /* no hosts: the k-binomial tree (binomial for k = 0) */
+                collect(&d, &t);
+                int k = ks[ki], log2n = 0;
+                while ((1 << log2n) < n)
+                    log2n++;
+                k = k ? k : log2n;
+                struct fm_tree_desc r = desc("kbinomial", k > 0 ? k : 1, n, root);
+                collect(&r, &ref);
+                for (int p = 0; p < n; p++) {
+                    assert_int_equal(t.deg[p], ref.deg[p]);
+                    assert_memory_equal(t.kids[p], ref.kids[p], (size_t)t.deg[p] * sizeof(int));
+                }
+            }
+    }
+}
+
 /* 24 members on 6 hosts (4 each, interleaved in the list: member p on host p % 6), hosts in 3
  * racks of 2: from every root, with or without racks, each host gets exactly one copy from
  * outside it, and with racks each rack one from outside it; a flat tree sends 20 across hosts. */
@@ -858,7 +933,7 @@ static void parser(void **state)
     parse_bad("", "unknown tree ''");
     parse_bad("star",
               "unknown tree 'star' (known: flat, chain, binomial, kbinomial, postal, prefix, ipmc, "
-              "sepaddr, utorus, storus, mdtorus, mutorus)");
+              "sepaddr, utorus, storus, mdtorus, mutorus, node)");
     parse_bad("Binomial", "unknown");
     parse_bad("binomia", "unknown");
     parse_bad("binomial:3", "takes no parameter");
@@ -903,6 +978,7 @@ int main(void)
         cmocka_unit_test(children_cap),
         cmocka_unit_test(bad_descriptors),
         cmocka_unit_test(parser),
+        cmocka_unit_test(node_one_copy_per_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -551,7 +551,7 @@ racks_layouts() {
     ! bash "$cluster" topo 4 --racks 0 2>/dev/null || fail "0 racks were accepted"
 }
 
-every_tree=flat,chain,binomial,kbinomial,kbinomial:2,postal,postal:3,prefix,prefix:2,auto
+every_tree=flat,chain,binomial,kbinomial,kbinomial:2,postal,postal:3,prefix,prefix:2,node,node:1,node:2,auto
 export FM_PROVIDER=tcp FM_IFACE=fm0 FM_TIMEOUT=60
 if [ "${1:-}" = --inside ]; then
     [ $# -eq 6 ] || fail "usage: run.sh --inside MODE FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO"
