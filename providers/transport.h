@@ -86,6 +86,9 @@ typedef struct fm_tp_info {
     /* Where tagged messages pay off: pieces below this size are faster as packets, whatever
      * FM_ZCOPY's default says (an FM_ZCOPY set by the user still rules). 0: no opinion. */
     size_t zcopy_from;
+    /* The same for the peers on this host, where they travel another way than the others
+     * (hybrid: sm's); 0: as zcopy_from. */
+    size_t zcopy_from_local;
 } fm_tp_info;
 
 struct fm_tp_ops {

@@ -108,6 +108,7 @@ void fm_hy_describe(fm_hy_tp *t)
     in->local_only = 0;
     in->multi_recv = s->multi_recv && w->multi_recv;
     in->zcopy_from = w->zcopy_from;
+    in->zcopy_from_local = s->zcopy_from;
 }
 
 static void hy_destroy(fm_hy_tp *t)

@@ -156,6 +156,7 @@ struct fm_context {
     uint64_t job_key;
     size_t packet_size; /* payload bytes per packet */
     size_t zcopy_min;   /* pieces this large go zero-copy (FM_ZCOPY; SIZE_MAX: never) */
+    size_t zcopy_local; /* the same to peers on this host (>= zcopy_min; the hybrid's sm) */
     /* Messages of at most small_max bytes travel in packets of small_payload bytes, which the
      * provider injects (shm: 4 KiB): a few injects beat one larger send's slower protocol. */
     size_t small_max, small_payload;

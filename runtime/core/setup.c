@@ -281,12 +281,19 @@ static void small_packets(fm_context *ctx)
     }
 }
 
-/* FM_ZCOPY left at its default: not below where the provider's tagged path pays off. */
+/* FM_ZCOPY left at its default: not below where the provider's tagged path pays off (for the
+ * peers on this host, where they go another way: zcopy_local). */
 static void zcopy_default(fm_context *ctx)
 {
-    size_t from = ctx->tp->info.zcopy_from;
-    if (!from || ctx->zcopy_min >= from || config_from_env(&ctx->cfg, "FM_ZCOPY"))
+    size_t from = ctx->tp->info.zcopy_from, local = ctx->tp->info.zcopy_from_local;
+    ctx->zcopy_local = ctx->zcopy_min;
+    if (config_from_env(&ctx->cfg, "FM_ZCOPY"))
         return;
+    if (local > ctx->zcopy_local)
+        ctx->zcopy_local = local;
+    if (!from || ctx->zcopy_min >= from)
+        return;
+    ctx->zcopy_local = ctx->zcopy_local > from ? ctx->zcopy_local : from;
     ctx->zcopy_min = from;
     if (from == SIZE_MAX)
         fm_log(1,

@@ -38,6 +38,7 @@
 #include "pool.h"
 #include "progress.h"
 #include "recv.h"
+#include "topo.h"
 #include "zcopy.h"
 
 /* Per piece: larger pieces go as several (fm_pkt.len is 32 bits). */
@@ -93,8 +94,12 @@ static int seqs_suffice(const fm_stream *s, size_t len)
 int fm_zcopy_wanted(const fm_stream *s, size_t len)
 {
     const fm_context *ctx = s->ctx;
+    size_t min =
+        ctx->zcopy_local > ctx->zcopy_min && fm_topo_same_host(ctx->topo, ctx->rank, s->peer) == 1
+            ? ctx->zcopy_local
+            : ctx->zcopy_min;
     /* Internal messages (the barrier's) are read whole at their first packet: never here. */
-    return len >= ctx->zcopy_min && ctx->tp->info.tagged && !ctx->in_handler && !s->reserved &&
+    return len >= min && ctx->tp->info.tagged && !ctx->in_handler && !s->reserved &&
            !ctx->zc.send.waiting && !ctx->zc.send.busy && s->handler < FM_MAX_HANDLERS &&
            !s->multi && seqs_suffice(s, len);
 }

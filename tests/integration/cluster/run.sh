@@ -463,6 +463,25 @@ inside_hybrid() {
     done
     # Under both MPIs' launchers (PMIx, PMI-1), 2 ranks a host in blocks.
     hybrid_mpi_launchers
+    # Large pieces to rank 0: zero-copy (tcp's tagged messages) from the other hosts, packets
+    # through sm from rank 4 on rank 0's host (FM_ZCOPY unset; sm's packets beat its single
+    # copy); with FM_SM=0 rank 4's go zero-copy too (the check can fail).
+    local zc
+    job_ranks=8
+    for sm in 1 0; do
+        FM_SM=$sm FM_STATS=1 job 120 "$STREAM_CHECK" --to zero --sizes 100000,1M+7
+        expect_count 8 "PASS" "$out"
+        for ((k = 1; k < 8; k++)); do
+            zc=$(grep -oE "^fastmsg\[$k\] stats: .*zero-copy [0-9]+ out" <<<"$out" | grep -oE "[0-9]+ out$" || true)
+            zc=${zc% out}
+            [ -n "$zc" ] || fail "FM_SM=$sm: no stats from rank $k"
+            if [ "$k" -eq 4 ] && [ "$sm" -eq 1 ]; then
+                [ "$zc" -eq 0 ] || fail "rank 4 sent $zc zero-copy pieces to rank 0 on its host"
+            else
+                [ "$zc" -gt 0 ] || fail "FM_SM=$sm: rank $k sent no zero-copy piece to rank 0"
+            fi
+        done
+    done
     # The reference: with FM_SM=0 tcp carries every packet, and the sampler sees the ranks of
     # a host connected to each other.
     job_ranks=8
