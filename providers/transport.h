@@ -80,6 +80,9 @@ typedef struct fm_tp_info {
                       * both ends can break: wire every pair up in one direction (wireup.c) */
     int local_only;  /* packets move through memory within one host (shared memory): no
                       * network stack, no network latency; every rank shares this host */
+    int local_peers; /* some peers are reached through memory (sm, and the hybrid when this
+                      * host runs other ranks): a reply may be microseconds away, so an idle
+                      * wait polls and yields a while before it sleeps on the wait fd */
     int dgram_mcast; /* datagram multicast: tp->dgram is open (below) */
     int multi_recv;  /* post_recv_multi works: asked for (fm_tp_config.multi_recv_min) and
                       * offered by the provider on this endpoint */

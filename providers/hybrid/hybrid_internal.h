@@ -28,8 +28,11 @@ typedef struct fm_hy_tp {
         int path;
     } * back;
     size_t nback, back_cap;
-    int epfd;  /* both paths' wait fds, or -1 */
-    int first; /* the path poll reads first, alternating: neither starves the other */
+    int epfd; /* both paths' wait fds, or -1 */
+    /* When the network path last had a packet in or out, and was last read (ns, monotonic);
+     * sm's polls with something since the clock was last read (hybrid_paths.c, poll). */
+    uint64_t net_active, net_polled;
+    unsigned busy_polls;
 } fm_hy_tp;
 
 /* A registration: each path's own. */
@@ -48,6 +51,8 @@ int fm_hy_connect(fm_tp *tp, const void *addrs, size_t addrlen, int n);
 void fm_hy_close(fm_tp *tp);
 /* hybrid_paths.c: every call that moves a packet, routed to the path of its peer. */
 extern const struct fm_tp_ops fm_hy_ops;
+/* The network path has work: poll reads it every time for a while (hybrid_paths.c). */
+void fm_hy_net_busy(fm_hy_tp *t);
 /* What the runtime sees: the two paths' capabilities combined (again after connect, which
  * tells sm's tagged path). */
 void fm_hy_describe(fm_hy_tp *t);

@@ -6,6 +6,7 @@
 #include "hybrid_internal.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 #include "fastmsg.h"
 
@@ -34,6 +35,8 @@ static int hy_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *m
         return FM_ERR_INVALID;
     int r;
     fm_tp *p = route(t, dest, &r);
+    if (t->via[dest] == FM_HY_NET)
+        fm_hy_net_busy(t);
     return p->ops->send(p, r, buf, len, part(mr, t->via[dest]), ctx);
 }
 
@@ -45,6 +48,8 @@ static int hy_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr 
         return FM_ERR_INVALID;
     int r, v = t->via[dest];
     fm_tp *p = route(t, dest, &r);
+    if (v == FM_HY_NET)
+        fm_hy_net_busy(t);
     return p->ops->sendv(p, r, hdr, hlen, part(hmr, v), payload, plen, part(pmr, v), ctx);
 }
 
@@ -56,6 +61,8 @@ static int hy_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *
         return FM_ERR_INVALID;
     int r;
     fm_tp *p = route(t, dest, &r);
+    if (t->via[dest] == FM_HY_NET)
+        fm_hy_net_busy(t);
     return p->ops->tsend(p, r, buf, len, part(mr, t->via[dest]), tag, ctx);
 }
 
@@ -67,6 +74,8 @@ static int hy_trecv(fm_tp *tp, int src, void *buf, size_t len, fm_tp_mr *mr, uin
         return FM_ERR_INVALID;
     int r;
     fm_tp *p = route(t, src, &r);
+    if (t->via[src] == FM_HY_NET)
+        fm_hy_net_busy(t);
     return p->ops->trecv(p, r, buf, len, part(mr, t->via[src]), tag, ctx);
 }
 
@@ -160,19 +169,46 @@ static int poll_path(fm_hy_tp *t, int p, fm_tp_event *ev, int max)
     return n;
 }
 
+/* Reads sm every time, and the network every time too while it has been busy in the last
+ * FM_HY_QUIET_NS (a packet in or out: a reply may be coming), else once in FM_HY_QUIET_EVERY_NS:
+ * an idle tcp endpoint costs a poll a system call or two (rxm's progress, about 1 us), several
+ * times a ping-pong between two ranks of a host over sm alone. The clock is read only on polls
+ * sm found empty, and on one in FM_HY_BUSY_POLLS of the others (sm never starves the
+ * network). trywait asks both before any sleep, and a sleep wakes for either. */
+#define FM_HY_QUIET_NS       100000
+#define FM_HY_QUIET_EVERY_NS 16000
+#define FM_HY_BUSY_POLLS     64
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void fm_hy_net_busy(fm_hy_tp *t)
+{
+    t->net_active = now_ns();
+}
+
 static int hy_poll(fm_tp *tp, fm_tp_event *ev, int max)
 {
     fm_hy_tp *t = fm_hy_of(tp);
     if (max <= 0)
         return 0;
-    int a = t->first, b = 1 - a;
-    t->first = b;
-    int n = poll_path(t, a, ev, max);
-    if (n < 0)
+    int n = poll_path(t, FM_HY_SM, ev, max), m = 0;
+    if (n < 0 || n == max || (n > 0 && ++t->busy_polls < FM_HY_BUSY_POLLS))
         return n;
-    int m = n < max ? poll_path(t, b, ev + n, max - n) : 0;
+    t->busy_polls = 0;
+    uint64_t now = now_ns();
+    if (now - t->net_active >= FM_HY_QUIET_NS && now - t->net_polled < FM_HY_QUIET_EVERY_NS)
+        return n;
+    t->net_polled = now;
+    m = poll_path(t, FM_HY_NET, ev + n, max - n);
     if (m < 0)
         return m;
+    if (m > 0)
+        t->net_active = now;
     t->base.refused = t->path[FM_HY_SM]->refused + t->path[FM_HY_NET]->refused;
     return n + m;
 }
@@ -188,7 +224,12 @@ static int hy_trywait(fm_tp *tp)
 {
     fm_hy_tp *t = fm_hy_of(tp);
     int rc = t->path[FM_HY_NET]->ops->trywait(t->path[FM_HY_NET]);
-    return rc == FM_OK ? t->path[FM_HY_SM]->ops->trywait(t->path[FM_HY_SM]) : rc;
+    if (rc != FM_OK) { /* the network has work: read it at once */
+        fm_hy_net_busy(t);
+        return rc;
+    }
+    t->net_polled = 0; /* (whichever fd ends the sleep, the next poll reads both) */
+    return t->path[FM_HY_SM]->ops->trywait(t->path[FM_HY_SM]);
 }
 
 static int hy_mem_reg(fm_tp *tp, void *buf, size_t len, fm_tp_mr **mr)

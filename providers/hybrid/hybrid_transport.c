@@ -106,6 +106,7 @@ void fm_hy_describe(fm_hy_tp *t)
     in->wait_fd = t->epfd >= 0;
     in->connected = w->connected;
     in->local_only = 0;
+    in->local_peers = t->nlocal > 1;
     in->multi_recv = s->multi_recv && w->multi_recv;
     in->zcopy_from = w->zcopy_from;
     in->zcopy_from_local = s->zcopy_from;

@@ -48,6 +48,7 @@ static void fm_ofi_describe(fm_ofi_tp *t, const fm_tp_config *cfg)
                     strstr(fi->fabric_attr->prov_name, "tcp") != NULL;
     in->local_only = !strcmp(fi->fabric_attr->prov_name, "shm") ||
                      ((fi->caps & FI_LOCAL_COMM) && !(fi->caps & FI_REMOTE_COMM));
+    in->local_peers = in->local_only;
     in->dgram_mcast = 0;
     in->multi_recv = cfg->multi_recv_min && (fi->caps & FI_MULTI_RECV) &&
                      fm_ofi_multi_recv_fits(fi->fabric_attr->prov_name, cfg->multi_recv_min);

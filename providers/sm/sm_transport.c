@@ -135,6 +135,7 @@ static void describe(fm_sm_tp *t, const fm_tp_config *cfg)
     in->sendv = 1;
     in->wait_fd = 1;
     in->local_only = 1;
+    in->local_peers = 1;
     /* Regions cost nothing here: a packet is copied out of a ring wherever it is told. */
     in->multi_recv = cfg->multi_recv_min > 0;
     /* Measured on 2 cores (bench/README.md, sm): the chunk pipeline beats the rendezvous and

@@ -175,10 +175,11 @@ static void idle_step(fm_context *ctx, unsigned *idle, double deadline)
     struct pollfd pfd[3] = {{.fd = ctx->thr.wake_fd, .events = POLLIN},
                             {.fd = fd, .events = POLLIN},
                             {.fd = ctx->extra_fd, .events = POLLIN}};
-    /* On one host (sm) a message is a few microseconds away while its sender has a core, and
-     * waking from a sleep costs more than that: yield first, sleep on the fd after. */
+    /* From a peer on this host (sm) a message is a few microseconds away while its sender has
+     * a core, and waking from a sleep costs more than that: yield first, sleep on the fd
+     * after. */
     unsigned sleep_after =
-        ctx->tp->info.local_only ? FM_PROGRESS_SPINS + FM_PROGRESS_YIELDS : FM_PROGRESS_FD_SPINS;
+        ctx->tp->info.local_peers ? FM_PROGRESS_SPINS + FM_PROGRESS_YIELDS : FM_PROGRESS_FD_SPINS;
     if (fd >= 0 && i >= sleep_after) {
         if (ctx->tp->ops->trywait(ctx->tp) == FM_OK) {
             double left_ms = (deadline - now_s()) * 1e3;
