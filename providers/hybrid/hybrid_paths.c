@@ -10,17 +10,18 @@
 
 #include "fastmsg.h"
 
-static int bad_rank(const fm_hy_tp *t, int r)
+/* The path that reaches rank r (NULL for a rank outside the job, or before connect), its
+ * index in *v and r's number on it in *pr. Traffic on the network path marks it busy: a reply
+ * may come (poll reads it every time for a while). */
+static fm_tp *route(fm_hy_tp *t, int r, int *v, int *pr)
 {
-    return r < 0 || r >= t->n || !t->sm_rank;
-}
-
-/* The path that reaches rank r and r's number on it. */
-static fm_tp *route(fm_hy_tp *t, int r, int *pr)
-{
-    int p = t->via[r];
-    *pr = p == FM_HY_SM ? t->sm_rank[r] : r;
-    return t->path[p];
+    if (r < 0 || r >= t->n || !t->sm_rank)
+        return NULL;
+    *v = t->via[r];
+    *pr = *v == FM_HY_SM ? t->sm_rank[r] : r;
+    if (*v == FM_HY_NET)
+        fm_hy_net_busy(t);
+    return t->path[*v];
 }
 
 static fm_tp_mr *part(fm_tp_mr *mr, int p)
@@ -30,53 +31,34 @@ static fm_tp_mr *part(fm_tp_mr *mr, int p)
 
 static int hy_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx)
 {
-    fm_hy_tp *t = fm_hy_of(tp);
-    if (bad_rank(t, dest))
-        return FM_ERR_INVALID;
-    int r;
-    fm_tp *p = route(t, dest, &r);
-    if (t->via[dest] == FM_HY_NET)
-        fm_hy_net_busy(t);
-    return p->ops->send(p, r, buf, len, part(mr, t->via[dest]), ctx);
+    int r, v;
+    fm_tp *p = route(fm_hy_of(tp), dest, &v, &r);
+    return p ? p->ops->send(p, r, buf, len, part(mr, v), ctx) : FM_ERR_INVALID;
 }
 
 static int hy_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
                     const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx)
 {
-    fm_hy_tp *t = fm_hy_of(tp);
-    if (bad_rank(t, dest))
-        return FM_ERR_INVALID;
-    int r, v = t->via[dest];
-    fm_tp *p = route(t, dest, &r);
-    if (v == FM_HY_NET)
-        fm_hy_net_busy(t);
-    return p->ops->sendv(p, r, hdr, hlen, part(hmr, v), payload, plen, part(pmr, v), ctx);
+    int r, v;
+    fm_tp *p = route(fm_hy_of(tp), dest, &v, &r);
+    return p ? p->ops->sendv(p, r, hdr, hlen, part(hmr, v), payload, plen, part(pmr, v), ctx)
+             : FM_ERR_INVALID;
 }
 
 static int hy_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
                     void *ctx)
 {
-    fm_hy_tp *t = fm_hy_of(tp);
-    if (bad_rank(t, dest))
-        return FM_ERR_INVALID;
-    int r;
-    fm_tp *p = route(t, dest, &r);
-    if (t->via[dest] == FM_HY_NET)
-        fm_hy_net_busy(t);
-    return p->ops->tsend(p, r, buf, len, part(mr, t->via[dest]), tag, ctx);
+    int r, v;
+    fm_tp *p = route(fm_hy_of(tp), dest, &v, &r);
+    return p ? p->ops->tsend(p, r, buf, len, part(mr, v), tag, ctx) : FM_ERR_INVALID;
 }
 
 static int hy_trecv(fm_tp *tp, int src, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
                     void *ctx)
 {
-    fm_hy_tp *t = fm_hy_of(tp);
-    if (bad_rank(t, src))
-        return FM_ERR_INVALID;
-    int r;
-    fm_tp *p = route(t, src, &r);
-    if (t->via[src] == FM_HY_NET)
-        fm_hy_net_busy(t);
-    return p->ops->trecv(p, r, buf, len, part(mr, t->via[src]), tag, ctx);
+    int r, v;
+    fm_tp *p = route(fm_hy_of(tp), src, &v, &r);
+    return p ? p->ops->trecv(p, r, buf, len, part(mr, v), tag, ctx) : FM_ERR_INVALID;
 }
 
 /* A receive path p gave back (ctx): remembered until the runtime posts it again. Without
