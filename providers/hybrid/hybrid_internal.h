@@ -45,12 +45,22 @@ static inline fm_hy_tp *fm_hy_of(fm_tp *tp)
     return (fm_hy_tp *)tp;
 }
 
-/* hybrid_transport.c: addr, connect and close. */
-int fm_hy_addr(fm_tp *tp, void *buf, size_t *len);
-int fm_hy_connect(fm_tp *tp, const void *addrs, size_t addrlen, int n);
-void fm_hy_close(fm_tp *tp);
-/* hybrid_paths.c: every call that moves a packet, routed to the path of its peer. */
-extern const struct fm_tp_ops fm_hy_ops;
+/* hybrid_paths.c: every call that moves a packet, routed to the path of its peer (the ops
+ * table, in hybrid_transport.c, lists them). */
+int fm_hy_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+int fm_hy_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
+                const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx);
+int fm_hy_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
+                void *ctx);
+int fm_hy_trecv(fm_tp *tp, int src, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx);
+int fm_hy_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+int fm_hy_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
+int fm_hy_needs_region(fm_tp *tp);
+int fm_hy_poll(fm_tp *tp, fm_tp_event *ev, int max);
+int fm_hy_wait_fd(fm_tp *tp);
+int fm_hy_trywait(fm_tp *tp);
+int fm_hy_mem_reg(fm_tp *tp, void *buf, size_t len, fm_tp_mr **mr);
+void fm_hy_mem_dereg(fm_tp *tp, fm_tp_mr *mr);
 /* The network path has work: poll reads it every time for a while (hybrid_paths.c). */
 void fm_hy_net_busy(fm_hy_tp *t);
 /* What the runtime sees: the two paths' capabilities combined (again after connect, which

@@ -29,15 +29,15 @@ static fm_tp_mr *part(fm_tp_mr *mr, int p)
     return mr ? ((fm_hy_mr *)mr)->part[p] : NULL;
 }
 
-static int hy_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+int fm_hy_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx)
 {
     int r, v;
     fm_tp *p = route(fm_hy_of(tp), dest, &v, &r);
     return p ? p->ops->send(p, r, buf, len, part(mr, v), ctx) : FM_ERR_INVALID;
 }
 
-static int hy_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
-                    const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx)
+int fm_hy_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
+                const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx)
 {
     int r, v;
     fm_tp *p = route(fm_hy_of(tp), dest, &v, &r);
@@ -45,16 +45,15 @@ static int hy_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr 
              : FM_ERR_INVALID;
 }
 
-static int hy_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
-                    void *ctx)
+int fm_hy_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
+                void *ctx)
 {
     int r, v;
     fm_tp *p = route(fm_hy_of(tp), dest, &v, &r);
     return p ? p->ops->tsend(p, r, buf, len, part(mr, v), tag, ctx) : FM_ERR_INVALID;
 }
 
-static int hy_trecv(fm_tp *tp, int src, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
-                    void *ctx)
+int fm_hy_trecv(fm_tp *tp, int src, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx)
 {
     int r, v;
     fm_tp *p = route(fm_hy_of(tp), src, &v, &r);
@@ -107,7 +106,7 @@ static int share(fm_hy_tp *t, const size_t *held, const void *ctx, int regions)
     return held[FM_HY_SM] * (size_t)t->n < total * (size_t)t->nlocal ? FM_HY_SM : FM_HY_NET;
 }
 
-static int hy_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+int fm_hy_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
 {
     fm_hy_tp *t = fm_hy_of(tp);
     int p = share(t, t->posted, ctx, 0);
@@ -117,7 +116,7 @@ static int hy_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ct
     return rc;
 }
 
-static int hy_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+int fm_hy_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
 {
     fm_hy_tp *t = fm_hy_of(tp);
     if (!t->base.info.multi_recv)
@@ -129,7 +128,7 @@ static int hy_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, vo
     return rc;
 }
 
-static int hy_needs_region(fm_tp *tp)
+int fm_hy_needs_region(fm_tp *tp)
 {
     fm_hy_tp *t = fm_hy_of(tp);
     return t->base.info.multi_recv && (!t->regions[FM_HY_SM] || !t->regions[FM_HY_NET]);
@@ -173,7 +172,7 @@ void fm_hy_net_busy(fm_hy_tp *t)
     t->net_active = now_ns();
 }
 
-static int hy_poll(fm_tp *tp, fm_tp_event *ev, int max)
+int fm_hy_poll(fm_tp *tp, fm_tp_event *ev, int max)
 {
     fm_hy_tp *t = fm_hy_of(tp);
     if (max <= 0)
@@ -195,14 +194,14 @@ static int hy_poll(fm_tp *tp, fm_tp_event *ev, int max)
     return n + m;
 }
 
-static int hy_wait_fd(fm_tp *tp)
+int fm_hy_wait_fd(fm_tp *tp)
 {
     return fm_hy_of(tp)->epfd;
 }
 
 /* Safe to sleep only when both are: the network's is asked first, since sm's raises its
  * sleeping flag (lowered again by its next poll when the other path has work). */
-static int hy_trywait(fm_tp *tp)
+int fm_hy_trywait(fm_tp *tp)
 {
     fm_hy_tp *t = fm_hy_of(tp);
     int rc = t->path[FM_HY_NET]->ops->trywait(t->path[FM_HY_NET]);
@@ -214,7 +213,7 @@ static int hy_trywait(fm_tp *tp)
     return t->path[FM_HY_SM]->ops->trywait(t->path[FM_HY_SM]);
 }
 
-static int hy_mem_reg(fm_tp *tp, void *buf, size_t len, fm_tp_mr **mr)
+int fm_hy_mem_reg(fm_tp *tp, void *buf, size_t len, fm_tp_mr **mr)
 {
     fm_hy_tp *t = fm_hy_of(tp);
     fm_tp_mr *m[FM_HY_PATHS] = {NULL, NULL};
@@ -238,7 +237,7 @@ static int hy_mem_reg(fm_tp *tp, void *buf, size_t len, fm_tp_mr **mr)
     return FM_OK;
 }
 
-static void hy_mem_dereg(fm_tp *tp, fm_tp_mr *mr)
+void fm_hy_mem_dereg(fm_tp *tp, fm_tp_mr *mr)
 {
     fm_hy_tp *t = fm_hy_of(tp);
     if (!mr)
@@ -249,22 +248,3 @@ static void hy_mem_dereg(fm_tp *tp, fm_tp_mr *mr)
             t->path[p]->ops->mem_dereg(t->path[p], h->part[p]);
     free(h);
 }
-
-const struct fm_tp_ops fm_hy_ops = {
-    .name = "hybrid",
-    .addr = fm_hy_addr,
-    .connect = fm_hy_connect,
-    .mem_reg = hy_mem_reg,
-    .mem_dereg = hy_mem_dereg,
-    .send = hy_send,
-    .sendv = hy_sendv,
-    .post_recv = hy_post_recv,
-    .post_recv_multi = hy_post_recv_multi,
-    .tsend = hy_tsend,
-    .trecv = hy_trecv,
-    .poll = hy_poll,
-    .wait_fd = hy_wait_fd,
-    .trywait = hy_trywait,
-    .needs_region = hy_needs_region,
-    .close = fm_hy_close,
-};

@@ -15,6 +15,10 @@
 
 #define FM_HY_PREFIX "sm+"
 
+/* The network path: libfabric's RDM endpoints serve every network name (tcp, "verbs;ofi_rxm",
+ * ...). Named here, not looked up in the provider table, which lists this provider too. */
+static const fm_tp_provider *const net_provider = &fm_ofi_provider;
+
 /* The network provider's name in "sm+NET", or NULL. */
 static const char *net_name(const char *provider)
 {
@@ -40,13 +44,13 @@ static fm_tp_config net_config(const fm_tp_config *cfg)
 static int hy_check(const fm_tp_config *cfg, char *err, size_t errlen)
 {
     fm_tp_config c = net_config(cfg);
-    return fm_tp_check_config(&c, err, errlen);
+    return net_provider->check ? net_provider->check(&c, err, errlen) : FM_OK;
 }
 
 static int hy_fits(const fm_tp_config *cfg, int ranks, char *err, size_t errlen)
 {
     fm_tp_config c = net_config(cfg);
-    return fm_tp_fits(&c, ranks, err, errlen);
+    return net_provider->fits ? net_provider->fits(&c, ranks, err, errlen) : FM_OK;
 }
 
 static void hy_list(char *buf, size_t len)
@@ -125,11 +129,33 @@ static void hy_destroy(fm_hy_tp *t)
     free(t);
 }
 
-void fm_hy_close(fm_tp *tp)
+static void hy_close(fm_tp *tp)
 {
     if (tp)
         hy_destroy(fm_hy_of(tp));
 }
+
+static int hy_addr(fm_tp *tp, void *buf, size_t *len);
+static int hy_connect(fm_tp *tp, const void *addrs, size_t addrlen, int n);
+
+static const struct fm_tp_ops fm_hy_ops = {
+    .name = "hybrid",
+    .addr = hy_addr,
+    .connect = hy_connect,
+    .mem_reg = fm_hy_mem_reg,
+    .mem_dereg = fm_hy_mem_dereg,
+    .send = fm_hy_send,
+    .sendv = fm_hy_sendv,
+    .post_recv = fm_hy_post_recv,
+    .post_recv_multi = fm_hy_post_recv_multi,
+    .tsend = fm_hy_tsend,
+    .trecv = fm_hy_trecv,
+    .poll = fm_hy_poll,
+    .wait_fd = fm_hy_wait_fd,
+    .trywait = fm_hy_trywait,
+    .needs_region = fm_hy_needs_region,
+    .close = hy_close,
+};
 
 static int hy_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
 {
@@ -151,10 +177,10 @@ static int hy_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen
     c.provider = "sm";
     c.all_local = 1;
     c.host_ranks = t->nlocal;
-    if ((rc = fm_tp_open(&c, &t->path[FM_HY_SM], err, errlen)))
+    if ((rc = fm_sm_provider.open(&c, &t->path[FM_HY_SM], err, errlen)))
         goto error;
     c = net_config(cfg);
-    if ((rc = fm_tp_open(&c, &t->path[FM_HY_NET], err, errlen)))
+    if ((rc = net_provider->open(&c, &t->path[FM_HY_NET], err, errlen)))
         goto error;
     if ((rc = wait_set(t, err, errlen)))
         goto error;
@@ -168,7 +194,7 @@ error:
 }
 
 /* An address: sm's length (one byte), sm's address, the network's. */
-int fm_hy_addr(fm_tp *tp, void *buf, size_t *len)
+static int hy_addr(fm_tp *tp, void *buf, size_t *len)
 {
     fm_hy_tp *t = fm_hy_of(tp);
     unsigned char *b = buf;
@@ -187,7 +213,7 @@ int fm_hy_addr(fm_tp *tp, void *buf, size_t *len)
     return FM_OK;
 }
 
-int fm_hy_connect(fm_tp *tp, const void *addrs, size_t addrlen, int n)
+static int hy_connect(fm_tp *tp, const void *addrs, size_t addrlen, int n)
 {
     fm_hy_tp *t = fm_hy_of(tp);
     unsigned char *sm = NULL, *net = NULL;
