@@ -129,10 +129,12 @@ static int node_children(const struct fm_tree_desc *d, int r, int *out, int cap,
             out[c] = h.member[h.start[out[c]]];
     }
     int room = cap > count ? cap - count : 0;
-    int local = fm_tree_kbin_children(size, local_k(size), i, room ? out + count : NULL, room);
+    int *rest = room ? out + count : NULL; /* (out may be NULL: a count only) */
+    int local = fm_tree_kbin_children(size, local_k(size), i, rest, room);
     if (local < 0)
         return local;
-    to_members(&h, g, out + count, local < room ? local : room);
+    if (rest)
+        to_members(&h, g, rest, local < room ? local : room);
     return count + local;
 }
 

@@ -214,6 +214,11 @@ static void release(int r)
 static void arrived(sx_round *x, int root, const unsigned char *buf, size_t len)
 {
     int n = nranks * opt.per_root, c = -1;
+    if (!x->cases) { /* its round failed and was released: a late copy */
+        st_fail("round %d: a %zu-byte message from rank %d after its round ended (seed %u)", x->r,
+                len, root, opt.seed);
+        return;
+    }
     if (len > 0 && buf[0] < n && x->cases[buf[0]].root == root)
         c = buf[0];
     for (int i = 0; len == 0 && i < n && c < 0; i++) /* empty: any empty one of that root's */
