@@ -325,7 +325,10 @@ stat_sum() {
 # naming it.
 inside_ipmc() {
     local sizes=0,1,1416,1417,1M+7 drop sent got a b pa pb
-    export FM_MCAST_DGRAM=on FM_STATS=1
+    # tcp between every pair, as before the hybrid: over sm+tcp the forwarding repair with
+    # FM_MCAST_SYNC once left rank 0 waiting for its last completions in fm_finalize
+    # (providers/hybrid/README.md, known problems).
+    export FM_MCAST_DGRAM=on FM_STATS=1 FM_SM=0
     job_ranks=8
     job 120 "$mcast" --how group --trees ipmc --sizes "$sizes"
     expect_count 8 "PASS" "$out"
