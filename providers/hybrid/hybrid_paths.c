@@ -75,8 +75,8 @@ static void gave_back(fm_hy_tp *t, void *ctx, int p)
     t->back[t->nback++] = (struct fm_hy_back){.ctx = ctx, .path = p};
 }
 
-/* The path ctx came back from (and forgotten), or -1 for one never given back. Usually a
- * few are out at once, and the oldest goes back first. */
+/* The path ctx came back from (and forgotten), or -1 for one never given back. Usually only
+ * a few are out at once: a short scan. */
 static int came_from(fm_hy_tp *t, const void *ctx)
 {
     for (size_t i = 0; i < t->nback; i++)
@@ -177,7 +177,8 @@ int fm_hy_poll(fm_tp *tp, fm_tp_event *ev, int max)
     fm_hy_tp *t = fm_hy_of(tp);
     if (max <= 0)
         return 0;
-    int n = poll_path(t, FM_HY_SM, ev, max), m = 0;
+    /* (one slot kept for the network: sm filling every poll must not starve it) */
+    int n = poll_path(t, FM_HY_SM, ev, max > 1 ? max - 1 : max), m = 0;
     if (n < 0 || n == max || (n > 0 && ++t->busy_polls < FM_HY_BUSY_POLLS))
         return n;
     t->busy_polls = 0;

@@ -286,15 +286,13 @@ static void small_packets(fm_context *ctx)
 static void zcopy_default(fm_context *ctx)
 {
     size_t from = ctx->tp->info.zcopy_from, local = ctx->tp->info.zcopy_from_local;
-    ctx->zcopy_local = ctx->zcopy_min;
-    if (config_from_env(&ctx->cfg, "FM_ZCOPY"))
+    int set = config_from_env(&ctx->cfg, "FM_ZCOPY");
+    ctx->zcopy_local = !set && local > ctx->zcopy_min ? local : ctx->zcopy_min;
+    if (set || !from || ctx->zcopy_min >= from)
         return;
-    if (local > ctx->zcopy_local)
-        ctx->zcopy_local = local;
-    if (!from || ctx->zcopy_min >= from)
-        return;
-    ctx->zcopy_local = ctx->zcopy_local > from ? ctx->zcopy_local : from;
     ctx->zcopy_min = from;
+    if (ctx->zcopy_local < from)
+        ctx->zcopy_local = from;
     if (from == SIZE_MAX)
         fm_log(1,
                "FM_ZCOPY not set: over %s packets beat tagged messages at every size; set "
