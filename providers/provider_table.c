@@ -7,9 +7,13 @@
 #include <string.h>
 
 #include "fastmsg.h"
+#include "fm_build_config.h"
 
 /* In order: the first provider that serves a name gets it. */
 static const fm_tp_provider *const providers[] = {
+#if FM_HAVE_MPI
+    &fm_mpi_provider,
+#endif
     &fm_sm_provider,
     &fm_hybrid_provider,
     &fm_ofi_provider,

@@ -63,6 +63,9 @@ typedef struct fm_tp_config {
      * topology's), rank is this one. NULL where not known. */
     const int *host_of;
     int rank, nranks;
+    /* FM_MPI_COSTS: "send=S,recv=S", seconds of simulated compute per packet (mpi under
+     * SimGrid), or "" / NULL. */
+    const char *costs;
 } fm_tp_config;
 
 typedef struct fm_tp_info {
@@ -83,6 +86,8 @@ typedef struct fm_tp_info {
     int local_peers; /* some peers are reached through memory (sm, and the hybrid when this
                       * host runs other ranks): a reply may be microseconds away, so an idle
                       * wait polls and yields a while before it sleeps on the wait fd */
+    int simulated;   /* packets and time are simulated (mpi under SimGrid): a datagram beside
+                      * them would travel outside the simulation, so there is none */
     int dgram_mcast; /* datagram multicast: tp->dgram is open (below) */
     int multi_recv;  /* post_recv_multi works: asked for (fm_tp_config.multi_recv_min) and
                       * offered by the provider on this endpoint */
@@ -144,6 +149,12 @@ struct fm_tp_ops {
      * fd, FM_OK only means no work is known: back off (sched_yield, a short nanosleep) and
      * poll again. */
     int (*trywait)(fm_tp *tp);
+    /* Optional (NULL: idle waits sleep on wait_fd, or back off without one): wait inside the
+     * transport until poll has something or timeout_s has passed, for a transport whose
+     * waiting is no descriptor (mpi: under SimGrid, simulated time passes only while a
+     * process is blocked in the simulator, so there it waits for a completion, whatever
+     * timeout_s says). FM_OK or an FM_ERR_* code for a failure of the whole transport. */
+    int (*block)(fm_tp *tp, double timeout_s);
     /* Optional (NULL: the caller counts the regions it has posted, and posts one more when
      * none is left): 1 when some path of the transport has no region to land messages in
      * while others may (hybrid: sm's or the network's), 0 otherwise. */
@@ -246,5 +257,6 @@ typedef struct fm_tp_provider {
 extern const fm_tp_provider fm_sm_provider;     /* providers/sm: fastmsg's shared memory */
 extern const fm_tp_provider fm_hybrid_provider; /* providers/hybrid: sm + a network provider */
 extern const fm_tp_provider fm_ofi_provider;    /* providers/ofi: libfabric RDM endpoints */
+extern const fm_tp_provider fm_mpi_provider;    /* providers/mpi: MPI point-to-point (-Dmpi) */
 
 #endif

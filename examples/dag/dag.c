@@ -229,7 +229,7 @@ static int worker_send(sched *s, uint32_t t, int *dests)
 {
     int rc;
     while ((rc = start_send(s, t, dests)) == FM_EAGAIN && !stopping(s->pool))
-        nanosleep(&(struct timespec){0, 100 * 1000}, NULL);
+        nanosleep((&(struct timespec){0, 100 * 1000}), NULL);
     return rc;
 }
 

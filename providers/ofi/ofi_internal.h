@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* SimGrid's SMPI builds (bench/sim) make getopt a three-argument macro; libfabric has an op
+ * of that name with five. */
+#undef getopt
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>

@@ -33,6 +33,9 @@ struct fm_boot_ops {
     /* Read rank's value of key into val (capacity *len); *len becomes its length.
      * FM_ERR_TOO_LONG if it does not fit. */
     int (*get_bin)(fm_boot *b, int rank, const char *key, void *val, size_t *len);
+    /* Optional (NULL: not known better): the name of the host this rank runs on, where the
+     * back end knows it better than the host's own name (a simulated host). */
+    int (*host)(fm_boot *b, char *buf, size_t len);
     /* End the whole job. Must not return. */
     void (*abort)(fm_boot *b, int code, const char *msg);
     void (*fini)(fm_boot *b);

@@ -24,6 +24,9 @@ static int env_set(const char *name)
 
 const struct fm_boot_ops *fm_boot_detect(void)
 {
+#if FM_HAVE_MPI
+    return &fm_boot_mpi_ops; /* a program built with MPI is started as an MPI job */
+#endif
 #if FM_HAVE_PMIX
     if (env_set("PMIX_RANK") && env_set("PMIX_NAMESPACE"))
         return &fm_boot_pmix_ops;
@@ -43,7 +46,10 @@ static const struct fm_boot_ops *boot_by_name(const char *which)
 #endif
         &fm_boot_pmi1_ops,
         &fm_boot_run_ops,
-        &fm_boot_singleton_ops
+        &fm_boot_singleton_ops,
+#if FM_HAVE_MPI
+        &fm_boot_mpi_ops,
+#endif
     };
     if (!strcmp(which, "auto"))
         return fm_boot_detect();
@@ -82,9 +88,9 @@ int fm_boot_init(fm_boot *b, const char *which, int timeout_s)
     b->timeout_s = timeout_s;
     b->ops = boot_by_name(which ? which : "auto");
     if (!b->ops)
-        return fm_boot_fail(b, FM_ERR_CONFIG,
-                            "unknown back end '%s' (known: auto, pmix, pmi1, run, singleton%s)",
-                            which, FM_HAVE_PMIX ? "" : "; pmix not built in");
+        return fm_boot_fail(
+            b, FM_ERR_CONFIG, "unknown back end '%s' (known: auto, pmix, pmi1, run, singleton%s%s)",
+            which, FM_HAVE_MPI ? ", mpi" : "", FM_HAVE_PMIX ? "" : "; pmix not built in");
     int rc = b->ops->init(b);
     if (rc) {
         b->ops = NULL;
@@ -228,6 +234,11 @@ int fm_boot_get(fm_boot *b, int rank, const char *key, void *val, size_t *len)
     } while (done < total);
     *len = total;
     return FM_OK;
+}
+
+int fm_boot_host(fm_boot *b, char *buf, size_t len)
+{
+    return b && b->ops && b->ops->host && buf && len && b->ops->host(b, buf, len) == FM_OK;
 }
 
 void fm_boot_abort(fm_boot *b, int code, const char *msg)

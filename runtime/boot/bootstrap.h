@@ -24,6 +24,7 @@ extern const struct fm_boot_ops fm_boot_pmix_ops; /* only when built with PMIx *
 extern const struct fm_boot_ops fm_boot_pmi1_ops;
 extern const struct fm_boot_ops fm_boot_run_ops;
 extern const struct fm_boot_ops fm_boot_singleton_ops;
+extern const struct fm_boot_ops fm_boot_mpi_ops; /* only when built with MPI (-Dmpi) */
 
 /* Choose a back end (which = "auto" or a name), join the job, agree on the job key.
  * Returns FM_OK or FM_ERR_CONFIG / FM_ERR_BOOTSTRAP / FM_ERR_TIMEOUT with b->err set. */
@@ -36,6 +37,9 @@ int fm_boot_fence(fm_boot *b);
 /* Read rank's value for key into val (capacity *len); *len becomes its length.
  * FM_ERR_TOO_LONG if it does not fit. */
 int fm_boot_get(fm_boot *b, int rank, const char *key, void *val, size_t *len);
+/* This rank's host name where the back end knows it better than the host itself (a
+ * simulated host under SimGrid): 1 and the name in buf; 0 when it does not. */
+int fm_boot_host(fm_boot *b, char *buf, size_t len);
 void fm_boot_abort(fm_boot *b, int code, const char *msg);
 void fm_boot_fini(fm_boot *b);
 

@@ -178,6 +178,11 @@ static void idle_step(fm_context *ctx, unsigned *idle, double deadline)
     /* From a peer on this host (sm) a message is a few microseconds away while its sender has
      * a core, and waking from a sleep costs more than that: yield first, sleep on the fd
      * after. */
+    if (ctx->tp->ops->block) { /* the transport waits (mpi): a short bound, as below */
+        double left = deadline - now_s();
+        ctx->tp->ops->block(ctx->tp, left < 0.002 ? (left > 0 ? left : 0) : 0.002);
+        return;
+    }
     unsigned sleep_after =
         ctx->tp->info.local_peers ? FM_PROGRESS_SPINS + FM_PROGRESS_YIELDS : FM_PROGRESS_FD_SPINS;
     if (fd >= 0 && i >= sleep_after) {

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "credits.h"
+#include "fm_build_config.h"
 #include "hooks.h"
 #include "job_names.h"
 #include "liveness.h"
@@ -55,7 +56,8 @@ static int provider_set(const fm_config *cfg)
 static void host_card(const fm_context *ctx, fm_host_card *c)
 {
     memset(c, 0, sizeof *c);
-    fm_topo_host_key(c->host, sizeof c->host);
+    if (!fm_boot_host((fm_boot *)&ctx->boot, c->host, sizeof c->host))
+        fm_topo_host_key(c->host, sizeof c->host);
     c->packet_size = (uint32_t)ctx->packet_size;
     c->credits = (uint32_t)ctx->credits;
     snprintf(c->provider, sizeof c->provider, "%.63s", ctx->cfg.provider);
@@ -170,7 +172,18 @@ error:
 static int choose_provider(fm_context *ctx, fm_tp_config *tc, int chosen)
 {
     char why[256] = "";
-    int rc = fm_tp_fits(tc, ctx->size, why, sizeof why);
+    int rc;
+#if FM_HAVE_SMPI
+    /* Under SimGrid every packet must be a simulated MPI message. */
+    FM_CHECK(!chosen || !strcmp(ctx->cfg.provider, "mpi"), FM_ERR_CONFIG,
+             "FM_PROVIDER=\"%.60s\": under SimGrid every packet is a simulated MPI message: "
+             "FM_PROVIDER=mpi",
+             ctx->cfg.provider);
+    snprintf(ctx->cfg.provider, sizeof ctx->cfg.provider, "mpi");
+    tc->provider = ctx->cfg.provider;
+    return FM_OK;
+#endif
+    rc = fm_tp_fits(tc, ctx->size, why, sizeof why);
     if (rc == FM_OK)
         return FM_OK;
     FM_CHECK(!chosen, rc,
@@ -242,7 +255,8 @@ static int open_transport(fm_context *ctx)
                        .host_ranks = fm_topo_nlocal(ctx->topo, ctx->rank),
                        .verbose = (int)ctx->cfg.verbose,
                        .rx_depth = fm_recv_pool_depth(ctx) + (size_t)ctx->size,
-                       .multi_recv_min = fm_recv_pool_multi_min(ctx)};
+                       .multi_recv_min = fm_recv_pool_multi_min(ctx),
+                       .costs = ctx->cfg.mpi_costs};
     if ((rc = choose_provider(ctx, &tc, chosen)))
         return rc;
     choose_hybrid(ctx, &tc);

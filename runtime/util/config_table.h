@@ -22,7 +22,8 @@
       "network interface for tcp; empty = lo when all ranks share one host, else libfabric's "     \
       "choice")                                                                                    \
     X(FM_BOOTSTRAP, bootstrap, STR, "auto", 0, 0,                                                  \
-      "bootstrap back end: auto, pmix, pmi1, run (fastmsg-run) or singleton")                      \
+      "bootstrap back end: auto, pmix, pmi1, run (fastmsg-run), singleton, or mpi (MPI's "         \
+      "own, in a build with -Dmpi=enabled, where auto means mpi)")                                 \
     X(FM_TIMEOUT, timeout, INT, "60", 1, 86400,                                                    \
       "seconds a blocking call waits for a peer that owes it something (credits, the rest of a "   \
       "message, a barrier, the bootstrap exchange) before it fails with FM_ERR_TIMEOUT; a wait "   \
@@ -133,6 +134,9 @@
       "one per host), empty = none (hosts and positions on them are always known)")                \
     X(FM_VERBOSE, verbose, INT, "0", 0, 3,                                                         \
       "diagnostics on stderr: 0 errors only, 1 setup, 2-3 more")                                   \
+    X(FM_MPI_COSTS, mpi_costs, STR, "", 0, 0,                                                      \
+      "the mpi provider under SimGrid: send=S,recv=S charges S seconds of simulated compute per "  \
+      "packet sent or received (the host's per-packet cost; empty = none)")                        \
     X(FM_STATS, stats, BOOL, "0", 0, 0, "print per-context counters at fm_finalize")
 
 #endif

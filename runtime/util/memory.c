@@ -1,6 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "memory.h"
 
+#include "fm_build_config.h"
+
+#if FM_HAVE_SMPI
+/* Under SimGrid the program is loaded once per simulated process (dlopen), which jemalloc's
+ * static thread-local storage does not allow: the C library's allocator there. */
+#include <stdlib.h>
+#include <string.h>
+
+void *fm_mem_alloc_raw(size_t size)
+{
+    void *p = NULL;
+    return posix_memalign(&p, 64, size ? size : 1) ? NULL : p;
+}
+
+void *fm_mem_alloc(size_t size)
+{
+    void *p = fm_mem_alloc_raw(size);
+    if (p)
+        memset(p, 0, size);
+    return p;
+}
+
+void fm_mem_free(void *p)
+{
+    free(p);
+}
+#else
 #include <jemalloc/jemalloc.h>
 #include <pthread.h>
 
@@ -37,3 +64,4 @@ void fm_mem_free(void *p)
     if (p)
         dallocx(p, arena_ok ? MALLOCX_TCACHE_NONE : 0);
 }
+#endif

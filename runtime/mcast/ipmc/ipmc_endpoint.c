@@ -138,7 +138,12 @@ int fm_ipmc_init(fm_context *ctx)
     (void)parse_drop(ctx->cfg.mcast_drop, &ip->drop);
     ip->rng = (ctx->job_key ^ (0x9e3779b97f4a7c15ull * (uint64_t)(ctx->rank + 1))) | 1;
     group_of(ctx, &ip->group, &ip->port);
-    if (!want_dgram(ctx))
+    if (ctx->tp->info.simulated && dgram_mode(ctx->cfg.mcast_dgram) == DGRAM_ON) {
+        fm_log(0, "FM_MCAST_DGRAM=\"on\": a simulated network (%s) has no datagram multicast",
+               ctx->tp->info.fabric);
+        return FM_ERR_PROVIDER;
+    }
+    if (!want_dgram(ctx) || ctx->tp->info.simulated)
         return FM_OK;
     char err[256] = "";
     struct in_addr a = {htonl(ip->group)};

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Packets as MPI messages: every send an MPI_Isend, every posted receive an MPI_Irecv from
+ * any source, all of them in one request table that poll hands to MPI_Testsome. MPI moves
+ * the bytes (and queues what the peer has not yet asked for), so nothing here retries.
+ * Idle waits block in MPI (block): under SimGrid that is what lets simulated time pass. */
+#include "mpi_internal.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fastmsg.h"
+#include "fm_build_config.h"
+#include "log.h"
+
+#if FM_HAVE_SMPI
+#include <simgrid/host.h>
+#include <smpi/smpi.h>
+/* A packet's host cost, charged as simulated compute on this rank's simulated host, in its
+ * own speed (smpi_execute would scale by smpi/host-speed and skip anything under
+ * smpi/cpu-threshold). With smpi/simulate-computation off these are the only costs. */
+static void charge(double s)
+{
+    if (s > 0)
+        smpi_execute_flops(s * sg_host_get_speed(sg_host_self()));
+}
+#else
+static void charge(double s)
+{
+    (void)s;
+}
+#endif
+
+int fm_mpi_table_init(fm_mpi_tp *t, int cap)
+{
+    t->reqs = malloc((size_t)cap * sizeof *t->reqs);
+    t->slots = calloc((size_t)cap, sizeof *t->slots);
+    t->free_list = malloc((size_t)cap * sizeof *t->free_list);
+    t->idx = malloc((size_t)cap * sizeof *t->idx);
+    t->st = malloc((size_t)cap * sizeof *t->st);
+    t->ready = malloc((size_t)cap * sizeof *t->ready);
+    if (!t->reqs || !t->slots || !t->free_list || !t->idx || !t->st || !t->ready)
+        return FM_ERR_NOMEM;
+    for (int i = 0; i < cap; i++)
+        t->reqs[i] = MPI_REQUEST_NULL;
+    t->cap = cap;
+    return FM_OK;
+}
+
+void fm_mpi_table_free(fm_mpi_tp *t)
+{
+    for (int i = 0; i < t->hi; i++)
+        free(t->slots[i].stage);
+    free(t->reqs);
+    free(t->slots);
+    free(t->free_list);
+    free(t->idx);
+    free(t->st);
+    free(t->ready);
+}
+
+/* Twice the room: requests, slots and the arrays sized like them. */
+static int grow(fm_mpi_tp *t)
+{
+    int cap = t->cap * 2;
+    MPI_Request *r = realloc(t->reqs, (size_t)cap * sizeof *r);
+    if (r)
+        t->reqs = r;
+    fm_mpi_slot *s = realloc(t->slots, (size_t)cap * sizeof *s);
+    if (s)
+        t->slots = s;
+    int *f = realloc(t->free_list, (size_t)cap * sizeof *f);
+    if (f)
+        t->free_list = f;
+    int *x = realloc(t->idx, (size_t)cap * sizeof *x);
+    if (x)
+        t->idx = x;
+    MPI_Status *st = realloc(t->st, (size_t)cap * sizeof *st);
+    if (st)
+        t->st = st;
+    fm_tp_event *ev = realloc(t->ready, (size_t)cap * sizeof *ev);
+    if (ev)
+        t->ready = ev;
+    if (!r || !s || !f || !x || !st || !ev)
+        return FM_ERR_NOMEM;
+    for (int i = t->cap; i < cap; i++)
+        t->reqs[i] = MPI_REQUEST_NULL;
+    memset(t->slots + t->cap, 0, (size_t)(cap - t->cap) * sizeof *t->slots);
+    t->cap = cap;
+    return FM_OK;
+}
+
+/* A free slot's number, or -1 when out of memory. */
+static int slot_take(fm_mpi_tp *t)
+{
+    if (t->nfree)
+        return t->free_list[--t->nfree];
+    if (t->hi == t->cap && grow(t))
+        return -1;
+    return t->hi++;
+}
+
+static void slot_put(fm_mpi_tp *t, int i)
+{
+    free(t->slots[i].stage);
+    t->slots[i] = (fm_mpi_slot){0};
+    t->reqs[i] = MPI_REQUEST_NULL;
+    t->free_list[t->nfree++] = i;
+    t->active--;
+}
+
+static int start_send(fm_mpi_tp *t, int dest, const void *buf, size_t len, void *stage, void *ctx)
+{
+    if (dest < 0 || dest >= t->n || len > (size_t)INT32_MAX) {
+        free(stage);
+        return FM_ERR_INVALID;
+    }
+    int i = slot_take(t);
+    if (i < 0) {
+        free(stage);
+        return FM_ERR_NOMEM;
+    }
+    charge(t->cost_send);
+    const void *from = stage ? stage : buf;
+    if (MPI_Isend(from, (int)len, MPI_BYTE, t->rank_of[dest], FM_MPI_TAG_PKT, t->comm,
+                  &t->reqs[i]) != MPI_SUCCESS) {
+        t->active++;
+        t->slots[i].stage = stage;
+        slot_put(t, i);
+        fm_log(0, "mpi: MPI_Isend of %zu bytes to rank %d failed", len, dest);
+        return FM_ERR_PROVIDER;
+    }
+    t->slots[i] = (fm_mpi_slot){
+        .ctx = ctx, .buf = (void *)buf, .stage = stage, .len = len, .kind = FM_TP_SEND_DONE};
+    t->active++;
+    return FM_OK;
+}
+
+int fm_mpi_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+{
+    (void)mr;
+    return start_send(fm_mpi_of(tp), dest, buf, len, NULL, ctx);
+}
+
+/* MPI sends one contiguous buffer here (a derived datatype would make MPI copy anyway): the
+ * two parts are joined into a buffer of the send's own. */
+int fm_mpi_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
+                 const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx)
+{
+    (void)hmr;
+    (void)pmr;
+    unsigned char *stage = malloc(hlen + plen ? hlen + plen : 1);
+    if (!stage)
+        return FM_ERR_NOMEM;
+    if (hlen)
+        memcpy(stage, hdr, hlen);
+    if (plen)
+        memcpy(stage + hlen, payload, plen);
+    return start_send(fm_mpi_of(tp), dest, hlen ? hdr : payload, hlen + plen, stage, ctx);
+}
+
+int fm_mpi_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+{
+    fm_mpi_tp *t = fm_mpi_of(tp);
+    (void)mr;
+    if (!buf || len > (size_t)INT32_MAX)
+        return FM_ERR_INVALID;
+    int i = slot_take(t);
+    if (i < 0)
+        return FM_ERR_NOMEM;
+    if (MPI_Irecv(buf, (int)len, MPI_BYTE, MPI_ANY_SOURCE, FM_MPI_TAG_PKT, t->comm, &t->reqs[i]) !=
+        MPI_SUCCESS) {
+        t->active++;
+        slot_put(t, i);
+        fm_log(0, "mpi: MPI_Irecv failed");
+        return FM_ERR_PROVIDER;
+    }
+    t->slots[i] = (fm_mpi_slot){.ctx = ctx, .buf = buf, .len = len, .kind = FM_TP_RECV_DONE};
+    t->active++;
+    return FM_OK;
+}
+
+int fm_mpi_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+{
+    fm_mpi_tp *t = fm_mpi_of(tp);
+    (void)mr;
+    if (!buf || !t->place || len < t->place || t->place > (size_t)INT32_MAX)
+        return FM_ERR_INVALID;
+    fm_mpi_region *g = calloc(1, sizeof *g);
+    if (!g)
+        return FM_ERR_NOMEM;
+    *g = (fm_mpi_region){.ctx = ctx, .buf = buf, .places = (int)(len / t->place)};
+    for (int k = 0; k < g->places; k++) {
+        int i = slot_take(t);
+        if (i < 0)
+            return FM_ERR_NOMEM; /* (the places posted stay: the region is released later) */
+        unsigned char *at = (unsigned char *)buf + (size_t)k * t->place;
+        if (MPI_Irecv(at, (int)t->place, MPI_BYTE, MPI_ANY_SOURCE, FM_MPI_TAG_PKT, t->comm,
+                      &t->reqs[i]) != MPI_SUCCESS) {
+            t->active++;
+            slot_put(t, i);
+            fm_log(0, "mpi: MPI_Irecv failed");
+            return FM_ERR_PROVIDER;
+        }
+        t->slots[i] = (fm_mpi_slot){
+            .ctx = ctx, .buf = at, .len = t->place, .kind = FM_TP_RECV_MULTI, .region = g};
+        t->active++;
+    }
+    return FM_OK;
+}
+
+/* One completed request as an event, its slot freed. */
+static fm_tp_event finish(fm_mpi_tp *t, int i, const MPI_Status *st)
+{
+    fm_mpi_slot *s = &t->slots[i];
+    fm_tp_event e = {.kind = s->kind, .status = FM_OK, .ctx = s->ctx, .buf = s->buf, .len = s->len};
+    if (s->kind == FM_TP_RECV_DONE || s->kind == FM_TP_RECV_MULTI) {
+        int count = 0;
+        if (st->MPI_ERROR == MPI_ERR_TRUNCATE) {
+            e.status = FM_ERR_TOO_LONG; /* longer than any packet of this job: not ours */
+        } else if (st->MPI_ERROR != MPI_SUCCESS) {
+            e.status = FM_ERR_PROVIDER;
+        } else {
+            MPI_Get_count(st, MPI_BYTE, &count);
+            e.len = (size_t)count;
+            charge(t->cost_recv);
+        }
+    } else if (st->MPI_ERROR != MPI_SUCCESS) {
+        e.status = FM_ERR_PEER;
+    }
+    slot_put(t, i);
+    return e;
+}
+
+/* Queue what MPI_Testsome or MPI_Waitsome reported (out of t->idx and t->st); a region's
+ * last message is followed by its release. (ready has room: at most one event per request,
+ * and a region's release takes the place of its first message's.) */
+static void take(fm_mpi_tp *t, int out)
+{
+    if (t->ready_at == t->nready)
+        t->ready_at = t->nready = 0;
+    for (int k = 0; k < out; k++) {
+        fm_mpi_region *g = t->slots[t->idx[k]].region;
+        t->ready[t->nready++] = finish(t, t->idx[k], &t->st[k]);
+        if (g && ++g->landed == g->places) {
+            t->ready[t->nready++] = (fm_tp_event){
+                .kind = FM_TP_RECV_REGION_DONE, .status = FM_OK, .ctx = g->ctx, .buf = g->buf};
+            free(g);
+        }
+    }
+}
+
+/* Completions into t->ready; wait: block until there is one. */
+static int collect(fm_mpi_tp *t, int wait)
+{
+    int out = 0;
+    if (!t->active)
+        return FM_OK;
+    /* Reported completions must fit beside those not yet returned. */
+    if (t->ready_at > 0 && t->ready_at < t->nready) {
+        memmove(t->ready, t->ready + t->ready_at,
+                (size_t)(t->nready - t->ready_at) * sizeof *t->ready);
+        t->nready -= t->ready_at;
+        t->ready_at = 0;
+    }
+    int rc = wait ? MPI_Waitsome(t->hi, t->reqs, &out, t->idx, t->st)
+                  : MPI_Testsome(t->hi, t->reqs, &out, t->idx, t->st);
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+        fm_log(0, "mpi: %s failed (%d)", wait ? "MPI_Waitsome" : "MPI_Testsome", rc);
+        return FM_ERR_PROVIDER;
+    }
+    if (rc == MPI_SUCCESS)
+        for (int k = 0; k < out && out != MPI_UNDEFINED; k++)
+            t->st[k].MPI_ERROR = MPI_SUCCESS; /* only set by MPI_ERR_IN_STATUS */
+    if (out != MPI_UNDEFINED)
+        take(t, out);
+    return FM_OK;
+}
+
+int fm_mpi_poll(fm_tp *tp, fm_tp_event *ev, int max)
+{
+    fm_mpi_tp *t = fm_mpi_of(tp);
+    if (max <= 0)
+        return 0;
+    if (t->ready_at == t->nready) {
+        int rc = collect(t, 0);
+        if (rc)
+            return rc;
+    }
+    int n = 0;
+    while (n < max && t->ready_at < t->nready)
+        ev[n++] = t->ready[t->ready_at++];
+    return n;
+}
+
+/* Until something completes, at most timeout_s. Under SimGrid MPI_Waitsome: simulated time
+ * passes only while every process is blocked in the simulator, so a polling loop would
+ * stand still (and a deadlock is the simulator's to report). Elsewhere MPI_Testsome with the
+ * core given away between tries, bounded by the timeout, since MPI_Waitsome spins in most
+ * MPIs and cannot be interrupted. */
+int fm_mpi_block(fm_tp *tp, double timeout_s)
+{
+    fm_mpi_tp *t = fm_mpi_of(tp);
+    if (t->ready_at < t->nready || !t->active)
+        return FM_OK;
+#if FM_HAVE_SMPI
+    (void)timeout_s;
+    return collect(t, 1);
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double end = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + timeout_s;
+    for (unsigned i = 0;; i++) {
+        int rc = collect(t, 0);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (rc || t->ready_at < t->nready || (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec >= end)
+            return rc;
+        if (i < 64) {
+            sched_yield();
+        } else {
+            struct timespec nap = {0, 20000};
+            nanosleep(&nap, NULL);
+        }
+    }
+#endif
+}
+
+int fm_mpi_trywait(fm_tp *tp)
+{
+    fm_mpi_tp *t = fm_mpi_of(tp);
+    return t->ready_at < t->nready ? FM_EAGAIN : FM_OK;
+}
+
+/* Close: posted receives are cancelled; sends still in flight are left to MPI. */
+void fm_mpi_cancel_all(fm_mpi_tp *t)
+{
+    for (int i = 0; i < t->hi; i++) {
+        if (t->reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        if (t->slots[i].kind != FM_TP_SEND_DONE) {
+            fm_mpi_region *g = t->slots[i].region;
+            MPI_Cancel(&t->reqs[i]);
+            MPI_Wait(&t->reqs[i], MPI_STATUS_IGNORE);
+            if (g && ++g->landed == g->places)
+                free(g);
+        } else {
+            MPI_Request_free(&t->reqs[i]);
+            t->slots[i].stage = NULL; /* MPI may still read it: left, not freed */
+        }
+    }
+}
