@@ -34,6 +34,16 @@ double bench_now_us(int clock)
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
 }
 
+void bench_sleep_until_us(double us)
+{
+    double left = us - bench_now_us(CLOCK_MONOTONIC);
+    if (left > 0) {
+        long long ns = (long long)(left * 1e3);
+        struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+        nanosleep(&ts, NULL);
+    }
+}
+
 int bench_rss_kib(long *rss, long *hwm)
 {
     char line[256];

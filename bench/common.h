@@ -21,6 +21,8 @@ double bench_median(double *v, long n);
 const char *bench_env(const char *name, const char *dflt);
 /* CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID, ... in microseconds. */
 double bench_now_us(int clock);
+/* Sleep until CLOCK_MONOTONIC reaches us (bench_now_us's microseconds). */
+void bench_sleep_until_us(double us);
 /* This process's resident memory now and at its peak, in KiB (VmRSS and VmHWM of
  * /proc/self/status); 0, or -1 with both -1 where the kernel does not say. */
 int bench_rss_kib(long *rss, long *hwm);

@@ -40,6 +40,7 @@ typedef struct mc_opts {
     int root;         /* the multicasting rank */
     double timeout_s; /* give up a stalled wait after this long */
     double settle_us; /* root's pause after the barrier before it sends */
+    int settle_sleep; /* ... slept through (--settle-sleep) */
     double quiet;     /* members' quiet time: this x the previous completion (--quiet) */
     int concurrent;   /* --concurrent K: every rank a root at once to K random others; 0: off */
     int roots;        /* --roots R: with --concurrent, only R roots a round, drawn per round;

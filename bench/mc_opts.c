@@ -86,6 +86,9 @@ static void usage(FILE *f, const char *prog, void *st)
             "      --root R        the %sing rank (default 0)\n"
             "      --settle US     the root waits this long after each barrier, so that every\n"
             "                      rank has left it before the %s starts (default 20)\n"
+            "      --settle-sleep  the root sleeps through the settle time instead of driving\n"
+            "                      progress or spinning (a simulated clock, bench/sim, moves\n"
+            "                      only while processes sleep or wait)\n"
             "      --quiet F       members send nothing after their copy (no report, no\n"
             "                      barrier) until F x the previous %s's completion +\n"
             "                      100 us has passed, so that reports do not slow the members\n"
@@ -201,7 +204,8 @@ enum {
     OPT_CLOCK,
     OPT_METHODS,
     OPT_ROOTS,
-    OPT_PROJECT
+    OPT_PROJECT,
+    OPT_SETTLE_SLEEP
 };
 
 static const struct option long_opts[] = {
@@ -216,6 +220,7 @@ static const struct option long_opts[] = {
     {"calibrate", no_argument, NULL, OPT_CAL},
     {"root", required_argument, NULL, OPT_ROOT},
     {"settle", required_argument, NULL, OPT_SETTLE},
+    {"settle-sleep", no_argument, NULL, OPT_SETTLE_SLEEP},
     {"quiet", required_argument, NULL, OPT_QUIET},
     {"concurrent", required_argument, NULL, OPT_CONC},
     {"roots", required_argument, NULL, OPT_ROOTS},
@@ -291,6 +296,9 @@ static int apply(void *st, int c, const char *arg, const char *prog)
         if (bench_parse_long(arg, 0, 1000000, &v))
             return -1;
         o->settle_us = (double)v;
+        return 0;
+    case OPT_SETTLE_SLEEP:
+        o->settle_sleep = 1;
         return 0;
     case OPT_PROJECT:
         if (bench_parse_long(arg, 2, 1 << 20, &v))

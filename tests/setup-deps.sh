@@ -15,6 +15,7 @@ packages=(
   clang libclang-rt-14-dev                                # fuzzers: libFuzzer is in libclang-rt,
                                                           # which clang only recommends
   valgrind                                                # memcheck (pulls libc6-dbg)
+  libsimgrid-dev bc                                       # bench/sim and its tests (smpicc)
 )
 
 missing=()

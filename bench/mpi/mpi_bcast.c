@@ -38,7 +38,9 @@
 #include "mpi_common.h"
 
 #define PROG "fastmsg-bench-mpi-bcast-" MB_MPI
-#if defined(OPEN_MPI)
+#if defined(FM_BENCH_SMPI)
+#define TREE "smpi-bcast"
+#elif defined(OPEN_MPI)
 #define TREE "ompi-bcast"
 #else
 #define TREE "mpich-bcast"
@@ -82,6 +84,8 @@ static int one_bcast(void *arg, size_t size, int check, double quiet_us, mc_samp
     double t_start = bench_now_us(CLOCK_MONOTONIC) + b->o->settle_us;
     if (b->me == b->root) {
         /* fastmsg-bench-mcast drives progress while it waits; MPI has nothing to drive here. */
+        if (b->o->settle_sleep)
+            bench_sleep_until_us(t_start);
         while (bench_now_us(CLOCK_MONOTONIC) < t_start)
             ;
         double c0 = bench_now_us(CLOCK_PROCESS_CPUTIME_ID);
@@ -128,6 +132,10 @@ static void sweep(bc *b)
         if (b->me == 0) {
             mc_label l = lb;
             l.ranks = b->n;
+#if defined(FM_BENCH_SMPI)
+            /* SMPI's algorithm, which bench/sim/run chose (smpi/bcast) and names here. */
+            l.resolved = bench_env("FM_BENCH_SMPI_BCAST", "-");
+#endif
             static const mc_extra none = {-1, -1, -1, -1, -1, -1};
             mc_print_row(b->o, &l, b->o->sizes[i], row, &none);
         }

@@ -9,7 +9,11 @@
 
 /* MB_MPI: the CSV's provider column and the program names' suffix; MB_NAME for people;
  * MB_LAUNCH: how the usage text says to start the program. */
-#if defined(OPEN_MPI)
+#if defined(FM_BENCH_SMPI) /* SimGrid's SMPI: bench/sim, built by smpicc */
+#define MB_MPI    "smpi"
+#define MB_NAME   "SMPI"
+#define MB_LAUNCH "bench/sim/run --mpi, or smpirun -np"
+#elif defined(OPEN_MPI)
 #define MB_MPI    "openmpi"
 #define MB_NAME   "Open MPI"
 #define MB_LAUNCH "mpirun.openmpi -n"

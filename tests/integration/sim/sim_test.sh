@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# fastmsg's real code under SimGrid (bench/sim): builds the SMPI flavour into BUILD/sim, then
+#   every-tree: 16 simulated ranks on the star platform, every tree builder and auto, each
+#     copy checked byte by byte (fastmsg-bench-mcast fails on a wrong one), and MPI_Bcast;
+#   fpfs-steps: 16 ranks on the ideal platform (no latency, no transfer time, 1 us charged
+#     per packet sent: lambda = 1), m-packet multicasts down flat, chain and binomial trees
+#     finish in exactly ../shared/DESIGN.md's FPFS step counts, and a second run gives the
+#     same times to the nanosecond.
+# Skips (77) only when SimGrid is not installed; tests/setup-deps.sh installs it.
+# usage: sim_test.sh every-tree|fpfs-steps BUILD_ROOT SOURCE_ROOT
+set -euo pipefail
+what=$1 build=$2 src=$3
+if ! command -v smpicc >/dev/null || ! command -v smpirun >/dev/null; then
+  echo "SKIP: SimGrid (smpicc, smpirun) is not installed: apt-get install libsimgrid-dev"
+  exit 77
+fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+# Both tests build into the same directory: one at a time (meson test runs them in order).
+exec 9>"$build/sim.lock"
+flock 9
+run=("$src/bench/sim/run" --build "$build/sim")
+
+case "$what" in
+every-tree)
+  trees=flat,chain,binomial,kbinomial,kbinomial:3,postal,postal:2,prefix,node,sepaddr,utorus
+  trees+=,storus,mdtorus,mutorus,auto
+  "${run[@]}" --platform star --ranks 16 --sizes 8,100K,1M --trees "$trees" -r 1 -i 3 \
+    --mpi binomial_tree --csv > "$out/rows.csv"
+  python3 - "$out/rows.csv" "$trees" <<'PY'
+import csv, sys
+lines = [l for l in open(sys.argv[1]) if not l.startswith('#')]
+rows = [r for r in csv.DictReader(lines[:1] + [l for l in lines[1:] if l != lines[0]])]
+want = sys.argv[2].split(',') + ['smpi-bcast']
+seen = {(r['tree'], r['size']) for r in rows}
+missing = [(t, s) for t in want for s in ('8', '102400', '1048576') if (t, s) not in seen]
+if missing:
+    sys.exit(f"FAIL: no row for {missing}")
+for r in rows:
+    if not float(r['completion_us']) > 0:
+        sys.exit(f"FAIL: {r['tree']} at {r['size']} B: completion {r['completion_us']} us")
+print(f"ok: {len(rows)} rows, every tree delivered every byte to 15 members")
+PY
+  ;;
+fpfs-steps)
+  # Sizes 8 + k x 1 KiB take k + 1 packets of 1 KiB, whatever the first packet's header
+  # leaves of it (between 8 bytes and a packet). 64 credits: no credit packet mid-multicast.
+  for pass in 1 2; do
+    FM_CREDITS=64 "${run[@]}" --platform ideal --ranks 16 --packet 1K --costs send=1e-6,recv=0 \
+      --sizes 8,2056,8200 --trees flat,chain,binomial -r 1 -i 3 --csv > "$out/pass$pass.csv"
+  done
+  cmp "$out/pass1.csv" "$out/pass2.csv" ||
+    { echo "FAIL: the same simulation gave different times"; diff "$out/pass1.csv" "$out/pass2.csv"; exit 1; }
+  python3 - "$out/pass1.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith('#')))
+n, P = 16, 1024
+# DESIGN.md: T = t_1 + (m - 1) d_root steps; flat: t_1 = n - 1 = d_root; chain: t_1 = n - 1,
+# d_root = 1; binomial on 16 = 2^4 members: t_1 = 4 = d_root.
+steps = {'flat': lambda m: (n - 1) + (m - 1) * (n - 1),
+         'chain': lambda m: (n - 1) + (m - 1),
+         'binomial': lambda m: 4 + (m - 1) * 4}
+checked = 0
+for r in rows:
+    m = (int(r['size']) - 8) // P + 1
+    want = steps[r['tree']](m) * 1.0  # one step = 1 us
+    got = float(r['completion_us'])
+    if abs(got - want) > 1e-3:
+        sys.exit(f"FAIL: {r['tree']}, {m} packets: {got} us, FPFS says {want:.0f} steps of 1 us")
+    checked += 1
+if checked != 9:
+    sys.exit(f"FAIL: {checked} rows, want 9")
+print("ok: flat, chain and binomial at 1, 3 and 9 packets took exactly their FPFS steps")
+PY
+  ;;
+*) echo "usage: sim_test.sh every-tree|fpfs-steps BUILD_ROOT SOURCE_ROOT" >&2; exit 2 ;;
+esac
