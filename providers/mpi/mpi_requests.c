@@ -39,7 +39,7 @@ int fm_mpi_table_init(fm_mpi_tp *t, int cap)
     t->free_list = malloc((size_t)cap * sizeof *t->free_list);
     t->idx = malloc((size_t)cap * sizeof *t->idx);
     t->st = malloc((size_t)cap * sizeof *t->st);
-    t->ready = malloc((size_t)cap * sizeof *t->ready);
+    t->ready = malloc(2 * (size_t)cap * sizeof *t->ready); /* a region's release too */
     if (!t->reqs || !t->slots || !t->free_list || !t->idx || !t->st || !t->ready)
         return FM_ERR_NOMEM;
     for (int i = 0; i < cap; i++)
@@ -60,29 +60,24 @@ void fm_mpi_table_free(fm_mpi_tp *t)
     free(t->ready);
 }
 
-/* Twice the room: requests, slots and the arrays sized like them. */
+/* *p (an array) to n elements of elem bytes; it stays as it was when memory runs out. */
+static int resize(void *p, size_t elem, int n)
+{
+    void *q = realloc(*(void **)p, elem * (size_t)n);
+    if (!q)
+        return -1;
+    *(void **)p = q;
+    return 0;
+}
+
+/* Twice the room: requests, slots and the arrays sized like them (the capacity grows only
+ * once all of them have). */
 static int grow(fm_mpi_tp *t)
 {
     int cap = t->cap * 2;
-    MPI_Request *r = realloc(t->reqs, (size_t)cap * sizeof *r);
-    if (r)
-        t->reqs = r;
-    fm_mpi_slot *s = realloc(t->slots, (size_t)cap * sizeof *s);
-    if (s)
-        t->slots = s;
-    int *f = realloc(t->free_list, (size_t)cap * sizeof *f);
-    if (f)
-        t->free_list = f;
-    int *x = realloc(t->idx, (size_t)cap * sizeof *x);
-    if (x)
-        t->idx = x;
-    MPI_Status *st = realloc(t->st, (size_t)cap * sizeof *st);
-    if (st)
-        t->st = st;
-    fm_tp_event *ev = realloc(t->ready, (size_t)cap * sizeof *ev);
-    if (ev)
-        t->ready = ev;
-    if (!r || !s || !f || !x || !st || !ev)
+    if (resize(&t->reqs, sizeof *t->reqs, cap) || resize(&t->slots, sizeof *t->slots, cap) ||
+        resize(&t->free_list, sizeof *t->free_list, cap) || resize(&t->idx, sizeof *t->idx, cap) ||
+        resize(&t->st, sizeof *t->st, cap) || resize(&t->ready, sizeof *t->ready, 2 * cap))
         return FM_ERR_NOMEM;
     for (int i = t->cap; i < cap; i++)
         t->reqs[i] = MPI_REQUEST_NULL;
@@ -234,8 +229,8 @@ static fm_tp_event finish(fm_mpi_tp *t, int i, const MPI_Status *st)
 }
 
 /* Queue what MPI_Testsome or MPI_Waitsome reported (out of t->idx and t->st); a region's
- * last message is followed by its release. (ready has room: at most one event per request,
- * and a region's release takes the place of its first message's.) */
+ * last message is followed by its release. (ready is empty here and has room for two events
+ * per request: a message and its region's release.) */
 static void take(fm_mpi_tp *t, int out)
 {
     if (t->ready_at == t->nready)
