@@ -272,6 +272,7 @@ static void node_one_copy_per_host(void **state)
                 d.topo = &hosts;
                 collect(&d, &t);
                 sizes_from_root(&t);
+                layout_matches(&d, &t); /* node's own whole layout (builder.h: layout) */
                 assert_int_equal(crossings(&t, host_of), distinct - 1);
                 for (int p = 0; p < n; p++) {
                     /* the leader: first in list order from the root among its host's */

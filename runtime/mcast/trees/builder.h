@@ -25,6 +25,11 @@ struct fm_tree_builder {
     /* Optional: relative parent of every r (parent[0] = -1) in one pass, for a builder whose
      * children are in increasing relative order and whose per-call cost is O(n). */
     int (*parents)(const struct fm_tree_desc *d, int *parent, void *scratch);
+    /* Optional: the children of every r at once (relative indices, send order: r's are
+     * kids[first[r]] .. kids[first[r+1] - 1]; first has n + 1 entries, kids n - 1), for a
+     * builder whose per-call cost repeats work every member shares (node: grouping the
+     * members by host, O(n log n) a call). */
+    int (*layout)(const struct fm_tree_desc *d, int *first, int *kids, void *scratch);
     /* Optional: the parameters FM_TREE=auto weighs for n members, into params[0..cap),
      * snprintf-style count; NULL: the parameter 0 alone (resolved automatically). */
     int (*candidates)(int n, int *params, int cap);

@@ -113,20 +113,17 @@ static void to_members(const struct hosts *h, int g, int *pos, int count)
         pos[i] = h->member[h->start[g] + pos[i]];
 }
 
-static int node_children(const struct fm_tree_desc *d, int r, int *out, int cap, void *scratch)
+/* r's children, the members grouped (h). */
+static int children_in(const struct fm_tree_desc *d, const struct hosts *h, int r, int *out,
+                       int cap)
 {
-    struct hosts h;
-    if (!scratch)
-        return FM_ERR_INVALID;
-    carve(d, scratch, &h);
-    group(d, &h);
-    int g = h.host[r], i = h.index[r], size = h.start[g + 1] - h.start[g], count = 0;
+    int g = h->host[r], i = h->index[r], size = h->start[g + 1] - h->start[g], count = 0;
     if (i == 0) { /* a leader: the other hosts' leaders first */
-        count = fm_tree_kbin_children(h.nhosts, leader_k(d, h.nhosts), g, out, cap);
+        count = fm_tree_kbin_children(h->nhosts, leader_k(d, h->nhosts), g, out, cap);
         if (count < 0)
             return count;
         for (int c = 0; c < count && c < cap; c++)
-            out[c] = h.member[h.start[out[c]]];
+            out[c] = h->member[h->start[out[c]]];
     }
     int room = cap > count ? cap - count : 0;
     int *rest = room ? out + count : NULL; /* (out may be NULL: a count only) */
@@ -134,8 +131,37 @@ static int node_children(const struct fm_tree_desc *d, int r, int *out, int cap,
     if (local < 0)
         return local;
     if (rest)
-        to_members(&h, g, rest, local < room ? local : room);
+        to_members(h, g, rest, local < room ? local : room);
     return count + local;
+}
+
+static int node_children(const struct fm_tree_desc *d, int r, int *out, int cap, void *scratch)
+{
+    struct hosts h;
+    if (!scratch)
+        return FM_ERR_INVALID;
+    carve(d, scratch, &h);
+    group(d, &h);
+    return children_in(d, &h, r, out, cap);
+}
+
+/* Every member's children, grouping the members once (the model lays out whole trees). */
+static int node_layout(const struct fm_tree_desc *d, int *first, int *kids, void *scratch)
+{
+    struct hosts h;
+    if (!scratch)
+        return FM_ERR_INVALID;
+    carve(d, scratch, &h);
+    group(d, &h);
+    first[0] = 0;
+    for (int r = 0; r < d->n; r++) { /* n - 1 edges in all, so never past kids[n-2] */
+        int room = d->n - 1 - first[r];
+        int count = children_in(d, &h, r, room ? kids + first[r] : NULL, room);
+        if (count < 0 || count > room)
+            return count < 0 ? count : FM_ERR_INTERNAL;
+        first[r + 1] = first[r] + count;
+    }
+    return FM_OK;
 }
 
 static int node_parent(const struct fm_tree_desc *d, int r, void *scratch)
@@ -175,5 +201,6 @@ const struct fm_tree_builder fm_tree_node = {
     .children = node_children,
     .parent = node_parent,
     .scratch_size = node_scratch_size,
+    .layout = node_layout,
     .candidates = node_candidates,
 };

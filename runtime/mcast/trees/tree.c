@@ -98,6 +98,26 @@ static void layout_from_parents(const struct fm_tree_desc *d, const int *parent,
     first[0] = 0;
 }
 
+/* The builder's own whole layout (relative indices) turned into positions. */
+static int layout_whole(const struct fm_tree_desc *d, const struct fm_tree_builder *b, int *first,
+                        int *kids, void *scratch)
+{
+    int n = d->n;
+    int *rfirst = malloc((size_t)(n + 1) * sizeof *rfirst);
+    int *rkids = malloc((size_t)(n > 1 ? n - 1 : 1) * sizeof *rkids);
+    int rc = rfirst && rkids ? b->layout(d, rfirst, rkids, scratch) : FM_ERR_NOMEM;
+    first[0] = 0;
+    for (int p = 0; rc == FM_OK && p < n; p++) {
+        int r = to_rel(d, p), count = rfirst[r + 1] - rfirst[r];
+        for (int c = 0; c < count; c++)
+            kids[first[p] + c] = to_pos(d, rkids[rfirst[r] + c]);
+        first[p + 1] = first[p] + count;
+    }
+    free(rfirst);
+    free(rkids);
+    return rc;
+}
+
 int fm_tree_layout(const struct fm_tree_desc *given, int *first, int *kids)
 {
     struct fm_tree_desc resolved, *d = &resolved; /* choose k once, not in n calls */
@@ -114,6 +134,8 @@ int fm_tree_layout(const struct fm_tree_desc *given, int *first, int *kids)
         rc = b->parents(d, parent, scratch);
         if (rc == FM_OK)
             layout_from_parents(d, parent, first, kids);
+    } else if (b->layout) {
+        rc = layout_whole(d, b, first, kids, scratch);
     } else {
         first[0] = 0;
         for (int p = 0; p < d->n; p++) { /* n - 1 edges in all, so never past kids[n-2] */
