@@ -42,7 +42,6 @@ typedef struct fm_mpi_tp {
     int cap, hi;    /* capacity; slots at or above hi are all free */
     int *free_list; /* free slot numbers below hi */
     int nfree;
-    int active;                  /* requests outstanding */
     int *idx;                    /* MPI_Testsome's indices (cap) */
     MPI_Status *st;              /* and statuses (cap) */
     fm_tp_event *ready;          /* completions found but not yet returned by poll (cap) */

@@ -102,7 +102,12 @@ static void slot_put(fm_mpi_tp *t, int i)
     t->slots[i] = (fm_mpi_slot){0};
     t->reqs[i] = MPI_REQUEST_NULL;
     t->free_list[t->nfree++] = i;
-    t->active--;
+}
+
+/* Requests outstanding: every slot below hi that is not on the free list. */
+static int outstanding(const fm_mpi_tp *t)
+{
+    return t->hi - t->nfree;
 }
 
 static int start_send(fm_mpi_tp *t, int dest, const void *buf, size_t len, void *stage, void *ctx)
@@ -120,7 +125,6 @@ static int start_send(fm_mpi_tp *t, int dest, const void *buf, size_t len, void 
     const void *from = stage ? stage : buf;
     if (MPI_Isend(from, (int)len, MPI_BYTE, t->rank_of[dest], FM_MPI_TAG_PKT, t->comm,
                   &t->reqs[i]) != MPI_SUCCESS) {
-        t->active++;
         t->slots[i].stage = stage;
         slot_put(t, i);
         fm_log(0, "mpi: MPI_Isend of %zu bytes to rank %d failed", len, dest);
@@ -128,7 +132,6 @@ static int start_send(fm_mpi_tp *t, int dest, const void *buf, size_t len, void 
     }
     t->slots[i] = (fm_mpi_slot){
         .ctx = ctx, .buf = (void *)buf, .stage = stage, .len = len, .kind = FM_TP_SEND_DONE};
-    t->active++;
     return FM_OK;
 }
 
@@ -155,25 +158,33 @@ int fm_mpi_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hm
     return start_send(fm_mpi_of(tp), dest, hlen ? hdr : payload, hlen + plen, stage, ctx);
 }
 
-int fm_mpi_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+/* One MPI_Irecv from any sender into buf (len bytes): a posted receive, or a region's place
+ * (region set). */
+static int start_recv(fm_mpi_tp *t, void *buf, size_t len, void *ctx, fm_mpi_region *region)
 {
-    fm_mpi_tp *t = fm_mpi_of(tp);
-    (void)mr;
-    if (!buf || len > (size_t)INT32_MAX)
-        return FM_ERR_INVALID;
     int i = slot_take(t);
     if (i < 0)
         return FM_ERR_NOMEM;
     if (MPI_Irecv(buf, (int)len, MPI_BYTE, MPI_ANY_SOURCE, FM_MPI_TAG_PKT, t->comm, &t->reqs[i]) !=
         MPI_SUCCESS) {
-        t->active++;
         slot_put(t, i);
         fm_log(0, "mpi: MPI_Irecv failed");
         return FM_ERR_PROVIDER;
     }
-    t->slots[i] = (fm_mpi_slot){.ctx = ctx, .buf = buf, .len = len, .kind = FM_TP_RECV_DONE};
-    t->active++;
+    t->slots[i] = (fm_mpi_slot){.ctx = ctx,
+                                .buf = buf,
+                                .len = len,
+                                .kind = region ? FM_TP_RECV_MULTI : FM_TP_RECV_DONE,
+                                .region = region};
     return FM_OK;
+}
+
+int fm_mpi_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
+{
+    (void)mr;
+    if (!buf || len > (size_t)INT32_MAX)
+        return FM_ERR_INVALID;
+    return start_recv(fm_mpi_of(tp), buf, len, ctx, NULL);
 }
 
 int fm_mpi_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
@@ -187,20 +198,13 @@ int fm_mpi_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void 
         return FM_ERR_NOMEM;
     *g = (fm_mpi_region){.ctx = ctx, .buf = buf, .places = (int)(len / t->place)};
     for (int k = 0; k < g->places; k++) {
-        int i = slot_take(t);
-        if (i < 0)
-            return FM_ERR_NOMEM; /* (the places posted stay: the region is released later) */
-        unsigned char *at = (unsigned char *)buf + (size_t)k * t->place;
-        if (MPI_Irecv(at, (int)t->place, MPI_BYTE, MPI_ANY_SOURCE, FM_MPI_TAG_PKT, t->comm,
-                      &t->reqs[i]) != MPI_SUCCESS) {
-            t->active++;
-            slot_put(t, i);
-            fm_log(0, "mpi: MPI_Irecv failed");
-            return FM_ERR_PROVIDER;
+        int rc = start_recv(t, (unsigned char *)buf + (size_t)k * t->place, t->place, ctx, g);
+        if (rc) { /* the places posted stay, and the region is released once they are used */
+            g->places = k;
+            if (k == 0)
+                free(g);
+            return rc;
         }
-        t->slots[i] = (fm_mpi_slot){
-            .ctx = ctx, .buf = at, .len = t->place, .kind = FM_TP_RECV_MULTI, .region = g};
-        t->active++;
     }
     return FM_OK;
 }
@@ -250,7 +254,7 @@ static void take(fm_mpi_tp *t, int out)
 static int collect(fm_mpi_tp *t, int wait)
 {
     int out = 0;
-    if (!t->active)
+    if (!outstanding(t))
         return FM_OK;
     /* Reported completions must fit beside those not yet returned. */
     if (t->ready_at > 0 && t->ready_at < t->nready) {
@@ -297,7 +301,7 @@ int fm_mpi_poll(fm_tp *tp, fm_tp_event *ev, int max)
 int fm_mpi_block(fm_tp *tp, double timeout_s)
 {
     fm_mpi_tp *t = fm_mpi_of(tp);
-    if (t->ready_at < t->nready || !t->active)
+    if (t->ready_at < t->nready || !outstanding(t))
         return FM_OK;
 #if FM_HAVE_SMPI
     (void)timeout_s;

@@ -20,7 +20,7 @@ esac
 command -v "$cc" >/dev/null || { echo "SKIP: no $cc"; exit 77; }
 dir=$build/mpi-$mpi
 if [ -f "$dir/build.ninja" ]; then
-  meson setup --reconfigure "$dir" >/dev/null
+  meson setup --reconfigure "$dir" "$src" >/dev/null
 else
   CC=$cc meson setup "$dir" "$src" -Dmpi=enabled -Dtests=false -Dpmix=disabled >/dev/null
 fi
