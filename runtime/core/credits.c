@@ -44,7 +44,7 @@ void fm_credits_check_starved(fm_context *ctx, int peer)
 {
     fm_peer *p = &ctx->peers[peer];
     if (p->owed > 0 && p->owed < fm_credits_threshold(p) && !p->starved &&
-        fm_recv_held_packets(ctx, peer) + p->owed >= p->rwin) {
+        fm_recv_held_with_copies(ctx, peer) + p->owed >= p->rwin) {
         p->starved = 1;
         fm_credits_mark(ctx, peer);
     }
@@ -55,7 +55,8 @@ static inline void recheck(fm_context *ctx, int peer)
     fm_peer *p = &ctx->peers[peer];
     if (p->owed >= fm_credits_threshold(p))
         fm_credits_mark(ctx, peer);
-    else if (p->inbound) /* (packets are held only in messages in progress) */
+    else if (p->inbound || p->fwd_pkts) /* (packets are held only in messages in progress,
+                                         * or for copies to multicast children) */
         fm_credits_check_starved(ctx, peer);
 }
 

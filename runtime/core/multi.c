@@ -59,8 +59,10 @@ int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire
     c->len = payload->len;
     c->peer = dest;
     payload->refs++;
-    if (payload->kind == FM_PKT_RECV_BUF && payload->fwd_sends++ == 0)
+    if (payload->kind == FM_PKT_RECV_BUF && payload->fwd_sends++ == 0) {
         fm_pool_fwd_hold(ctx); /* a received packet forwarded: held for it until sent */
+        ctx->peers[payload->peer].fwd_pkts++;
+    }
     fm_send_queue(ctx, c);
     return FM_OK;
 }

@@ -37,8 +37,10 @@ static inline void fm_multi_unref(fm_context *ctx, fm_pkt *p)
 /* A copy (fm_multi_send_copy) has left: its hold on payload goes. */
 static inline void fm_multi_copy_done(fm_context *ctx, fm_pkt *payload)
 {
-    if (payload->kind == FM_PKT_RECV_BUF && --payload->fwd_sends == 0)
+    if (payload->kind == FM_PKT_RECV_BUF && --payload->fwd_sends == 0) {
         fm_pool_fwd_release(ctx);
+        ctx->peers[payload->peer].fwd_pkts--;
+    }
     fm_multi_unref(ctx, payload);
 }
 

@@ -30,6 +30,9 @@ typedef struct fm_peer {
     int credit_busy;      /* that packet is in flight */
     unsigned char credit_buf[FM_WIRE_HDR_LEN];
     fm_stream *inbound; /* its messages in progress here, in message id order */
+    /* Its packets that copies to our multicast children still send from (multi.c): held
+     * here, and its credits with them, when their messages are over here. */
+    int fwd_pkts;
     /* Per-sender order (recv.c): the message id whose first packet comes next, and how many
      * of its messages wait (gated) because their first packet came before that one. */
     uint32_t first_next;

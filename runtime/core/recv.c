@@ -651,7 +651,8 @@ order:
         release_gated(ctx, src);
         gate_valve(ctx, src);
     }
-    if (ctx->peers[src].inbound)
+    /* (a multicast's last packet, its message over here, may be held for its copies alone) */
+    if (ctx->peers[src].inbound || ctx->peers[src].fwd_pkts)
         fm_credits_check_starved(ctx, src);
     return FM_OK;
 }
@@ -869,21 +870,32 @@ void fm_recv_run_deferred(fm_context *ctx)
 }
 
 /* Packets of rank r this rank holds: in its messages' streams, or freed and not yet posted
- * again. */
-int fm_recv_held_packets(const fm_context *ctx, int r)
+ * again; with copies, also those that copies to multicast children still send from (each
+ * once, whether or not its message is over here). */
+static int held_packets(const fm_context *ctx, int r, int copies)
 {
-    int n = 0;
+    int n = copies ? ctx->peers[r].fwd_pkts : 0;
     for (const fm_stream *s = ctx->peers[r].inbound; s; s = s->next) {
         if (s->ext)
             continue;
         for (const fm_pkt *p = s->ready.head; p; p = p->next)
-            n++;
+            n += !copies || p->fwd_sends == 0;
         for (const fm_pkt *p = s->early; p; p = p->next)
-            n++;
+            n += !copies || p->fwd_sends == 0;
     }
     for (const fm_pkt *p = ctx->repost; p; p = p->next)
         n += p->peer == r;
     return n;
+}
+
+int fm_recv_held_packets(const fm_context *ctx, int r)
+{
+    return held_packets(ctx, r, 0);
+}
+
+int fm_recv_held_with_copies(const fm_context *ctx, int r)
+{
+    return held_packets(ctx, r, 1);
 }
 
 int fm_recv_awaited(const fm_context *ctx, int r)

@@ -19,6 +19,9 @@ void fm_recv_run_deferred(fm_context *ctx);
 void fm_recv_groups_changed(fm_context *ctx);
 /* Packets of rank r held here (in streams or about to be posted again). */
 int fm_recv_held_packets(const fm_context *ctx, int r);
+/* The same and those that copies to multicast children still send from (multi.c), each once:
+ * all of r's window this rank takes up, for returning owed credits (credits.c). */
+int fm_recv_held_with_copies(const fm_context *ctx, int r);
 /* Rank r's window here shrank (window.c): what its held packets and owed credits now fill. */
 void fm_recv_window_shrunk(fm_context *ctx, int r);
 /* 1 when rank r owes this rank the rest of a message (or the first packet of an earlier

@@ -19,6 +19,7 @@
 #include "memory.h"
 #include "multi.h"
 #include "pool.h"
+#include "recv.h"
 #include "send.h"
 
 #define KEY     0x5eed5eed5eed5eedULL
@@ -251,11 +252,75 @@ static void copy_failure_cuts_one_destination(void **state)
     assert_int_equal(fail_at, -1); /* exactly one allocation failed */
 }
 
+/* A forwarding member holds its parent's packets while their copies to a child wait for that
+ * child's credits, after the message is over here. With what it owes the parent they may fill
+ * the parent's window: what is owed then goes back at once, below the threshold, or parent
+ * and member wait on each other (the parent for credits, the member, whose child waits behind
+ * the same kind of cycle, for nothing) until a packet of the member's to the parent happens to
+ * carry them. Once the copies have left, the packets are freed and counted once. */
+static void forwarded_packets_count_as_held(void **state)
+{
+    fixture *f = *state;
+    fm_context *ctx = &f->ctx;
+    fm_peer *parent = &ctx->peers[1], *child = &ctx->peers[2];
+    parent->rwin = 8;
+    fm_credits_sync(parent); /* threshold 4 */
+    child->send_credits = 0;
+    enum { N = 5 };
+    static unsigned char bufs[N][FM_WIRE_HDR_LEN + PAYLOAD];
+    fm_pkt rx[N], *copies[N];
+    for (int i = 0; i < N; i++) {
+        rx[i] = (fm_pkt){.buf = bufs[i], .kind = FM_PKT_RECV_BUF, .peer = 1, .len = PAYLOAD};
+        rx[i].refs = 1; /* its stream's hold */
+        fm_wire_hdr h = {.version = FM_WIRE_VERSION,
+                         .type = FM_PKT_MCAST,
+                         .src = 0,
+                         .job_key = KEY,
+                         .msg_id = 7,
+                         .seq = (uint32_t)i,
+                         .payload_len = PAYLOAD,
+                         .msg_len = (uint64_t)N * PAYLOAD};
+        assert_int_equal(fm_multi_send_copy(ctx, &rx[i], 2, &h), FM_OK);
+        fm_multi_unref(ctx, &rx[i]); /* the handler is done with it: the copy holds it */
+    }
+    assert_int_equal(parent->fwd_pkts, N);
+    assert_null(ctx->repost);
+    int queued = 0;
+    for (fm_pkt *c = child->pending.head; c; c = c->next)
+        copies[queued++] = c;
+    assert_int_equal(queued, N);
+    assert_int_equal(fm_recv_held_with_copies(ctx, 1), N);
+    /* Three earlier packets of the parent's were freed here: 3 owed and 5 held fill its 8. */
+    for (int i = 0; i < 3; i++)
+        fm_credits_owe(ctx, 1);
+    assert_true(parent->starved);
+    assert_int_equal(ctx->ndirty, 1);
+    nsent = 0;
+    assert_int_equal(fm_credits_settle(ctx), FM_OK);
+    assert_int_equal(nsent, 1);
+    assert_int_equal(log_[0].dest, 1);
+    assert_int_equal(log_[0].h.type, FM_PKT_CREDIT);
+    assert_int_equal(log_[0].h.credits, 3);
+    assert_int_equal(parent->owed, 0);
+    /* The child's credits come back: the copies leave, and once sent free the packets. */
+    fm_credits_gained(ctx, 2, N);
+    assert_null(child->pending.head);
+    assert_int_equal(nsent, 1 + N);
+    for (int i = 0; i < N; i++) {
+        ctx->sends_inflight--;
+        fm_send_done(ctx, copies[i]);
+    }
+    assert_int_equal(parent->fwd_pkts, 0);
+    assert_int_equal(fm_recv_held_with_copies(ctx, 1), N); /* freed, to be posted again */
+    ctx->repost = NULL;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(whole_to_both, setup, teardown),
         cmocka_unit_test_setup_teardown(copy_failure_cuts_one_destination, setup, teardown),
+        cmocka_unit_test_setup_teardown(forwarded_packets_count_as_held, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
