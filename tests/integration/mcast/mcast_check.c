@@ -327,11 +327,14 @@ int main(int argc, char **argv)
              store_forward ? ", sf"
              : fcfs        ? ", fcfs"
                            : "");
-    for (int m = 0; m < ncases; m++) {
+    for (int m = 0; m < ncases; m++)
         if (cases[m].group)
             fm_group_destroy(cases[m].group);
+    /* The cases outlive fm_finalize: its barrier may still run on_message for a late message
+     * (one the wait above gave up on), which looks them up. */
+    int rc = st_finish(ctx, what);
+    for (int m = 0; m < ncases; m++)
         free(cases[m].members);
-    }
     free(cases);
-    return st_finish(ctx, what);
+    return rc;
 }
