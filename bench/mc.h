@@ -88,6 +88,15 @@ static inline unsigned char mc_pattern(size_t i)
     return (unsigned char)(i * 131 + 7);
 }
 
+/* buf[i] = mc_pattern(i) ^ flip: flip 0 writes the pattern, 0xff bytes that differ from it
+ * everywhere. (A loop on a local pointer: stores through a struct's pointer would make the
+ * compiler reload the struct every byte.) */
+static inline void mc_fill(unsigned char *buf, size_t len, unsigned char flip)
+{
+    for (size_t i = 0; i < len; i++)
+        buf[i] = mc_pattern(i) ^ flip;
+}
+
 /* --concurrent's CSV columns (mc_concurrent.c). */
 #define MC_CONCURRENT_CSV_HEADER                                                                   \
     "provider,ranks,packet_size,credits,tree,size,dests,each_us,each_max_us,round_us,"             \

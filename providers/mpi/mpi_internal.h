@@ -10,10 +10,15 @@
 #include "transport.h"
 
 #define FM_MPI_TAG_PKT 1 /* every packet: MPI keeps one sender's packets in order */
+/* At most this many places a region (larger places past it). Every posted receive costs MPI
+ * (SMPI walks a rank's outstanding requests on each completion): 1 MiB of 64-byte packets
+ * would be 10,000 receives a rank. What does not find a place waits in MPI's own unexpected
+ * queue, so fewer places lose nothing. */
+#define FM_MPI_MAX_PLACES 32
 
 /* A multi-receive region: MPI cannot pack messages one after the other into a buffer, so a
- * region is cut into places of the largest packet's size, an MPI_Irecv each; the region is
- * released once every place has taken a message. */
+ * region is cut into places of at least the largest packet's size, an MPI_Irecv each; the
+ * region is released once every place has taken a message. */
 typedef struct fm_mpi_region {
     void *ctx, *buf;
     int places, landed;

@@ -196,9 +196,15 @@ int fm_mpi_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void 
     fm_mpi_region *g = calloc(1, sizeof *g);
     if (!g)
         return FM_ERR_NOMEM;
-    *g = (fm_mpi_region){.ctx = ctx, .buf = buf, .places = (int)(len / t->place)};
+    size_t places = len / t->place;
+    if (places > FM_MPI_MAX_PLACES)
+        places = FM_MPI_MAX_PLACES;
+    size_t each = len / places; /* >= t->place; at most INT32_MAX, as MPI counts take */
+    if (each > (size_t)INT32_MAX)
+        each = (size_t)INT32_MAX;
+    *g = (fm_mpi_region){.ctx = ctx, .buf = buf, .places = (int)places};
     for (int k = 0; k < g->places; k++) {
-        int rc = start_recv(t, (unsigned char *)buf + (size_t)k * t->place, t->place, ctx, g);
+        int rc = start_recv(t, (unsigned char *)buf + (size_t)k * each, each, ctx, g);
         if (rc) { /* the places posted stay, and the region is released once they are used */
             g->places = k;
             if (k == 0)
