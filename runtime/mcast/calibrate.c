@@ -192,6 +192,21 @@ static int round_trips(fm_context *ctx, int p, int n, uint64_t *seen, double *rt
     return rc;
 }
 
+/* Nothing arrived: nap ns (0: yield). A simulated transport (mpi under SimGrid) waits for the
+ * message itself instead: polling and yielding move no simulated time, so a loop of them
+ * never ends, and a simulated nap would add the rest of itself to what is measured. */
+static void rest(fm_context *ctx, long ns)
+{
+    if (ctx->tp->info.simulated && ctx->tp->ops->block) {
+        ctx->tp->ops->block(ctx->tp, 0.002);
+    } else if (ns) {
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+    } else {
+        sched_yield();
+    }
+}
+
 /* A rank with nothing to measure until its next message sleeps meanwhile: a waiting rank
  * polls and yields for milliseconds (progress.c), and on a few shared cores that would slow
  * the pair being measured. */
@@ -202,8 +217,7 @@ static int doze(fm_context *ctx, const uint64_t *seen)
     while (rc >= 0 && ctx->mcast->calib_count <= *seen) {
         rc = fm_progress_once(ctx);
         if (rc >= 0 && ctx->mcast->calib_count <= *seen) {
-            struct timespec ts = {0, 500000};
-            nanosleep(&ts, NULL);
+            rest(ctx, 500000);
             if (now_s() > deadline)
                 rc = FM_ERR_TIMEOUT;
         }
@@ -288,7 +302,7 @@ static int drain(fm_context *ctx, uint64_t *seen, uint64_t n, double *busy)
         else if (rc == 0 && t1 > deadline)
             rc = FM_ERR_TIMEOUT;
         else if (rc == 0)
-            sched_yield();
+            rest(ctx, 0);
     }
     return rc < 0 ? rc : FM_OK;
 }

@@ -6,9 +6,11 @@
 #   fpfs-steps: 16 ranks on the ideal platform (no latency, no transfer time, 1 us charged
 #     per packet sent: lambda = 1), m-packet multicasts down flat, chain and binomial trees
 #     finish in exactly ../shared/DESIGN.md's FPFS step counts, and a second run gives the
-#     same times to the nanosecond.
+#     same times to the nanosecond;
+#   calibrate: fm_mcast_calibrate under SimGrid finishes, the calibrated model is exact on the
+#     ideal platform, and auto is never slower than flat, chain and binomial there.
 # Skips (77) only when SimGrid is not installed; tests/setup-deps.sh installs it.
-# usage: sim_test.sh every-tree|fpfs-steps BUILD_ROOT SOURCE_ROOT
+# usage: sim_test.sh every-tree|fpfs-steps|calibrate BUILD_ROOT SOURCE_ROOT
 set -euo pipefail
 what=$1 build=$2 src=$3
 if ! command -v smpicc >/dev/null || ! command -v smpirun >/dev/null; then
@@ -74,5 +76,36 @@ if checked != 9:
 print("ok: flat, chain and binomial at 1, 3 and 9 packets took exactly their FPFS steps")
 PY
   ;;
-*) echo "usage: sim_test.sh every-tree|fpfs-steps BUILD_ROOT SOURCE_ROOT" >&2; exit 2 ;;
+calibrate)
+  # fm_mcast_calibrate under SimGrid (its waits block in the simulated transport: polling
+  # moves no simulated time, and before they did it never finished), on the ideal platform
+  # of fpfs-steps: the calibrated model predicts flat, chain and binomial exactly, and auto
+  # is no slower than the fastest of the three at each size.
+  FM_CREDITS=64 "${run[@]}" --platform ideal --ranks 16 --packet 1K --costs send=1e-6,recv=0 \
+    --sizes 8,2056,8200 --trees flat,chain,binomial,auto -r 1 -i 3 --csv -- --calibrate \
+    > "$out/rows.csv"
+  python3 - "$out/rows.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith('#')))
+best = {}
+for r in rows:
+    got = float(r['completion_us'])
+    if r['tree'] == 'auto':
+        continue
+    model = float(r['model_us'])
+    if abs(model - got) > 0.01 * got:
+        sys.exit(f"FAIL: {r['tree']} at {r['size']} B: model {model} us, simulated {got} us")
+    best[r['size']] = min(best.get(r['size'], got), got)
+autos = [r for r in rows if r['tree'] == 'auto']
+if len(best) != 3 or len(autos) != 3:
+    sys.exit(f"FAIL: {len(rows)} rows: want flat, chain, binomial and auto at 3 sizes")
+for r in autos:
+    got = float(r['completion_us'])
+    if got > best[r['size']] * 1.0001:
+        sys.exit(f"FAIL: auto ({r['resolved']}) at {r['size']} B: {got} us, "
+                 f"the best of flat, chain and binomial {best[r['size']]} us")
+print("ok: the calibrated model predicts flat, chain and binomial exactly; auto is never slower")
+PY
+  ;;
+*) echo "usage: sim_test.sh every-tree|fpfs-steps|calibrate BUILD_ROOT SOURCE_ROOT" >&2; exit 2 ;;
 esac
