@@ -77,19 +77,20 @@ print("ok: flat, chain and binomial at 1, 3 and 9 packets took exactly their FPF
 PY
   ;;
 calibrate)
-  # fm_mcast_calibrate under SimGrid (its waits block in the simulated transport: polling
-  # moves no simulated time, and before they did it never finished), on the ideal platform
-  # of fpfs-steps: the calibrated model predicts flat, chain and binomial exactly, and auto
-  # is no slower than the fastest of the three at each size.
+  # fm_mcast_calibrate (run's default) under SimGrid (its waits block in the simulated
+  # transport: polling moves no simulated time, and before they did it never finished), on
+  # the ideal platform of fpfs-steps: the calibrated model predicts flat, chain and binomial
+  # exactly, and auto is no slower than the fastest of the three at each size.
   FM_CREDITS=64 "${run[@]}" --platform ideal --ranks 16 --packet 1K --costs send=1e-6,recv=0 \
-    --sizes 8,2056,8200 --trees flat,chain,binomial,auto -r 1 -i 3 --csv -- --calibrate \
-    > "$out/rows.csv"
+    --sizes 8,2056,8200 --trees flat,chain,binomial,auto -r 1 -i 3 --csv > "$out/rows.csv"
   python3 - "$out/rows.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith('#')))
 best = {}
 for r in rows:
     got = float(r['completion_us'])
+    if r['calibrated'] not in ('1', 'yes'):
+        sys.exit(f"FAIL: {r['tree']} at {r['size']} B: model not calibrated ({r['calibrated']})")
     if r['tree'] == 'auto':
         continue
     model = float(r['model_us'])
