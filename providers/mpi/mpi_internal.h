@@ -9,7 +9,8 @@
 
 #include "transport.h"
 
-#define FM_MPI_TAG_PKT 1 /* every packet: MPI keeps one sender's packets in order */
+#define FM_MPI_TAG_PKT  1 /* every packet: MPI keeps one sender's packets in order */
+#define FM_MPI_TAG_TICK 2 /* under SimGrid: poll's zero-byte message to itself (mpi_requests.c) */
 /* At most this many places a region (larger places past it). Every posted receive costs MPI
  * (SMPI walks a rank's outstanding requests on each completion): 1 MiB of 64-byte packets
  * would be 10,000 receives a rank. What does not find a place waits in MPI's own unexpected
@@ -47,11 +48,13 @@ typedef struct fm_mpi_tp {
     int cap, hi;    /* capacity; slots at or above hi are all free */
     int *free_list; /* free slot numbers below hi */
     int nfree;
-    int *idx;                    /* MPI_Testsome's indices (cap) */
-    MPI_Status *st;              /* and statuses (cap) */
-    fm_tp_event *ready;          /* completions found but not yet returned by poll (cap) */
-    int nready, ready_at;        /* queued, and the first not yet returned */
-    size_t place;                /* bytes of a region's place (fm_tp_config.multi_recv_min) */
+    int *idx;             /* MPI_Testsome's indices (cap) */
+    MPI_Status *st;       /* and statuses (cap) */
+    MPI_Request *wreqs;   /* under SimGrid: the table and the tick, for MPI_Waitany (cap + 1) */
+    MPI_Request tick[2];  /* under SimGrid: its receive and send, or MPI_REQUEST_NULL */
+    fm_tp_event *ready;   /* completions found but not yet returned by poll (cap) */
+    int nready, ready_at; /* queued, and the first not yet returned */
+    size_t place;         /* bytes of a region's place (fm_tp_config.multi_recv_min) */
     double cost_send, cost_recv; /* simulated seconds charged per packet (SimGrid builds) */
 } fm_mpi_tp;
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Packets as MPI messages: every send an MPI_Isend, every posted receive an MPI_Irecv from
- * any source, all of them in one request table that poll hands to MPI_Testsome. MPI moves
+ * any source, all of them in one request table that poll hands to MPI_Testsome (under
+ * SimGrid, to MPI_Waitany, one completion at a time: collect says why). MPI moves
  * the bytes (and queues what the peer has not yet asked for), so nothing here retries.
  * Idle waits block in MPI (block): under SimGrid that is what lets simulated time pass. */
 #include "mpi_internal.h"
@@ -38,9 +39,11 @@ int fm_mpi_table_init(fm_mpi_tp *t, int cap)
     t->slots = calloc((size_t)cap, sizeof *t->slots);
     t->free_list = malloc((size_t)cap * sizeof *t->free_list);
     t->idx = malloc((size_t)cap * sizeof *t->idx);
+    t->wreqs = malloc(((size_t)cap + 1) * sizeof *t->wreqs);
+    t->tick[0] = t->tick[1] = MPI_REQUEST_NULL;
     t->st = malloc((size_t)cap * sizeof *t->st);
     t->ready = malloc(2 * (size_t)cap * sizeof *t->ready); /* a region's release too */
-    if (!t->reqs || !t->slots || !t->free_list || !t->idx || !t->st || !t->ready)
+    if (!t->reqs || !t->slots || !t->free_list || !t->idx || !t->wreqs || !t->st || !t->ready)
         return FM_ERR_NOMEM;
     for (int i = 0; i < cap; i++)
         t->reqs[i] = MPI_REQUEST_NULL;
@@ -56,6 +59,7 @@ void fm_mpi_table_free(fm_mpi_tp *t)
     free(t->slots);
     free(t->free_list);
     free(t->idx);
+    free(t->wreqs);
     free(t->st);
     free(t->ready);
 }
@@ -77,7 +81,8 @@ static int grow(fm_mpi_tp *t)
     int cap = t->cap * 2;
     if (resize(&t->reqs, sizeof *t->reqs, cap) || resize(&t->slots, sizeof *t->slots, cap) ||
         resize(&t->free_list, sizeof *t->free_list, cap) || resize(&t->idx, sizeof *t->idx, cap) ||
-        resize(&t->st, sizeof *t->st, cap) || resize(&t->ready, sizeof *t->ready, 2 * cap))
+        resize(&t->wreqs, sizeof *t->wreqs, cap + 1) || resize(&t->st, sizeof *t->st, cap) ||
+        resize(&t->ready, sizeof *t->ready, 2 * cap))
         return FM_ERR_NOMEM;
     for (int i = t->cap; i < cap; i++)
         t->reqs[i] = MPI_REQUEST_NULL;
@@ -256,19 +261,91 @@ static void take(fm_mpi_tp *t, int out)
     }
 }
 
-/* Completions into t->ready; wait: block until there is one. */
-static int collect(fm_mpi_tp *t, int wait)
+/* Room in t->ready for what a collect may report: those not yet returned moved to the front. */
+static void compact_ready(fm_mpi_tp *t)
 {
-    int out = 0;
-    if (!outstanding(t))
-        return FM_OK;
-    /* Reported completions must fit beside those not yet returned. */
     if (t->ready_at > 0 && t->ready_at < t->nready) {
         memmove(t->ready, t->ready + t->ready_at,
                 (size_t)(t->nready - t->ready_at) * sizeof *t->ready);
         t->nready -= t->ready_at;
         t->ready_at = 0;
     }
+}
+
+#if FM_HAVE_SMPI
+/* Under SimGrid (3.32) no request is completed by a test: a request that MPI_Test*, or
+ * MPI_Waitsome past its first, finds complete stays on its simulated process's list of
+ * activities for good, and the simulator walks that list at every later completion (a
+ * 1024-rank run spent a quarter of its time there, growing with every packet). A wait
+ * removes it. So completions are taken one at a time by MPI_Waitany, which returns the first
+ * complete request of the array: over the table alone when blocking, and when polling over
+ * the table followed by the tick, a zero-byte synchronous send to this rank itself that
+ * completes at once in simulated time. The tick coming back means nothing before it was
+ * complete; it is then posted again. */
+static int tick_post(fm_mpi_tp *t)
+{
+    static char none;
+    if (MPI_Irecv(&none, 0, MPI_BYTE, t->self, FM_MPI_TAG_TICK, t->comm, &t->tick[0]) !=
+            MPI_SUCCESS ||
+        MPI_Issend(&none, 0, MPI_BYTE, t->self, FM_MPI_TAG_TICK, t->comm, &t->tick[1]) !=
+            MPI_SUCCESS) {
+        fm_log(0, "mpi: posting the tick failed");
+        return FM_ERR_PROVIDER;
+    }
+    return FM_OK;
+}
+
+/* One MPI_Waitany over the table (and the tick at its end when tick); 1 when a request of the
+ * table completed (queued), 0 when the tick did (posted again). */
+static int wait_one(fm_mpi_tp *t, int tick)
+{
+    int n = t->hi, at = MPI_UNDEFINED;
+    memcpy(t->wreqs, t->reqs, (size_t)n * sizeof *t->reqs);
+    if (tick)
+        t->wreqs[n++] = t->tick[0];
+    int rc = MPI_Waitany(n, t->wreqs, &at, &t->st[0]);
+    if (at == MPI_UNDEFINED) {
+        if (rc == MPI_SUCCESS)
+            return 0;
+        fm_log(0, "mpi: MPI_Waitany failed (%d)", rc);
+        return FM_ERR_PROVIDER;
+    }
+    if (tick && at == t->hi) { /* the send half is complete with it: its wait returns at once */
+        t->tick[0] = MPI_REQUEST_NULL;
+        if (MPI_Wait(&t->tick[1], MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return FM_ERR_PROVIDER;
+        return tick_post(t);
+    }
+    t->reqs[at] = t->wreqs[at];
+    t->st[0].MPI_ERROR = rc; /* (a truncated message's error comes back as the call's) */
+    t->idx[0] = at;
+    take(t, 1);
+    return 1;
+}
+
+/* Completions into t->ready; wait: block until there is one. */
+static int collect(fm_mpi_tp *t, int wait)
+{
+    int rc;
+    if (!outstanding(t))
+        return FM_OK;
+    compact_ready(t);
+    if (wait)
+        return wait_one(t, 0) < 0 ? FM_ERR_PROVIDER : FM_OK;
+    if (t->tick[0] == MPI_REQUEST_NULL && (rc = tick_post(t)))
+        return rc;
+    while ((rc = wait_one(t, 1)) > 0 && outstanding(t))
+        ;
+    return rc < 0 ? rc : FM_OK;
+}
+#else
+/* Completions into t->ready; wait: block until there is one. */
+static int collect(fm_mpi_tp *t, int wait)
+{
+    int out = 0;
+    if (!outstanding(t))
+        return FM_OK;
+    compact_ready(t); /* reported completions must fit beside those not yet returned */
     int rc = wait ? MPI_Waitsome(t->hi, t->reqs, &out, t->idx, t->st)
                   : MPI_Testsome(t->hi, t->reqs, &out, t->idx, t->st);
     if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
@@ -282,6 +359,7 @@ static int collect(fm_mpi_tp *t, int wait)
         take(t, out);
     return FM_OK;
 }
+#endif
 
 int fm_mpi_poll(fm_tp *tp, fm_tp_event *ev, int max)
 {
@@ -299,7 +377,7 @@ int fm_mpi_poll(fm_tp *tp, fm_tp_event *ev, int max)
     return n;
 }
 
-/* Until something completes, at most timeout_s. Under SimGrid MPI_Waitsome: simulated time
+/* Until something completes, at most timeout_s. Under SimGrid MPI_Waitany: simulated time
  * passes only while every process is blocked in the simulator, so a polling loop would
  * stand still (and a deadlock is the simulator's to report). Elsewhere MPI_Testsome with the
  * core given away between tries, bounded by the timeout, since MPI_Waitsome spins in most
@@ -337,9 +415,11 @@ int fm_mpi_trywait(fm_tp *tp)
     return t->ready_at < t->nready ? FM_EAGAIN : FM_OK;
 }
 
-/* Close: posted receives are cancelled; sends still in flight are left to MPI. */
+/* Close: posted receives are cancelled; sends still in flight are left to MPI; the tick, a
+ * message to this rank itself, completes. */
 void fm_mpi_cancel_all(fm_mpi_tp *t)
 {
+    MPI_Waitall(2, t->tick, MPI_STATUSES_IGNORE);
     for (int i = 0; i < t->hi; i++) {
         if (t->reqs[i] == MPI_REQUEST_NULL)
             continue;
