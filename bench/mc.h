@@ -11,6 +11,7 @@
 #define MC_H
 
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "common.h"
 
@@ -47,7 +48,23 @@ typedef struct mc_opts {
                        * 0: every rank */
     int common_clock; /* every rank reads one CLOCK_MONOTONIC: time from the root's send */
     int project;      /* --project N: the model's times for N members after the rows; 0 off */
+    int shared;       /* --shared-payload: one payload buffer for all simulated ranks */
 } mc_opts;
+
+/* Payload buffers (the message, and where copies land). Under SimGrid (the bench/sim build)
+ * --shared-payload takes them from SMPI_SHARED_MALLOC, which maps one block of memory for
+ * every rank: thousands of simulated ranks do not hold a message each, and copies cannot be
+ * checked (each call site is its own buffer, hence macros). */
+#if defined(FM_BENCH_SIMGRID)
+#include <smpi/smpi.h>
+#define MC_HAVE_SHARED        1
+#define MC_PAYLOAD(o, n)      ((o)->shared ? SMPI_SHARED_MALLOC(n) : malloc(n))
+#define MC_PAYLOAD_FREE(o, p) ((o)->shared ? SMPI_SHARED_FREE(p) : free(p))
+#else
+#define MC_HAVE_SHARED        0
+#define MC_PAYLOAD(o, n)      malloc(n)
+#define MC_PAYLOAD_FREE(o, p) free(p)
+#endif
 
 /* What differs between the programs sharing the command line: the usage text, whether
  * fastmsg's tree options (--trees, --modes, --sf-too, --calibrate, --concurrent, --roots)

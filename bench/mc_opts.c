@@ -93,6 +93,9 @@ static void usage(FILE *f, const char *prog, void *st)
             "                      barrier) until F x the previous %s's completion +\n"
             "                      100 us has passed, so that reports do not slow the members\n"
             "                      still receiving; 0: report at once (default 0)\n"
+            "      --shared-payload  under SimGrid (bench/sim): one payload buffer shared by\n"
+            "                      every simulated rank (SMPI_SHARED_MALLOC), for thousands of\n"
+            "                      ranks; copies are then not checked\n"
             "      --common-clock  every rank runs on one kernel (one machine, or hosts that\n"
             "                      are network namespaces): time each member from the root's\n"
             "                      start instead of its own barrier exit\n"
@@ -205,7 +208,8 @@ enum {
     OPT_METHODS,
     OPT_ROOTS,
     OPT_PROJECT,
-    OPT_SETTLE_SLEEP
+    OPT_SETTLE_SLEEP,
+    OPT_SHARED
 };
 
 static const struct option long_opts[] = {
@@ -221,6 +225,7 @@ static const struct option long_opts[] = {
     {"root", required_argument, NULL, OPT_ROOT},
     {"settle", required_argument, NULL, OPT_SETTLE},
     {"settle-sleep", no_argument, NULL, OPT_SETTLE_SLEEP},
+    {"shared-payload", no_argument, NULL, OPT_SHARED},
     {"quiet", required_argument, NULL, OPT_QUIET},
     {"concurrent", required_argument, NULL, OPT_CONC},
     {"roots", required_argument, NULL, OPT_ROOTS},
@@ -300,6 +305,9 @@ static int apply(void *st, int c, const char *arg, const char *prog)
     case OPT_SETTLE_SLEEP:
         o->settle_sleep = 1;
         return 0;
+    case OPT_SHARED:
+        o->shared = 1;
+        return 0;
     case OPT_PROJECT:
         if (bench_parse_long(arg, 2, 1 << 20, &v))
             return -1;
@@ -343,6 +351,8 @@ static const char *check(void *st)
     const parse *p = st;
     if (p->o->roots && !p->o->concurrent)
         return "--roots needs --concurrent K";
+    if (p->o->shared && !MC_HAVE_SHARED)
+        return "--shared-payload needs the SimGrid build (bench/sim/build.sh)";
     return p->lo > p->hi ? "--min is larger than --max" : NULL;
 }
 

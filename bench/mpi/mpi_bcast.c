@@ -75,6 +75,7 @@ static int one_bcast(void *arg, size_t size, int check, double quiet_us, mc_samp
 {
     bc *b = arg;
     mc_times mine = {.us = -1};
+    check = check && !b->o->shared;
     if (check && b->me != b->root)
         mc_fill(b->buf, size, 0xff);
     mb_watchdog_arm();
@@ -163,8 +164,8 @@ int main(int argc, char **argv)
             fprintf(stderr, PROG ": needs at least 2 ranks and --root below %d\n", n);
         status = 2;
     } else if (status == 0) {
-        b.buf = malloc(o.sizes[o.nsizes - 1]);
-        b.ref = malloc(o.sizes[o.nsizes - 1]);
+        b.buf = MC_PAYLOAD(&o, o.sizes[o.nsizes - 1]);
+        b.ref = MC_PAYLOAD(&o, o.sizes[o.nsizes - 1]);
         b.times = calloc((size_t)n, sizeof *b.times);
         b.scratch = malloc(sizeof *b.scratch * MC_COLS * (size_t)o.iters);
         if (!b.buf || !b.ref || !b.times || !b.scratch) {
@@ -185,8 +186,10 @@ int main(int argc, char **argv)
             status = 1;
         }
     }
-    free(b.buf);
-    free(b.ref);
+    if (b.buf)
+        MC_PAYLOAD_FREE(&o, b.buf);
+    if (b.ref)
+        MC_PAYLOAD_FREE(&o, b.ref);
     free(b.times);
     free(b.scratch);
     mb_finish();
