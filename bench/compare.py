@@ -17,6 +17,10 @@ prediction and the link-rate bound, size / rate + depth x packet time, with the 
 tree that ran (MPI's trees are unknown: depth 1, the bound of any tree). Needs root for the
 cluster; see bench/README.md.
 
+  sim        no run: the CSV of bench/sim/run --csv, one file per platform (--sim-csv
+             LABEL=FILE, repeated), as tables of completion against ranks, issue 22's targets
+             and plots (bench/sim_report.py).
+
   local      (bench/run.sh, the main job) fastmsg alone on this host under fastmsg-run:
              fastmsg-bench-pingpong on 2 ranks, 8 B to 1 MiB, and fastmsg-bench-mcast on
              --ranks (4) with every tree and auto at 64 KiB and 1 MiB; the same tables, CSV
@@ -1063,12 +1067,32 @@ def replot(args):
         cc_dag_plots(cc, dg, args.replot, rack_place((cc or dg)[0]))
 
 
+def sim(args, what):
+    """compare.py sim: bench/sim/run's CSV files read back and reported (sim_report.py)."""
+    sys.path.insert(0, HERE)
+    import sim_report
+    if len(what) > 1 or not args.sim_csv:
+        fail("sim runs alone and needs --sim-csv LABEL=FILE (bench/sim/run --csv's output)")
+    rows = []
+    for spec in args.sim_csv:
+        label, eq, path = spec.partition("=")
+        if not eq or not label or not os.path.isfile(path):
+            fail(f"--sim-csv {spec}: want LABEL=FILE of an existing file")
+        try:
+            rows += sim_report.read_rows(label, path)
+        except (ValueError, KeyError) as e:
+            fail(str(e))
+    if not rows:
+        fail("no rows in " + ", ".join(args.sim_csv))
+    sim_report.report(rows, args.out or "compare-out", not args.no_plots)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", nargs="*",
                     help="pingpong, mcast, concurrent, dag (default pingpong and mcast), or "
-                    "local alone")
+                    "local or sim alone")
     ap.add_argument("--build", default=os.environ.get("BUILD_DIR", os.path.join(TOP, "build")))
     ap.add_argument("--out", help="CSV and PNG go here (default compare-out; local: "
                     "bench/results/local)")
@@ -1100,6 +1124,9 @@ def main():
                     help="local, concurrent, dag: tiny counts and one repeat, to see that it "
                     "all runs")
     ap.add_argument("--prefix", default="fmcmp", help="namespace names of the cluster")
+    ap.add_argument("--sim-csv", action="append", default=[], metavar="LABEL=FILE",
+                    help="sim: a platform's CSV from bench/sim/run --csv (label fattree for "
+                    "the fat tree's targets)")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--replot", metavar="DIR",
                     help="only draw the plots again from DIR's pingpong.csv, mcast.csv, "
@@ -1109,6 +1136,9 @@ def main():
         replot(args)
         return
     what = set(args.what) or {"pingpong", "mcast"}
+    if "sim" in what:
+        sim(args, what)
+        return
     racked = what & {"concurrent", "dag"}
     if what - {"pingpong", "mcast", "concurrent", "dag", "local"} or \
             "local" in what and len(what) > 1:
