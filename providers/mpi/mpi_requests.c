@@ -326,16 +326,15 @@ static int wait_one(fm_mpi_tp *t, int tick)
 /* Completions into t->ready; wait: block until there is one. */
 static int collect(fm_mpi_tp *t, int wait)
 {
-    int rc;
+    int rc = FM_OK;
     if (!outstanding(t))
         return FM_OK;
     compact_ready(t);
     if (wait)
-        return wait_one(t, 0) < 0 ? FM_ERR_PROVIDER : FM_OK;
-    if (t->tick[0] == MPI_REQUEST_NULL && (rc = tick_post(t)))
-        return rc;
-    while ((rc = wait_one(t, 1)) > 0 && outstanding(t))
-        ;
+        rc = wait_one(t, 0);
+    else if (t->tick[0] != MPI_REQUEST_NULL || (rc = tick_post(t)) == FM_OK)
+        while ((rc = wait_one(t, 1)) > 0 && outstanding(t))
+            ;
     return rc < 0 ? rc : FM_OK;
 }
 #else
