@@ -323,7 +323,10 @@ static int wait_one(fm_mpi_tp *t, int tick)
     return 1;
 }
 
-/* Completions into t->ready; wait: block until there is one. */
+/* Completions into t->ready; wait: block until there is one. A poll takes one completion
+ * at most: a packet's receive cost is charged as it is taken, and a real rank pays it while
+ * handling that packet, between forwarding the one before and the one after; taking a whole
+ * window at once charged every receive before the runtime could forward the first. */
 static int collect(fm_mpi_tp *t, int wait)
 {
     int rc = FM_OK;
@@ -333,8 +336,7 @@ static int collect(fm_mpi_tp *t, int wait)
     if (wait)
         rc = wait_one(t, 0);
     else if (t->tick[0] != MPI_REQUEST_NULL || (rc = tick_post(t)) == FM_OK)
-        while ((rc = wait_one(t, 1)) > 0 && outstanding(t))
-            ;
+        rc = wait_one(t, 1);
     return rc < 0 ? rc : FM_OK;
 }
 #else

@@ -16,9 +16,10 @@
 #   ipmc:   4 hosts, 2 ranks each: the two-stage multicast (tree ipmc), lost datagrams, two
 #           jobs on one group, a member that dies (dead_peer)
 #   hybrid: 4 hosts, 2 and 4 ranks each: sm within a host, tcp between hosts (inside_hybrid)
+#   hybrid-paths: the same cluster, the hybrid's other paths (inside_hybrid_paths)
 # Afterwards nothing of the cluster may be left. Skips (77) where namespaces cannot be made.
 #
-# usage: run.sh plain|shaped|racks|dgram|ipmc|hybrid CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO
+# usage: run.sh plain|shaped|racks|dgram|ipmc|hybrid|hybrid-paths CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO
 #        run.sh --inside MODE FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO (under cluster.sh run)
 set -euo pipefail
 
@@ -451,9 +452,10 @@ hybrid_mpi_launchers() {
 # hybrid provider, sm between the ranks of a host and tcp between hosts. 2 and 4 ranks a
 # host: hello (every rank says which path reaches whom), multicasts of every builder and
 # all-to-all streams with every byte checked, no TCP connection between ranks of one host
-# (with FM_SM=0 there are: the check can fail); groups and member subsets; requests acknowledged by every member; an event loop
-# that sleeps on fm_wait_fd (the epoll set of both paths); a rank killed in a multicast ends
-# the job naming it.
+# (with FM_SM=0 there are: the check can fail), both MPIs' launchers. inside_hybrid_paths:
+# groups and member subsets; requests acknowledged by every member; an event loop that sleeps
+# on fm_wait_fd (the epoll set of both paths); a rank killed in a multicast ends the job
+# naming it.
 inside_hybrid() {
     local per
     for job_ranks in 8 16; do
@@ -471,6 +473,12 @@ inside_hybrid() {
     done
     # Under both MPIs' launchers (PMIx, PMI-1), 2 ranks a host in blocks.
     hybrid_mpi_launchers
+}
+
+# The hybrid provider's other paths (test cluster-hybrid-paths: one test for all of it had
+# run past its timeout under ASan on a loaded machine): zero-copy between hosts, tcp alone as
+# the reference, groups and subsets, receive regions, requests, the ev loop, a dead member.
+inside_hybrid_paths() {
     # Large pieces to rank 0: zero-copy (tcp's tagged messages) from the other hosts, packets
     # through sm from rank 4 on rank 0's host (FM_ZCOPY unset; sm's packets beat its single
     # copy); with FM_SM=0 rank 4's go zero-copy too (the check can fail).
@@ -589,11 +597,12 @@ if [ "${1:-}" = --inside ]; then
     dgram) inside_dgram ;;
     ipmc) inside_ipmc ;;
     hybrid) inside_hybrid ;;
+    hybrid-paths) inside_hybrid_paths ;;
     *) fail "unknown mode $mode" ;;
     esac
 else
     [ $# -eq 6 ] ||
-        fail "usage: run.sh plain|shaped|racks|dgram|ipmc|hybrid CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO"
+        fail "usage: run.sh plain|shaped|racks|dgram|ipmc|hybrid|hybrid-paths CLUSTER_SH FASTMSG_RUN HELLO MCAST_CHECK FASTMSG_INFO"
     cluster=$2 fmrun=$3 hello=$4 mcast=$5 info=$6
     [ "$1" != racks ] || N=8
     outside "$1"
