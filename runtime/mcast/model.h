@@ -82,7 +82,9 @@ struct fm_model_job {
      * order of the provider's and kernel's choosing, not the posting order (measured over tcp:
      * a flat tree's children got a 32 KiB message in a different order each time). With
      * orders > 1 the completion (and each member's) is the mean over that many random orders,
-     * held the last order's (a link with a gap only); 0 or 1: the posting order. */
+     * held the last order's (a link with a gap only; only copies that waited on the link
+     * together change places: one ready after the one before had left found the link idle);
+     * 0 or 1: the posting order. */
     int orders;
     const struct fm_model_net *net; /* NULL: one link per host (a star) */
 };

@@ -273,7 +273,8 @@ static void loggp_link_and_burst(void **state)
  * has two slots: copies leave at 11 and 21. In posting order child 1 has the first: it is
  * done at 21 + 1 (its post to 3), 3 gets the copy at 22 + 10 and is done at 42; child 2 at 31.
  * The other way child 1 takes the copy at 21 and is done at 32, member 3 at 52, child 2 at 21. One
- * order: the posting order. Many: each way about half the time, a mean near 47. */
+ * order: the posting order. Many: each way about half the time, a mean near 47. Only copies
+ * that queue on the link together are reordered. */
 static void loggp_link_order(void **state)
 {
     (void)state;
@@ -297,6 +298,15 @@ static void loggp_link_order(void **state)
     c.gap_byte = 0;
     assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
     assert_true(out.T == 22 && member[1] == 12 && member[2] == 12 && member[3] == 22);
+    /* A gap, but the sender slower than its link (post 20, a copy 10 on the link): the copy to
+     * 1 leaves 20..30, the copy to 2 is ready at 40 on an idle link: no queue, nothing to
+     * reorder, whatever the orders. 1 takes it at 30 + 10, posts to 3 until 60, 3 has it at
+     * 70 and is done at 80; 2 has it at 50, done at 60. (Shuffled, 2 would sometimes have
+     * the slot at 30 and 1 at 50, and 3 be done at 100.) */
+    c.gap_byte = 0.01;
+    c.send_pkt = 20;
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(out.T == 80 && member[1] == 60 && member[2] == 60 && member[3] == 80);
 }
 
 /* Root 0 -> {1, 2}, one 1000-byte packet, post 1, link 0.01 per byte, no latency, member 1 on
