@@ -15,7 +15,9 @@
  *                  -> recv_pkt + B x (recv_byte + copy)
  *   gap            a stream of many packets to the partner, and (two partners) to both at once:
  *                  when it is slower than sending and receiving allow, the link paces it
- *   latency        half the round trip of small messages, less send and receive
+ *   latency        half the round trip of small messages, less send and receive; how it
+ *                  grows per byte: a full packet out and a small one back, less the small
+ *                  one's half, the full one's send, link time and receive, less the latency
  *   wake           what a hop of a ring through every rank (each asleep, all of them sharing
  *                  the machine as in a multicast) takes beyond a hot one-way trip
  *   spin, poll     how long a wait polls (and yields) before it sleeps, and of that the CPU
@@ -165,7 +167,7 @@ static int send_value(fm_context *ctx, int dest, double v)
 
 /* What rank 0 measured against one partner. */
 struct pair {
-    double rtt;
+    double rtt, rtt_big; /* small both ways; a full packet there, a small one back */
     double send[SIZES], recv[SIZES], stream[SIZES];
     double multi, one_msg; /* (the largest size) per copy to both partners; as one message */
 };
@@ -176,14 +178,15 @@ struct plan {
     const unsigned char *buf;
 };
 
-/* Round trips of small messages. */
-static int round_trips(fm_context *ctx, int p, int n, uint64_t *seen, double *rtt)
+/* Round trips: len bytes to p (buf; 0: an empty message), an empty message back. */
+static int round_trips(fm_context *ctx, int p, int n, const void *buf, size_t len, uint64_t *seen,
+                       double *rtt)
 {
     double t[PINGS];
     int rc = FM_OK;
     for (int i = 0; i < n && rc == FM_OK; i++) {
         double t0 = now_s();
-        rc = send_count(ctx, p, NULL, 0);
+        rc = send_count(ctx, p, buf, len);
         if (rc == FM_OK)
             rc = wait_more(ctx, seen, 1);
         t[i] = now_s() - t0;
@@ -432,6 +435,11 @@ static void costs_of(const struct plan *pl, const struct pair *r, double byte_co
     c->gap_byte = local ? 0 : gap / (double)Bmax;
     c->burst = 0;
     c->latency = positive(r->rtt / 2 - r->send[0] - r->recv[0]);
+    /* A full packet's one-way trip beyond its send, its link time and its receive: what the
+     * latency grows by with the bytes, if anything. */
+    double big = r->rtt_big - r->rtt / 2 - r->send[SIZES - 1] - (double)Bmax * c->gap_byte -
+                 r->recv[SIZES - 1];
+    c->lat_byte = positive(big - c->latency) / (double)(Bmax - pl->sizes[0] + 1);
 }
 
 /* Rank 0: rounds of a ring through every rank, one after another, so that each hop wakes a
@@ -483,9 +491,11 @@ static int measure_pair(fm_context *ctx, const struct plan *pl, int w, uint64_t 
                         struct pair *r)
 {
     int p = pl->partners[w];
-    int rc = round_trips(ctx, p, PINGS, seen, &r->rtt);
+    int rc = round_trips(ctx, p, PINGS, NULL, 0, seen, &r->rtt);
     for (int si = 0; si < SIZES && rc == FM_OK; si++)
         rc = measure_size(ctx, pl, p, si, seen, r);
+    if (rc == FM_OK)
+        rc = round_trips(ctx, p, PINGS, pl->buf, pl->sizes[SIZES - 1], seen, &r->rtt_big);
     return rc;
 }
 
@@ -494,6 +504,8 @@ static int answer_pair(fm_context *ctx, uint64_t *seen)
     int rc = answer_trips(ctx, PINGS, seen);
     for (int si = 0; si < SIZES && rc == FM_OK; si++)
         rc = answer_size(ctx, si == SIZES - 1, seen);
+    if (rc == FM_OK)
+        rc = answer_trips(ctx, PINGS, seen);
     return rc;
 }
 
@@ -546,11 +558,12 @@ static int measure(fm_context *ctx, const struct plan *pl, uint64_t *seen, struc
     fm_log(1,
            "calibrated in %.0f ms against %d partner(s): send %.3f us + %.3f ns/KiB (message "
            "%.3f us), receive %.3f us + %.3f ns/KiB, copy %.3f ns/KiB, gap %.3f ns/KiB, "
-           "latency %.3f us, wake %.3f us after %.3f us of polling (%.3f us busy)",
+           "latency %.3f us + %.3f ns/KiB, wake %.3f us after %.3f us of polling (%.3f us "
+           "busy)",
            (now_s() - t0) * 1e3, pl->npartners, out->send_pkt * 1e6, out->send_byte * 1e9 * 1024,
            out->send_msg * 1e6, out->recv_pkt * 1e6, out->recv_byte * 1e9 * 1024,
            out->copy_byte * 1e9 * 1024, out->gap_byte * 1e9 * 1024, out->latency * 1e6,
-           out->wake * 1e6, out->spin * 1e6, out->poll * 1e6);
+           out->lat_byte * 1e9 * 1024, out->wake * 1e6, out->spin * 1e6, out->poll * 1e6);
     return rc;
 }
 

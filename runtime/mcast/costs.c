@@ -24,6 +24,7 @@
     X("recv_ns_per_kib", recv_byte, NS_KIB)                                                        \
     X("copy_ns_per_kib", copy_byte, NS_KIB)                                                        \
     X("latency_ns", latency, NS)                                                                   \
+    X("latency_ns_per_kib", lat_byte, NS_KIB)                                                      \
     X("wake_ns", wake, NS)                                                                         \
     X("spin_ns", spin, NS)                                                                         \
     X("poll_ns", poll, NS)                                                                         \

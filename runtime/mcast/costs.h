@@ -7,7 +7,8 @@
  *                copied into the packet);
  *   sender link  B x gap_byte, shared by every copy leaving the sender's host, after the first
  *                `burst` bytes of an idle link (a token-bucket shaper; 0: no burst);
- *   wire         latency;
+ *   wire         latency + B x lat_byte (a network whose latency grows with the packet: a
+ *                different protocol above some size, a store-and-forward hop);
  *   receiver CPU recv_pkt + B x recv_byte before the packet can be forwarded, then, after its
  *                copies to the receiver's children are posted, B x copy_byte into the caller's
  *                buffer; a receiver that has waited longer than `spin` (fm_wait's polling
@@ -26,11 +27,12 @@ struct fm_costs {
     double send_msg, send_pkt, send_byte, fill_byte, gap_byte;
     double recv_pkt, recv_byte, copy_byte;
     double latency, wake, spin, burst, poll;
+    double lat_byte; /* latency grows with the packet (a network's per-size protocol) */
 };
 
 /* How many fields, and the i-th's key and unit scale in text (value in text x scale = the
  * field in seconds, seconds per byte or bytes). */
-#define FM_COSTS_NFIELDS 13
+#define FM_COSTS_NFIELDS 14
 /* The key of field i ("send_pkt_ns", "gap_ns_per_kib", ...) or NULL past the last. */
 const char *fm_costs_key(int i);
 /* Field i of c (0 <= i < FM_COSTS_NFIELDS), in seconds, seconds per byte or bytes. */

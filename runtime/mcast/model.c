@@ -270,7 +270,7 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     double left = s->net  ? net_send(s, kid, j, ready, size)
                   : local ? ready
                           : link_send(l, c, ready, size);
-    double at = left + c->latency;
+    double at = left + c->latency + size * c->lat_byte;
     if (s->net && route_len(s->net, kid) > 1) { /* routers pass each frame on whole */
         double frame =
             size + MODEL_FRAME_HEADER < s->net->frame ? size + MODEL_FRAME_HEADER : s->net->frame;

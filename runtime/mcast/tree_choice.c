@@ -116,7 +116,7 @@ static double lambda_steps(const struct fm_costs *c, double B)
 {
     double cpu = c->send_pkt + B * c->send_byte, wire = B * c->gap_byte;
     double step = cpu > wire ? cpu : wire;
-    double lambda = cpu + wire + c->latency + c->recv_pkt + B * c->recv_byte;
+    double lambda = cpu + wire + c->latency + B * c->lat_byte + c->recv_pkt + B * c->recv_byte;
     return step > 0 && lambda / step > 1 ? lambda / step : 1;
 }
 

@@ -247,6 +247,12 @@ static void loggp_chain_by_hand(void **state)
      * received by 10.5 + 10 + 2, copied by 23.5; packet 1 (there at 14.5) by 25.5, 26.5. */
     c.spin = 5;
     assert_true(sim(&t, 2, &c, NULL, FM_MODEL_FPFS, member, NULL) == 26.5);
+    /* A latency that grows with the packet: 2 + 2 bytes x 0.5 is the 3 above, every hop. */
+    c.wake = c.spin = 0;
+    c.latency = 2;
+    c.lat_byte = 0.5;
+    assert_true(sim(&t, 2, &c, NULL, FM_MODEL_FPFS, member, NULL) == 17.5);
+    assert_true(member[1] == 12.5 && member[2] == 17.5);
 }
 
 /* A flat root with 2 children, one 1000-byte packet: post 1, link 0.01 per byte, no latency.

@@ -27,7 +27,8 @@ grep -q "calibrated in" "$dir/err" || { cat "$dir/err"; fail "no calibration mea
 [ -f "$file" ] || fail "rank 0 wrote no $file"
 cat "$file"
 keys="send_msg_ns send_pkt_ns send_ns_per_kib fill_ns_per_kib gap_ns_per_kib recv_pkt_ns
-      recv_ns_per_kib copy_ns_per_kib latency_ns wake_ns spin_ns burst_bytes poll_ns"
+      recv_ns_per_kib copy_ns_per_kib latency_ns latency_ns_per_kib wake_ns spin_ns burst_bytes
+      poll_ns"
 for k in $keys; do
   [ "$(grep -c "^$k=" "$file")" -eq 1 ] || fail "$k not once in the file"
 done
