@@ -439,7 +439,7 @@ static void costs_of(const struct plan *pl, const struct pair *r, double byte_co
      * latency grows by with the bytes, if anything. */
     double big = r->rtt_big - r->rtt / 2 - r->send[SIZES - 1] - (double)Bmax * c->gap_byte -
                  r->recv[SIZES - 1];
-    c->lat_byte = positive(big - c->latency) / (double)(Bmax - pl->sizes[0] + 1);
+    c->lat_byte = Bmax > pl->sizes[0] ? positive(big - c->latency) / (double)Bmax : 0;
 }
 
 /* Rank 0: rounds of a ring through every rank, one after another, so that each hop wakes a

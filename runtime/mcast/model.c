@@ -49,8 +49,10 @@ struct sim {
     double *arrival, *rel, *rel_prev, *busy, *sent;
     double *last_copy; /* per packet of the member being simulated: when its last copy left */
     /* per child of the member being simulated, of the packet being posted: when its copy was
-     * ready for the link and when it left (which copies queued behind another) */
+     * ready for the link and when it left (-1: through memory, not on the link), and the
+     * children of one run of copies queued on the link together */
     double *q_ready, *q_left;
+    int *q_idx;
     struct share sh;
     uint64_t order_seed; /* 0: copies leave in posting order; else the seed of a random one */
     /* Over a net (job->net), per member: when its incoming copy's stream may take its next
@@ -65,16 +67,16 @@ struct sim {
     double *posted, *gone, *posted_prev, *gone_prev;
 };
 
-/* Children lo..hi-1 of v got packet j in posting order; deal their arrival times out in a
+/* Children idx[0..len) of v got packet j in posting order; deal their arrival times out in a
  * random order instead (the link's slots stay; which child has which slot changes). */
-static void shuffle_run(struct sim *s, int v, int j, int lo, int hi, uint64_t x)
+static void shuffle_run(struct sim *s, int v, int j, const int *idx, int len, uint64_t x)
 {
     const int *kid = s->t->kids + s->t->first[v];
-    for (int i = hi - 1; i > lo; i--) { /* Fisher-Yates */
+    for (int i = len - 1; i > 0; i--) { /* Fisher-Yates */
         x = fm_mix64(x);
-        int k = lo + (int)(x % (uint64_t)(i - lo + 1));
-        double *a = &s->arrival[(size_t)kid[i] * s->m + (size_t)j];
-        double *b = &s->arrival[(size_t)kid[k] * s->m + (size_t)j];
+        int k = (int)(x % (uint64_t)(i + 1));
+        double *a = &s->arrival[(size_t)kid[idx[i]] * s->m + (size_t)j];
+        double *b = &s->arrival[(size_t)kid[idx[k]] * s->m + (size_t)j];
         double t = *a;
         *a = *b;
         *b = t;
@@ -82,20 +84,28 @@ static void shuffle_run(struct sim *s, int v, int j, int lo, int hi, uint64_t x)
 }
 
 /* The first `now` children of v got packet j: only copies that waited on the link together
- * can leave it in another order than posted. A copy ready after the one before it had left
+ * can leave it in another order than posted. A copy ready once every copy before it had left
  * (the sender's CPU slower than its link: a small packet) found the link idle and left
- * first; so the runs of copies each ready before the previous one left are shuffled, each
- * within itself. */
+ * first; so each run of copies that found the link busy, with the one that opened it, is
+ * shuffled within itself. Copies through memory (a child on this host) are not on the link. */
 static void shuffle_arrivals(struct sim *s, int v, int j, int now)
 {
     uint64_t x = fm_mix64(s->order_seed ^ fm_mix64(((uint64_t)(unsigned)v << 32) | (unsigned)j));
-    int lo = 0;
-    for (int i = 1; i <= now; i++)
-        if (i == now || s->q_ready[i] >= s->q_left[i - 1]) {
-            if (i - lo > 1)
-                shuffle_run(s, v, j, lo, i, x ^ (uint64_t)lo);
-            lo = i;
+    int len = 0;
+    double busy = -1; /* when the run's copies have all left */
+    for (int i = 0; i <= now; i++) {
+        if (i < now && s->q_left[i] < 0)
+            continue;
+        if (i == now || s->q_ready[i] >= busy) {
+            if (len > 1)
+                shuffle_run(s, v, j, s->q_idx, len, x ^ (uint64_t)s->q_idx[0]);
+            len = 0;
         }
+        if (i < now) {
+            s->q_idx[len++] = i;
+            busy = s->q_left[i] > busy ? s->q_left[i] : busy;
+        }
+    }
 }
 
 static int bucket_of(const struct share *sh, double t)
@@ -278,7 +288,7 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     }
     s->arrival[(size_t)kid * m + (size_t)j] = at;
     s->q_ready[i] = ready;
-    s->q_left[i] = left;
+    s->q_left[i] = local ? -1 : left;
     if (s->posted) {
         s->posted[(size_t)kid * m + (size_t)j] = ready;
         s->gone[(size_t)kid * m + (size_t)j] = left;
@@ -674,10 +684,11 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     s.last_copy = calloc((size_t)m, sizeof *s.last_copy);
     s.q_ready = calloc(2 * (size_t)t->n, sizeof *s.q_ready); /* (a member has < n children) */
     s.q_left = s.q_ready ? s.q_ready + t->n : NULL;
-    int rc =
-        order && s.arrival && s.rel && s.rel_prev && s.busy && s.sent && s.last_copy && s.q_ready
-            ? FM_OK
-            : FM_ERR_NOMEM;
+    s.q_idx = malloc((size_t)t->n * sizeof *s.q_idx);
+    int rc = order && s.arrival && s.rel && s.rel_prev && s.busy && s.sent && s.last_copy &&
+                     s.q_ready && s.q_idx
+                 ? FM_OK
+                 : FM_ERR_NOMEM;
     if (rc == FM_OK && visit_order(t, order))
         rc = FM_ERR_INVALID;
     /* Pass 1 takes every credit as back at `latency` (rel_prev all 0); each later pass
@@ -710,6 +721,7 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     free(s.sent);
     free(s.last_copy);
     free(s.q_ready);
+    free(s.q_idx);
     free(s.sh.slot);
     free(s.sh.prev);
     free(s.pipe);

@@ -333,6 +333,19 @@ static void loggp_local_copies(void **state)
     job.host = NULL;
     assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
     assert_true(member[1] == 11 && member[2] == 21 && out.T == 21);
+    /* Root 0 -> {1, 2, 3}, 2 on the root's host: the copy to 1 is on the link 1..11, the one
+     * to 2 through memory at 2, the one to 3 ready at 3 queues behind 1's until 21. 1 and 3
+     * queued together, so in random orders they trade slots (means strictly between 11 and
+     * 21); the copy through memory between them neither splits them nor moves. */
+    int first4[5] = {0, 3, 3, 3, 3}, kids4[3] = {1, 2, 3}, host4[4] = {7, 3, 7, 3};
+    struct fm_model_tree t4 = {4, 0, first4, kids4};
+    double member4[4];
+    struct fm_model_out out4 = {.member = member4};
+    struct fm_model_job job4 = {.orders = 64, .host = host4};
+    assert_int_equal(fm_model_sim(&t4, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job4, &out4), FM_OK);
+    assert_true(member4[2] == 2);
+    assert_true(member4[1] > 11 && member4[1] < 21 && member4[3] > 11 && member4[3] < 21);
+    assert_true(fabs(member4[1] + member4[3] - 32) < 1e-9);
 }
 
 /* Over a net, a flat root with 2 children, one 1000-byte packet, post 1, link 0.01 per byte,
