@@ -117,6 +117,18 @@ struct fm_tp_ops {
      * and ownership as send (both buffers); small ones may be injected (FM_TP_SENT). */
     int (*sendv)(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
                  const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx);
+    /* Optional (NULL: every copy goes by sendv): sendv for one of several copies of a payload
+     * (multicast and fm_begin_message_multi send one payload behind a header per
+     * destination). *share is the caller's, one per payload, NULL before its first copy; the
+     * transport may keep there what lets the payload's later copies reuse what it did for
+     * the first (sm: the payload written once into chunks that every destination on the host
+     * reads). The payload's bytes must not change, and must stay the transport's, from the
+     * first copy until share_release, which the caller calls once no copy of it is left to
+     * send or to complete. Completion, ownership and errors as sendv. */
+    int (*sendv_shared)(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
+                        const void *payload, size_t plen, fm_tp_mr *pmr, void **share, void *ctx);
+    /* What sendv_shared kept in share (non-NULL) goes. */
+    void (*share_release)(fm_tp *tp, void *share);
     /* Give the transport a buffer to receive one packet (of at most len bytes) into. */
     int (*post_recv)(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
     /* Give the transport a region of len bytes that many messages land in, packed one after

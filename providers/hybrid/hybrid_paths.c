@@ -45,6 +45,27 @@ int fm_hy_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr
              : FM_ERR_INVALID;
 }
 
+/* A shared payload is sm's alone: copies to other hosts go as sendv. */
+int fm_hy_sendv_shared(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
+                       const void *payload, size_t plen, fm_tp_mr *pmr, void **share, void *ctx)
+{
+    int r, v;
+    fm_tp *p = route(fm_hy_of(tp), dest, &v, &r);
+    if (!p)
+        return FM_ERR_INVALID;
+    if (!p->ops->sendv_shared)
+        return p->ops->sendv(p, r, hdr, hlen, part(hmr, v), payload, plen, part(pmr, v), ctx);
+    return p->ops->sendv_shared(p, r, hdr, hlen, part(hmr, v), payload, plen, part(pmr, v), share,
+                                ctx);
+}
+
+void fm_hy_share_release(fm_tp *tp, void *share)
+{
+    fm_tp *sm = fm_hy_of(tp)->path[FM_HY_SM];
+    if (sm && sm->ops->share_release)
+        sm->ops->share_release(sm, share);
+}
+
 int fm_hy_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
                 void *ctx)
 {

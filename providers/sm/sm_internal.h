@@ -38,7 +38,9 @@ enum {
     FM_SM_REC_CHUNK = 2,  /* a piece of a packet, in a chunk (fm_sm_chunk_ref) */
     FM_SM_REC_WRAP = 3,   /* the rest of the lap is empty */
     FM_SM_REC_RTS = 4,    /* a tagged send: the receiver reads it from the sender (fm_sm_rts) */
-    FM_SM_REC_FIN = 5     /* the receiver has read it (fm_sm_fin) */
+    FM_SM_REC_FIN = 5,    /* the receiver has read it (fm_sm_fin) */
+    FM_SM_REC_PIECE = 6   /* a piece of a packet, inline (fm_sm_piece, then its bytes): the
+                           * header before a shared payload's chunks */
 };
 
 static inline uint64_t fm_sm_word(uint32_t seq, unsigned kind, uint32_t len)
@@ -54,6 +56,12 @@ typedef struct fm_sm_chunk_ref {
     uint32_t total; /* the packet's length */
     uint32_t off;   /* where these bytes go in the packet */
 } fm_sm_chunk_ref;
+
+/* An inline piece's body, before its bytes. */
+typedef struct fm_sm_piece {
+    uint32_t total; /* the packet's length */
+    uint32_t off;   /* where these bytes go in the packet */
+} fm_sm_piece;
 
 /* A tagged send's announcement: where the bytes are in the sender's memory. */
 typedef struct fm_sm_rts {
@@ -96,7 +104,9 @@ typedef struct fm_sm_ring_ctl {
     char pad[FM_SM_LINE - 8];
 } fm_sm_ring_ctl;
 
-/* Per chunk, in its owner's segment: 1 while a packet's bytes sit in it. */
+/* Per chunk, in its owner's segment: how many still read it (0: free). A chunk of one
+ * destination's packet has 1, that reader's; a shared payload's (fm_sm_share) one per
+ * destination whose record names it, plus the owner's until the payload is let go of. */
 typedef struct fm_sm_chunk_flag {
     _Atomic uint32_t busy;
     char pad[FM_SM_LINE - 4];
@@ -144,6 +154,16 @@ typedef struct fm_sm_peer {
     struct fm_sm_op *q_head, *q_tail;
 } fm_sm_peer;
 
+/* A payload written once into chunks of this rank's pool for several destinations on the host
+ * (sendv_shared: multicast copies, fm_begin_message_multi): each destination's packet is its
+ * own header, inline, then records naming these chunks. */
+typedef struct fm_sm_share {
+    struct fm_sm_share *next; /* free list */
+    uint32_t len;             /* payload bytes */
+    uint32_t nchunks;
+    uint32_t chunk[FM_SM_NCHUNKS];
+} fm_sm_share;
+
 /* A send that could not finish at once: the caller's buffers stay the transport's. Control
  * records (RTS, FIN) keep their bytes in own and complete silently. */
 typedef struct fm_sm_op {
@@ -153,7 +173,8 @@ typedef struct fm_sm_op {
     unsigned char own[sizeof(fm_sm_rts)];
     const unsigned char *hdr, *pay;
     size_t hlen, plen;
-    size_t done; /* bytes already in chunks */
+    size_t done;        /* bytes already in chunks */
+    fm_sm_share *share; /* the payload is there (NULL: in pay) */
     void *ctx;
 } fm_sm_op;
 
@@ -211,6 +232,11 @@ typedef struct fm_sm_tp {
     struct fm_sm_unexp *unexp;
     uint64_t next_id;
     uint32_t chunk_next; /* where chunk allocation looks first */
+    /* Shared payloads: at most one per chunk can exist, so they never need allocating. */
+    fm_sm_share shares[FM_SM_NCHUNKS];
+    fm_sm_share *free_shares;
+    uint32_t share_chunks;  /* chunks the shared payloads hold (at most half the pool) */
+    uint64_t shared_copies; /* copies sent from a shared payload (FM_VERBOSE at close) */
 } fm_sm_tp;
 
 static inline fm_sm_tp *fm_sm_of(fm_tp *tp)
@@ -261,6 +287,10 @@ void fm_sm_ring_bell(fm_sm_peer *p, _Atomic uint32_t *flag);
 int fm_sm_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx);
 int fm_sm_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
                 const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx);
+int fm_sm_sendv_shared(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
+                       const void *payload, size_t plen, fm_tp_mr *pmr, void **share, void *ctx);
+void fm_sm_share_release(fm_tp *tp, void *share);
+void fm_sm_shares_init(fm_sm_tp *t);
 int fm_sm_retry(fm_sm_tp *t);
 int fm_sm_send_ctl(fm_sm_tp *t, int dest, unsigned kind, const void *body, size_t len);
 void fm_sm_ops_free(fm_sm_tp *t);

@@ -148,40 +148,66 @@ static int corrupt(fm_sm_tp *t, int s, fm_tp_event *e, const char *what)
     return 1;
 }
 
-/* One piece of a chunked packet. */
-static int read_chunk(fm_sm_tp *t, int s, unsigned char *rec, fm_tp_event *e)
+/* Piece [off, off + n) of a total-byte packet from rank s, its bytes at src, taken into the
+ * packet being assembled (a piece at 0 starts one); the record at rec (rec_bytes) is then
+ * consumed. f: the chunk the bytes are in (this reader's count on it goes after the copy), or
+ * NULL for an inline piece. 1 with an event for the packet's last piece, 0 without, -1 when
+ * no receive is posted yet (nothing consumed). */
+static int read_piece(fm_sm_tp *t, int s, unsigned char *rec, size_t rec_bytes, uint32_t total,
+                      uint32_t off, uint32_t n, const unsigned char *src, fm_sm_chunk_flag *f,
+                      fm_tp_event *e)
 {
     fm_sm_peer *p = &t->peers[s];
-    fm_sm_chunk_ref ref;
-    memcpy(&ref, rec + 8, sizeof ref);
-    if (ref.chunk >= t->lay.nchunks || !ref.len || ref.len > t->lay.chunk_bytes ||
-        ref.total > FM_SM_MAX_MSG || ref.off > ref.total || ref.len > ref.total - ref.off)
-        return corrupt(t, s, e, "chunk bounds");
-    if (ref.off == 0) {
+    if (!n || total > FM_SM_MAX_MSG || off > total || n > total - off)
+        return corrupt(t, s, e, "piece bounds");
+    if (f && !atomic_load_explicit(&f->busy, memory_order_relaxed))
+        return corrupt(t, s, e, "a chunk nobody holds");
+    if (off == 0) {
         if (p->asm_rx)
             return corrupt(t, s, e, "a packet started inside another");
         if (!rx_available(t))
             return -1;
-        t->asm_slots[s] = rx_take(t, ref.total);
+        t->asm_slots[s] = rx_take(t, total);
         p->asm_rx = &t->asm_slots[s];
-        p->asm_total = ref.total;
+        p->asm_total = total;
         p->asm_got = 0;
-        p->asm_status = ref.total > p->asm_rx->len ? FM_ERR_TOO_LONG : FM_OK;
-    } else if (!p->asm_rx || ref.total != p->asm_total || ref.off != p->asm_got) {
+        p->asm_status = total > p->asm_rx->len ? FM_ERR_TOO_LONG : FM_OK;
+    } else if (!p->asm_rx || total != p->asm_total || off != p->asm_got) {
         return corrupt(t, s, e, "a piece out of order");
     }
-    fm_sm_chunk_flag *f = fm_sm_flag(&t->lay, p->base, ref.chunk);
     if (p->asm_status == FM_OK)
-        memcpy((unsigned char *)p->asm_rx->buf + ref.off, fm_sm_chunk(&t->lay, p->base, ref.chunk),
-               ref.len);
-    atomic_store_explicit(&f->busy, 0, memory_order_release);
-    p->asm_got += ref.len;
-    consume(p, rec, fm_sm_rec_bytes(sizeof ref));
+        memcpy((unsigned char *)p->asm_rx->buf + off, src, n);
+    if (f) /* the copy is over before the sender may write the chunk again */
+        atomic_fetch_sub_explicit(&f->busy, 1, memory_order_release);
+    p->asm_got += n;
+    consume(p, rec, rec_bytes);
     if (p->asm_got < p->asm_total)
         return 0;
     event(t, e, p->asm_rx, p->asm_status, p->asm_total);
     p->asm_rx = NULL;
     return 1;
+}
+
+/* One piece of a packet in a chunk of the sender's pool. */
+static int read_chunk(fm_sm_tp *t, int s, unsigned char *rec, fm_tp_event *e)
+{
+    fm_sm_peer *p = &t->peers[s];
+    fm_sm_chunk_ref ref;
+    memcpy(&ref, rec + 8, sizeof ref);
+    if (ref.chunk >= t->lay.nchunks || !ref.len || ref.len > t->lay.chunk_bytes)
+        return corrupt(t, s, e, "chunk bounds");
+    return read_piece(t, s, rec, fm_sm_rec_bytes(sizeof ref), ref.total, ref.off, ref.len,
+                      fm_sm_chunk(&t->lay, p->base, ref.chunk),
+                      fm_sm_flag(&t->lay, p->base, ref.chunk), e);
+}
+
+/* One piece of a packet inline in the ring (len bytes of body: fm_sm_piece, then the bytes). */
+static int read_inline_piece(fm_sm_tp *t, int s, unsigned char *rec, uint32_t len, fm_tp_event *e)
+{
+    fm_sm_piece pc;
+    memcpy(&pc, rec + 8, sizeof pc);
+    return read_piece(t, s, rec, fm_sm_rec_bytes(len), pc.total, pc.off, len - (uint32_t)sizeof pc,
+                      rec + 8 + sizeof pc, NULL, e);
 }
 
 /* The record at rank s's head: 1 with an event in *e, 0 consumed without one, -1 nothing to
@@ -208,6 +234,10 @@ static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
         if (len != sizeof(fm_sm_chunk_ref) || off + fm_sm_rec_bytes(len) > ring)
             return corrupt(t, s, e, "chunk record length");
         return read_chunk(t, s, rec, e);
+    case FM_SM_REC_PIECE:
+        if (len <= sizeof(fm_sm_piece) || len > t->inline_max || off + fm_sm_rec_bytes(len) > ring)
+            return corrupt(t, s, e, "piece record length");
+        return read_inline_piece(t, s, rec, len, e);
     case FM_SM_REC_INLINE:
         if (len > t->inline_max || off + fm_sm_rec_bytes(len) > ring)
             return corrupt(t, s, e, "record length");

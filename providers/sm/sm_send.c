@@ -76,11 +76,47 @@ static void gather(unsigned char *dst, const unsigned char *hdr, size_t hlen,
         memcpy(dst, pay + (off - hlen), n);
 }
 
+/* A packet whose payload is shared (sh): its header as an inline piece, then a record per
+ * chunk of the payload, each adding this reader's count to the chunk. *done as push's. */
+static int push_shared(fm_sm_tp *t, fm_sm_peer *p, const fm_sm_share *sh, const unsigned char *hdr,
+                       size_t hlen, size_t *done)
+{
+    size_t total = hlen + sh->len;
+    if (*done == 0) {
+        fm_sm_piece pc = {(uint32_t)total, 0};
+        if (!ring_room(t, p, fm_sm_rec_bytes(sizeof pc + hlen)))
+            return 0;
+        unsigned char *rec = ring_tail(t, p);
+        memcpy(rec + 8, &pc, sizeof pc);
+        memcpy(rec + 8 + sizeof pc, hdr, hlen);
+        publish(p, rec, FM_SM_REC_PIECE, sizeof pc + hlen);
+        *done = hlen;
+    }
+    while (*done < total) {
+        if (!ring_room(t, p, fm_sm_rec_bytes(sizeof(fm_sm_chunk_ref))))
+            return 0;
+        size_t at = *done - hlen, n = sh->len - at;
+        if (n > t->lay.chunk_bytes)
+            n = t->lay.chunk_bytes;
+        uint32_t c = sh->chunk[at / t->lay.chunk_bytes];
+        /* (The owner's count keeps the chunk busy; the release below publishes this one.) */
+        atomic_fetch_add_explicit(&fm_sm_flag(&t->lay, t->seg, c)->busy, 1, memory_order_relaxed);
+        fm_sm_chunk_ref ref = {c, (uint32_t)n, (uint32_t)total, (uint32_t)*done};
+        unsigned char *rec = ring_tail(t, p);
+        memcpy(rec + 8, &ref, sizeof ref);
+        publish(p, rec, FM_SM_REC_CHUNK, sizeof ref);
+        *done += n;
+    }
+    return 1;
+}
+
 /* Moves as much of the packet as fits now; *done counts bytes already moved (chunks).
  * Returns 1 when the whole packet is in, 0 when it must wait. */
 static int push(fm_sm_tp *t, fm_sm_peer *p, unsigned kind, const unsigned char *hdr, size_t hlen,
-                const unsigned char *pay, size_t plen, size_t *done)
+                const unsigned char *pay, size_t plen, const fm_sm_share *sh, size_t *done)
 {
+    if (sh)
+        return push_shared(t, p, sh, hdr, hlen, done);
     size_t total = hlen + plen;
     if ((total <= t->inline_max || kind != FM_SM_REC_INLINE) && *done == 0) {
         if (!ring_room(t, p, fm_sm_rec_bytes(total)))
@@ -117,7 +153,7 @@ static void wake(fm_sm_peer *p)
 }
 
 static int start(fm_sm_tp *t, int dest, unsigned kind, const void *hdr, size_t hlen,
-                 const void *pay, size_t plen, void *ctx)
+                 const void *pay, size_t plen, fm_sm_share *sh, void *ctx)
 {
     if (!t->peers || dest < 0 || dest >= t->n || (hlen && !hdr) || (plen && !pay))
         return FM_ERR_INVALID;
@@ -129,7 +165,7 @@ static int start(fm_sm_tp *t, int dest, unsigned kind, const void *hdr, size_t h
         return FM_ERR_NOMEM;
     size_t done = 0;
     if (!p->q_head) {
-        int whole = push(t, p, kind, hdr, hlen, pay, plen, &done);
+        int whole = push(t, p, kind, hdr, hlen, pay, plen, sh, &done);
         if (whole || done)
             wake(p);
         if (whole)
@@ -144,6 +180,7 @@ static int start(fm_sm_tp *t, int dest, unsigned kind, const void *hdr, size_t h
                      .pay = pay,
                      .plen = plen,
                      .done = done,
+                     .share = sh,
                      .ctx = ctx};
     if (kind != FM_SM_REC_INLINE) { /* a control record: its bytes are kept here */
         memcpy(op->own, pay, plen);
@@ -163,13 +200,13 @@ static int start(fm_sm_tp *t, int dest, unsigned kind, const void *hdr, size_t h
 int fm_sm_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx)
 {
     (void)mr;
-    return start(fm_sm_of(tp), dest, FM_SM_REC_INLINE, NULL, 0, buf, len, ctx);
+    return start(fm_sm_of(tp), dest, FM_SM_REC_INLINE, NULL, 0, buf, len, NULL, ctx);
 }
 
 /* A control record (RTS, FIN: at most sizeof op->own bytes) to dest, now or from poll. */
 int fm_sm_send_ctl(fm_sm_tp *t, int dest, unsigned kind, const void *body, size_t len)
 {
-    int rc = start(t, dest, kind, NULL, 0, body, len, NULL);
+    int rc = start(t, dest, kind, NULL, 0, body, len, NULL, NULL);
     return rc == FM_TP_SENT ? FM_OK : rc;
 }
 
@@ -178,7 +215,87 @@ int fm_sm_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr
 {
     (void)hmr;
     (void)pmr;
-    return start(fm_sm_of(tp), dest, FM_SM_REC_INLINE, hdr, hlen, payload, plen, ctx);
+    return start(fm_sm_of(tp), dest, FM_SM_REC_INLINE, hdr, hlen, payload, plen, NULL, ctx);
+}
+
+void fm_sm_shares_init(fm_sm_tp *t)
+{
+    for (uint32_t i = 0; i < FM_SM_NCHUNKS; i++)
+        t->shares[i].next = i + 1 < FM_SM_NCHUNKS ? &t->shares[i + 1] : NULL;
+    t->free_shares = t->shares;
+}
+
+/* The payload, written into chunks of this rank's pool that it holds a count on, or NULL when
+ * the pool has too few free now (the copy then goes the ordinary way). Shared payloads hold
+ * their chunks until the runtime lets them go, which waits for credits, which wait for the
+ * receivers, which may wait for their own sends: so all of them together take at most half
+ * the pool, and the ordinary path, whose chunks come back as soon as they are read, always
+ * has the other half. */
+static fm_sm_share *share_create(fm_sm_tp *t, const unsigned char *pay, size_t plen)
+{
+    size_t k = (plen + t->lay.chunk_bytes - 1) / t->lay.chunk_bytes;
+    fm_sm_share *sh = t->free_shares;
+    if (!sh || t->share_chunks + k > t->lay.nchunks / 2)
+        return NULL;
+    sh->nchunks = 0;
+    for (; sh->nchunks < k; sh->nchunks++) {
+        int c = chunk_alloc(t);
+        if (c < 0) { /* give back what was taken: nobody else saw them */
+            while (sh->nchunks > 0)
+                atomic_store_explicit(&fm_sm_flag(&t->lay, t->seg, sh->chunk[--sh->nchunks])->busy,
+                                      0, memory_order_relaxed);
+            return NULL;
+        }
+        sh->chunk[sh->nchunks] = (uint32_t)c;
+    }
+    for (size_t i = 0; i < k; i++) {
+        size_t at = i * t->lay.chunk_bytes;
+        size_t n = plen - at < t->lay.chunk_bytes ? plen - at : t->lay.chunk_bytes;
+        memcpy(fm_sm_chunk(&t->lay, t->seg, sh->chunk[i]), pay + at, n);
+    }
+    sh->len = (uint32_t)plen;
+    t->share_chunks += (uint32_t)k;
+    t->free_shares = sh->next;
+    sh->next = NULL;
+    return sh;
+}
+
+/* A copy of a payload that other destinations get too: the payload goes into chunks once, on
+ * its first copy large enough to need them, and every copy after that is its header and the
+ * chunks' names. Small packets, and payloads the pool has no room for now, go as sendv. */
+int fm_sm_sendv_shared(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
+                       const void *payload, size_t plen, fm_tp_mr *pmr, void **share, void *ctx)
+{
+    fm_sm_tp *t = fm_sm_of(tp);
+    fm_sm_share *sh = share ? *share : NULL;
+    if (!sh && share && hlen + plen > t->inline_max && plen <= FM_SM_MAX_MSG &&
+        sizeof(fm_sm_piece) + hlen <= t->inline_max && payload && (!hlen || hdr))
+        *share = sh = share_create(t, payload, plen);
+    if (!sh)
+        return fm_sm_sendv(tp, dest, hdr, hlen, hmr, payload, plen, pmr, ctx);
+    if (plen != sh->len)
+        return FM_ERR_INVALID;
+    int rc = start(t, dest, FM_SM_REC_INLINE, hdr, hlen, payload, plen, sh, ctx);
+    if (rc >= 0)
+        t->shared_copies++;
+    return rc;
+}
+
+/* The caller lets the payload go (every copy of it is sent): its chunks lose the owner's
+ * count, and are free once their readers have read them. */
+void fm_sm_share_release(fm_tp *tp, void *share)
+{
+    fm_sm_tp *t = fm_sm_of(tp);
+    fm_sm_share *sh = share;
+    if (!sh)
+        return;
+    for (uint32_t i = 0; i < sh->nchunks; i++)
+        atomic_fetch_sub_explicit(&fm_sm_flag(&t->lay, t->seg, sh->chunk[i])->busy, 1,
+                                  memory_order_release);
+    t->share_chunks -= sh->nchunks;
+    sh->nchunks = 0;
+    sh->next = t->free_shares;
+    t->free_shares = sh;
 }
 
 /* Go on with the waiting sends; finished ones become SEND_DONE events. Returns 0 when
@@ -194,7 +311,8 @@ int fm_sm_retry(fm_sm_tp *t)
         while (p->q_head) {
             fm_sm_op *op = p->q_head;
             size_t before = op->done;
-            int whole = push(t, p, op->kind, op->hdr, op->hlen, op->pay, op->plen, &op->done);
+            int whole =
+                push(t, p, op->kind, op->hdr, op->hlen, op->pay, op->plen, op->share, &op->done);
             touched |= op->done != before;
             if (!whole)
                 break;

@@ -91,6 +91,9 @@ static void sm_mem_dereg(fm_tp *tp, fm_tp_mr *mr)
 
 static void sm_destroy(fm_sm_tp *t)
 {
+    if (t->shared_copies)
+        fm_log(1, "sm: rank %d sent %llu copies from shared payloads", t->rank,
+               (unsigned long long)t->shared_copies);
     fm_sm_ops_free(t);
     fm_sm_recv_free(t);
     fm_sm_tagged_free(t);
@@ -114,6 +117,8 @@ static const struct fm_tp_ops fm_sm_ops = {
     .mem_dereg = sm_mem_dereg,
     .send = fm_sm_send,
     .sendv = fm_sm_sendv,
+    .sendv_shared = fm_sm_sendv_shared,
+    .share_release = fm_sm_share_release,
     .post_recv = fm_sm_post_recv,
     .post_recv_multi = fm_sm_post_recv_multi,
     .tsend = fm_sm_tsend,
@@ -157,6 +162,7 @@ int fm_sm_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)
     FM_TP_CHECK(t, FM_ERR_NOMEM, "sm: out of memory");
     t->base.ops = &fm_sm_ops;
     t->memfd = t->bell[0] = t->bell[1] = -1;
+    fm_sm_shares_init(t);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     t->nonce = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^

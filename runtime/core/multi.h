@@ -26,6 +26,10 @@ static inline void fm_multi_unref(fm_context *ctx, fm_pkt *p)
 {
     if (--p->refs > 0)
         return;
+    if (p->share) { /* no copy of it is left: what the transport kept for them goes */
+        ctx->tp->ops->share_release(ctx->tp, p->share);
+        p->share = NULL;
+    }
     if (p->kind == FM_PKT_SEND_BUF) {
         fm_pool_put_send(ctx, p);
         return;

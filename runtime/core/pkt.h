@@ -66,6 +66,9 @@ typedef struct fm_pkt {
      * is free when the count drops to 0. */
     int refs;
     struct fm_pkt *payload; /* FM_PKT_COPY_BUF: the packet whose payload it sends */
+    /* A payload that copies go out from: what the transport keeps for them (sendv_shared),
+     * let go of with the last hold (multi.h). */
+    void *share;
     /* A received packet that landed in a multi-receive region (recv_pool.c): that region,
      * which it keeps from being posted again until it is released (or, once moved out of it,
      * a marker for memory of its own); NULL for a buffer of its own. */

@@ -40,7 +40,12 @@ FM_HOT int packet_now(fm_context *ctx, fm_peer *peer, fm_pkt *p)
     fm_put16(hdr + credits_at, c);
     fm_tp *tp = ctx->tp;
     int rc;
-    if (p->kind == FM_PKT_COPY_BUF && p->payload) /* its own header before a shared payload */
+    if (p->kind == FM_PKT_COPY_BUF && p->payload && tp->ops->sendv_shared && ctx->cfg.sm_share)
+        /* its own header before a payload other copies share (the transport may move it once) */
+        rc = tp->ops->sendv_shared(tp, p->peer, p->buf, FM_WIRE_HDR_LEN, p->mr,
+                                   p->payload->buf + FM_WIRE_HDR_LEN, p->len, p->payload->mr,
+                                   &p->payload->share, p);
+    else if (p->kind == FM_PKT_COPY_BUF && p->payload)
         rc = tp->ops->sendv(tp, p->peer, p->buf, FM_WIRE_HDR_LEN, p->mr,
                             p->payload->buf + FM_WIRE_HDR_LEN, p->len, p->payload->mr, p);
     else

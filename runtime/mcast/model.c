@@ -48,6 +48,9 @@ struct sim {
     size_t payload, bytes;
     double *arrival, *rel, *rel_prev, *busy, *sent;
     double *last_copy; /* per packet of the member being simulated: when its last copy left */
+    /* per packet of the member being simulated: a copy to a child of its host has paid for
+     * the bytes, which the later ones share (job->shared) */
+    unsigned char *paid;
     /* per child of the member being simulated, of the packet being posted: when its copy was
      * ready for the link and when it left (-1: through memory, not on the link), and the
      * children of one run of copies queued on the link together */
@@ -266,7 +269,12 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     const struct fm_costs *c = s->c;
     int kid = s->t->kids[s->t->first[v] + i], m = s->m, w = s->job ? s->job->window : 0;
     double size = psize(s, j);
-    double work = c->send_pkt + size * c->send_byte + (j == 0 ? c->send_msg : 0);
+    const int *host = s->job ? s->job->host : NULL;
+    int local = !s->net && host && host[v] >= 0 && host[v] == host[kid];
+    double bytes = local && s->job->shared && s->paid[j] ? 0 : size * c->send_byte;
+    if (local)
+        s->paid[j] = 1;
+    double work = c->send_pkt + bytes + (j == 0 ? c->send_msg : 0);
     cpu = run_cpu(s, v, cpu, work);
     s->busy[v] += work;
     double ready = cpu;
@@ -275,8 +283,6 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
             credit_back(s, kid, s->rel_prev[(size_t)kid * m + credit_sent(w, j - w, m)]);
         ready = credit > ready ? credit : ready;
     }
-    const int *host = s->job ? s->job->host : NULL;
-    int local = !s->net && host && host[v] >= 0 && host[v] == host[kid];
     double left = s->net  ? net_send(s, kid, j, ready, size)
                   : local ? ready
                           : link_send(l, c, ready, size);
@@ -351,8 +357,10 @@ static double simulate_member(struct sim *s, int v, double *held)
     int keep = now < d; /* copies kept for the children served later */
     struct link l = {0, c->burst};
     double cpu = 0, done = 0;
-    for (int j = 0; j < m; j++)
+    for (int j = 0; j < m; j++) {
         s->last_copy[j] = 0;
+        s->paid[j] = 0;
+    }
     s->busy[v] = s->sent[v] = 0;
     for (int j = 0; j < m; j++) {
         double size = psize(s, j);
@@ -682,11 +690,12 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     s.busy = calloc((size_t)t->n, sizeof *s.busy);
     s.sent = calloc((size_t)t->n, sizeof *s.sent);
     s.last_copy = calloc((size_t)m, sizeof *s.last_copy);
+    s.paid = calloc((size_t)m, 1);
     s.q_ready = calloc(2 * (size_t)t->n, sizeof *s.q_ready); /* (a member has < n children) */
     s.q_left = s.q_ready ? s.q_ready + t->n : NULL;
     s.q_idx = malloc((size_t)t->n * sizeof *s.q_idx);
     int rc = order && s.arrival && s.rel && s.rel_prev && s.busy && s.sent && s.last_copy &&
-                     s.q_ready && s.q_idx
+                     s.paid && s.q_ready && s.q_idx
                  ? FM_OK
                  : FM_ERR_NOMEM;
     if (rc == FM_OK && visit_order(t, order))
@@ -720,6 +729,7 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     free(s.busy);
     free(s.sent);
     free(s.last_copy);
+    free(s.paid);
     free(s.q_ready);
     free(s.q_idx);
     free(s.sh.slot);

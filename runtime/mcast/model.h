@@ -78,6 +78,9 @@ struct fm_model_job {
      * sender's own host goes through memory, not the sender's link (no gap, no share of the
      * host's link); without a net only (a net's routes say it themselves). */
     const int *host;
+    /* 1: a member's copies of one packet to children of its own host share its bytes (sm's
+     * shared payloads, FM_SM_SHARE): the first pays send_byte, the others send_pkt alone. */
+    int shared;
     /* The copies of one packet that a member posts to several children leave its link in an
      * order of the provider's and kernel's choosing, not the posting order (measured over tcp:
      * a flat tree's children got a 32 KiB message in a different order each time). With

@@ -131,7 +131,9 @@ struct job_view {
 
 static void job_view(fm_context *ctx, const struct fm_tree_desc *d, struct job_view *v)
 {
-    *v = (struct job_view){.job.window = (int)ctx->cfg.credits, .job.orders = FM_MODEL_ORDERS};
+    *v = (struct job_view){.job.window = (int)ctx->cfg.credits,
+                           .job.orders = FM_MODEL_ORDERS,
+                           .job.shared = ctx->cfg.sm_share && ctx->tp->ops->sendv_shared};
     long cores = ctx->cfg.mcast_cores;
     const struct fm_tree_topo *topo = d->topo;
     if (cores == 0 && !topo)

@@ -18,6 +18,9 @@
       "in a job that spans hosts, ranks of the same host exchange packets through sm and the "     \
       "others through FM_PROVIDER's network provider (the hybrid provider, sm+tcp); 0 = the "      \
       "network provider carries every packet")                                                     \
+    X(FM_SM_SHARE, sm_share, BOOL, "1", 0, 0,                                                      \
+      "a packet that a multicast or fm_begin_message_multi sends to several ranks of this host "   \
+      "is written once into shared memory, where each of them reads it (sm); 0 = a copy each")     \
     X(FM_IFACE, iface, STR, "", 0, 0,                                                              \
       "network interface for tcp; empty = lo when all ranks share one host, else libfabric's "     \
       "choice")                                                                                    \

@@ -348,6 +348,30 @@ static void loggp_local_copies(void **state)
     assert_true(fabs(member4[1] + member4[3] - 32) < 1e-9);
 }
 
+/* Shared payloads (sm): root 0 -> {1, 2, 3, 4}, 1-3 on its host, 4 not; one 1000-byte packet,
+ * post 1 + 0.002 per byte (3), link 0.01 per byte. Each copy costs 3 without sharing: 1 at 3,
+ * 2 at 6, 3 at 9, 4's copy posted at 12 then 10 on the link: 22. Shared, the first local copy
+ * pays the bytes and the next two only the post: 1 at 3, 2 at 4, 3 at 5, 4 (off the host,
+ * its own bytes) posted at 8: 18. */
+static void loggp_shared_payload(void **state)
+{
+    (void)state;
+    int first[6] = {0, 4, 4, 4, 4, 4}, kids[4] = {1, 2, 3, 4}, host[5] = {0, 0, 0, 0, 1};
+    struct fm_model_tree t = {5, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .send_byte = 0.002, .gap_byte = 0.01};
+    struct fm_model_job job = {.orders = 1, .host = host};
+    double member[5];
+    struct fm_model_out out = {.member = member};
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(fabs(member[1] - 3) < 1e-9 && fabs(member[2] - 6) < 1e-9);
+    assert_true(fabs(member[3] - 9) < 1e-9 && fabs(member[4] - 22) < 1e-9);
+    job.shared = 1;
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(fabs(member[1] - 3) < 1e-9 && fabs(member[2] - 4) < 1e-9);
+    assert_true(fabs(member[3] - 5) < 1e-9 && fabs(member[4] - 18) < 1e-9);
+    assert_true(fabs(out.T - 18) < 1e-9);
+}
+
 /* Over a net, a flat root with 2 children, one 1000-byte packet, post 1, link 0.01 per byte,
  * no latency. Routes on links of their own: each copy streams alone, 1 + 10 and 2 + 10 (with
  * the sender's one link the second would leave at 21). */
@@ -610,17 +634,29 @@ static void loggp_fcfs_buffers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(design_examples),     cmocka_unit_test(per_member_by_hand),
-        cmocka_unit_test(chain_closed_forms),  cmocka_unit_test(flat_closed_forms),
-        cmocka_unit_test(fpfs_never_loses),    cmocka_unit_test(run_on_given_tree),
-        cmocka_unit_test(bad_trees_and_args),  cmocka_unit_test(seconds_form),
-        cmocka_unit_test(loggp_chain_by_hand), cmocka_unit_test(loggp_link_and_burst),
-        cmocka_unit_test(loggp_link_order),    cmocka_unit_test(loggp_local_copies),
-        cmocka_unit_test(loggp_credit_window), cmocka_unit_test(loggp_shared_cores),
-        cmocka_unit_test(loggp_fcfs_buffers),  cmocka_unit_test(net_own_links),
-        cmocka_unit_test(net_shared_link),     cmocka_unit_test(net_hops),
-        cmocka_unit_test(torus_routes),        cmocka_unit_test(net_shared_cores),
-        cmocka_unit_test(credits_half_window), cmocka_unit_test(net_credits_back),
+        cmocka_unit_test(design_examples),
+        cmocka_unit_test(per_member_by_hand),
+        cmocka_unit_test(chain_closed_forms),
+        cmocka_unit_test(flat_closed_forms),
+        cmocka_unit_test(fpfs_never_loses),
+        cmocka_unit_test(run_on_given_tree),
+        cmocka_unit_test(bad_trees_and_args),
+        cmocka_unit_test(seconds_form),
+        cmocka_unit_test(loggp_chain_by_hand),
+        cmocka_unit_test(loggp_link_and_burst),
+        cmocka_unit_test(loggp_link_order),
+        cmocka_unit_test(loggp_local_copies),
+        cmocka_unit_test(loggp_shared_payload),
+        cmocka_unit_test(loggp_credit_window),
+        cmocka_unit_test(loggp_shared_cores),
+        cmocka_unit_test(loggp_fcfs_buffers),
+        cmocka_unit_test(net_own_links),
+        cmocka_unit_test(net_shared_link),
+        cmocka_unit_test(net_hops),
+        cmocka_unit_test(torus_routes),
+        cmocka_unit_test(net_shared_cores),
+        cmocka_unit_test(credits_half_window),
+        cmocka_unit_test(net_credits_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

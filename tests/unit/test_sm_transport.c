@@ -2,8 +2,9 @@
 /* fastmsg's shared-memory transport in one process: two endpoints (rank 0 and rank 1), each
  * mapping the other's segment. Packets of every path (inline records, chunks, a wrap of the
  * ring), rings and chunk pools filled before the receiver polls, sendv, multi-receive regions,
- * tagged messages, the wake-up bell, bad arguments, and malformed records written straight
- * into a ring. Every loop is bounded; nothing asserts timing. */
+ * payloads shared by several destinations (three endpoints), tagged messages, the wake-up bell, bad
+ * arguments, and malformed records written straight into a ring. Every loop is bounded; nothing
+ * asserts timing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -349,6 +350,163 @@ static void test_bell(void **state)
     close_pair(p);
 }
 
+/* Endpoints 0..n-1 of one host, connected, with receives posted (n <= 4). */
+static void open_n(int n, fm_tp **tp, unsigned char **rbuf)
+{
+    char err[256] = "";
+    unsigned char table[4 * 64];
+    fm_tp_config cfg = {.provider = "sm", .all_local = 1, .host_ranks = n, .name = "unit"};
+    for (int i = 0; i < n; i++) {
+        size_t len = 64;
+        if (fm_tp_open(&cfg, &tp[i], err, sizeof err) != FM_OK)
+            fail_msg("open sm: %s", err);
+        assert_int_equal(tp[i]->ops->addr(tp[i], table + 64 * i, &len), FM_OK);
+    }
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(tp[i]->ops->connect(tp[i], table, 64, n), FM_OK);
+        rbuf[i] = malloc((size_t)NRECV * RBUF);
+        assert_non_null(rbuf[i]);
+        for (int j = 0; j < NRECV; j++) {
+            unsigned char *b = rbuf[i] + (size_t)j * RBUF;
+            assert_int_equal(tp[i]->ops->post_recv(tp[i], b, RBUF, NULL, b), FM_OK);
+        }
+    }
+}
+
+/* Polls every endpoint until `want` packets arrived at ranks 1.. in all, each compared with
+ * the header (its first 4 bytes name the copy: hdrs[k]) followed by the payload pay. */
+static void shared_drain(fm_tp **tp, int n, int want, unsigned char hdrs[][40],
+                         const unsigned char *pay, size_t plen, int *sends)
+{
+    int got = 0;
+    fm_tp_event ev[16];
+    for (long it = 0; it < MAX_POLLS && got < want; it++)
+        for (int i = 0; i < n; i++) {
+            int k = tp[i]->ops->poll(tp[i], ev, 16);
+            assert_true(k >= 0);
+            for (int e = 0; e < k; e++) {
+                assert_int_equal(ev[e].status, FM_OK);
+                if (ev[e].kind == FM_TP_SEND_DONE) {
+                    (*sends)++;
+                    continue;
+                }
+                assert_int_equal(ev[e].kind, FM_TP_RECV_DONE);
+                assert_int_equal(ev[e].len, 40 + plen);
+                uint32_t c;
+                memcpy(&c, ev[e].buf, 4);
+                assert_memory_equal(ev[e].buf, hdrs[c], 40);
+                assert_memory_equal((unsigned char *)ev[e].buf + 40, pay, plen);
+                got++;
+                assert_int_equal(tp[i]->ops->post_recv(tp[i], ev[e].ctx, RBUF, NULL, ev[e].ctx),
+                                 FM_OK);
+            }
+        }
+    assert_int_equal(got, want);
+}
+
+static uint32_t chunk_count(fm_tp *tp, uint32_t c)
+{
+    fm_sm_tp *t = fm_sm_of(tp);
+    return atomic_load(&fm_sm_flag(&t->lay, t->seg, c)->busy);
+}
+
+/* One payload to ranks 1 and 2 (twice to 1), each copy behind its own header: the payload is
+ * written into chunks once, each chunk counted once per reader plus once for the sender until
+ * released, and every copy arrives whole. */
+static void test_shared(void **state)
+{
+    (void)state;
+    fm_tp *tp[3];
+    unsigned char *rbuf[3];
+    open_n(3, tp, rbuf);
+    assert_non_null(tp[0]->ops->sendv_shared);
+    size_t plen = 70000; /* three chunks */
+    unsigned char *pay = malloc(plen), hdrs[3][40];
+    assert_non_null(pay);
+    fill(pay, plen, 77);
+    int dests[3] = {1, 2, 1}, sends = 0;
+    void *share = NULL;
+    for (uint32_t k = 0; k < 3; k++) {
+        memcpy(hdrs[k], &k, 4);
+        fill(hdrs[k] + 4, 36, k + 1);
+        int rc = tp[0]->ops->sendv_shared(tp[0], dests[k], hdrs[k], 40, NULL, pay, plen, NULL,
+                                          &share, hdrs[k]);
+        assert_true(rc == FM_OK || rc == FM_TP_SENT);
+        sends += rc == FM_TP_SENT;
+        assert_non_null(share);
+    }
+    fm_sm_share *sh = share;
+    assert_int_equal(sh->nchunks, 3);
+    for (uint32_t i = 0; i < sh->nchunks; i++)
+        assert_int_equal(chunk_count(tp[0], sh->chunk[i]), 1 + 3);
+    assert_int_equal(fm_sm_of(tp[0])->shared_copies, 3);
+    shared_drain(tp, 3, 3, hdrs, pay, plen, &sends);
+    assert_int_equal(sends, 3);
+    uint32_t chunks[3];
+    memcpy(chunks, sh->chunk, sizeof chunks);
+    for (int i = 0; i < 3; i++) /* read by all: the sender's count is left */
+        assert_int_equal(chunk_count(tp[0], chunks[i]), 1);
+    tp[0]->ops->share_release(tp[0], share);
+    for (uint32_t c = 0; c < FM_SM_NCHUNKS; c++)
+        assert_int_equal(chunk_count(tp[0], c), 0);
+    /* A payload small enough for a ring record is not shared. */
+    share = NULL;
+    int rc = tp[0]->ops->sendv_shared(tp[0], 2, hdrs[0], 40, NULL, pay, 100, NULL, &share, NULL);
+    assert_int_equal(rc, FM_TP_SENT);
+    assert_null(share);
+    shared_drain(tp, 3, 1, hdrs, pay, 100, &sends);
+    for (int i = 0; i < 3; i++) {
+        tp[i]->ops->close(tp[i]);
+        free(rbuf[i]);
+    }
+    free(pay);
+}
+
+/* Shared payloads that are not let go of take at most half the chunk pool: the next payloads
+ * are not shared but sent the ordinary way, through the other half, and they all arrive while
+ * the shared ones still hold theirs (a shared payload waits for the runtime's credits, which
+ * may wait for these sends). */
+static void test_shared_pool_full(void **state)
+{
+    (void)state;
+    enum { P = 20 };
+    fm_tp *tp[2];
+    unsigned char *rbuf[2];
+    open_n(2, tp, rbuf);
+    size_t plen = 2 * FM_SM_CHUNK_BYTES;
+    unsigned char *pay = malloc(plen), hdrs[1][40] = {{0}};
+    assert_non_null(pay);
+    fill(pay, plen, 5);
+    void *share[P] = {0};
+    int sends = 0, shared = 0, queued = 0;
+    for (int k = 0; k < P; k++) {
+        int rc =
+            tp[0]->ops->sendv_shared(tp[0], 1, hdrs[0], 40, NULL, pay, plen, NULL, &share[k], NULL);
+        assert_true(rc == FM_OK || rc == FM_TP_SENT);
+        sends += rc == FM_TP_SENT;
+        queued += rc == FM_OK;
+        shared += share[k] != NULL;
+    }
+    assert_int_equal(shared, FM_SM_NCHUNKS / 4); /* two chunks each: half the pool */
+    assert_true(queued > 0);                     /* the other half filled too */
+    shared_drain(tp, 2, P, hdrs, pay, plen, &sends);
+    assert_int_equal(sends, P);
+    uint32_t held = 0;
+    for (uint32_t c = 0; c < FM_SM_NCHUNKS; c++)
+        held += chunk_count(tp[0], c);
+    assert_int_equal(held, FM_SM_NCHUNKS / 2); /* the sender's counts only */
+    for (int k = 0; k < P; k++)
+        if (share[k])
+            tp[0]->ops->share_release(tp[0], share[k]);
+    for (uint32_t c = 0; c < FM_SM_NCHUNKS; c++)
+        assert_int_equal(chunk_count(tp[0], c), 0);
+    for (int i = 0; i < 2; i++) {
+        tp[i]->ops->close(tp[i]);
+        free(rbuf[i]);
+    }
+    free(pay);
+}
+
 static void test_bad_args(void **state)
 {
     (void)state;
@@ -412,6 +570,13 @@ static void test_malformed(void **state)
     malformed(fm_sm_word(1, FM_SM_REC_CHUNK, 16), &bad_off, 16);   /* a piece without start */
     malformed(fm_sm_word(1, FM_SM_REC_CHUNK, 16), &too_long, 16);  /* longer than a chunk */
     malformed(fm_sm_word(1, FM_SM_REC_FIN, 16), zeros, 16);        /* answers no send */
+    fm_sm_chunk_ref idle = {.chunk = 0, .len = 10, .total = 10, .off = 0};
+    malformed(fm_sm_word(1, FM_SM_REC_CHUNK, 16), &idle, 16); /* a chunk nobody holds */
+    fm_sm_piece past = {.total = 10, .off = 8};
+    unsigned char piece[24] = {0};
+    memcpy(piece, &past, sizeof past);
+    malformed(fm_sm_word(1, FM_SM_REC_PIECE, 8), piece, 8);   /* no bytes */
+    malformed(fm_sm_word(1, FM_SM_REC_PIECE, 24), piece, 24); /* past the packet's end */
 }
 
 int main(void)
@@ -421,6 +586,7 @@ int main(void)
         cmocka_unit_test(test_sendv),    cmocka_unit_test(test_regions),
         cmocka_unit_test(test_tagged),   cmocka_unit_test(test_bell),
         cmocka_unit_test(test_bad_args), cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_shared),   cmocka_unit_test(test_shared_pool_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
