@@ -71,6 +71,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ring[(start + k) % ring_bytes] = data[k];
     size_t rest = size - n, pool = (size_t)s->lay.nchunks * s->lay.chunk_bytes;
     memcpy(fm_sm_chunk(&s->lay, s->seg, 0), data + n, rest < pool ? rest : pool);
+    /* Every chunk held, as a sender's shared payloads hold them: chunk records get read, and
+     * reads past the count are refused, never wrapped. */
+    for (uint32_t c = 0; c < s->lay.nchunks; c++)
+        atomic_store(&fm_sm_flag(&s->lay, s->seg, c)->busy, 4);
 
     fm_tp_event ev[4];
     for (int round = 0; round < 64; round++) {
