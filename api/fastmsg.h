@@ -832,6 +832,10 @@ typedef struct fm_stats {
      * it made its successor, and the payload bytes it sent and received as repairs. */
     uint64_t dgram_sent, dgram_received, dgram_dropped, dgram_drop_injected;
     uint64_t ring_nacks, ring_offers, ring_repair_bytes_sent, ring_repair_bytes_received;
+    /* Copies of multicast and multi-destination packets (this rank's own and forwarded ones)
+     * that went to a rank of this host from a payload written once for all of them (sm's
+     * shared payloads, FM_SM_SHARE), instead of a copy each. */
+    uint64_t shared_copies;
 } fm_stats;
 
 /* Copy the context's counters into *stats. Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID. */

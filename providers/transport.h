@@ -225,6 +225,7 @@ struct fm_tp {
     const struct fm_tp_ops *ops;
     fm_tp_info info;
     uint64_t refused;   /* posts the network refused at first (queued and retried) */
+    uint64_t shared;    /* copies sent from a shared payload (sendv_shared) */
     fm_tp_dgram *dgram; /* datagram multicast (info.dgram_mcast), NULL without; the runtime
                          * opens and closes it (fm_tp_dgram_open) */
 };

@@ -55,8 +55,10 @@ int fm_hy_sendv_shared(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_
         return FM_ERR_INVALID;
     if (!p->ops->sendv_shared)
         return p->ops->sendv(p, r, hdr, hlen, part(hmr, v), payload, plen, part(pmr, v), ctx);
-    return p->ops->sendv_shared(p, r, hdr, hlen, part(hmr, v), payload, plen, part(pmr, v), share,
-                                ctx);
+    int rc = p->ops->sendv_shared(p, r, hdr, hlen, part(hmr, v), payload, plen, part(pmr, v), share,
+                                  ctx);
+    tp->shared = p->shared;
+    return rc;
 }
 
 void fm_hy_share_release(fm_tp *tp, void *share)

@@ -235,8 +235,7 @@ typedef struct fm_sm_tp {
     /* Shared payloads: at most one per chunk can exist, so they never need allocating. */
     fm_sm_share shares[FM_SM_NCHUNKS];
     fm_sm_share *free_shares;
-    uint32_t share_chunks;  /* chunks the shared payloads hold (at most half the pool) */
-    uint64_t shared_copies; /* copies sent from a shared payload (FM_VERBOSE at close) */
+    uint32_t share_chunks; /* chunks the shared payloads hold (at most half the pool) */
 } fm_sm_tp;
 
 static inline fm_sm_tp *fm_sm_of(fm_tp *tp)

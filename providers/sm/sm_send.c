@@ -277,7 +277,7 @@ int fm_sm_sendv_shared(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_
         return FM_ERR_INVALID;
     int rc = start(t, dest, FM_SM_REC_INLINE, hdr, hlen, payload, plen, sh, ctx);
     if (rc >= 0)
-        t->shared_copies++;
+        t->base.shared++;
     return rc;
 }
 

@@ -91,9 +91,9 @@ static void sm_mem_dereg(fm_tp *tp, fm_tp_mr *mr)
 
 static void sm_destroy(fm_sm_tp *t)
 {
-    if (t->shared_copies)
+    if (t->base.shared)
         fm_log(1, "sm: rank %d sent %llu copies from shared payloads", t->rank,
-               (unsigned long long)t->shared_copies);
+               (unsigned long long)t->base.shared);
     fm_sm_ops_free(t);
     fm_sm_recv_free(t);
     fm_sm_tagged_free(t);

@@ -439,7 +439,7 @@ static void test_shared(void **state)
     assert_int_equal(sh->nchunks, 3);
     for (uint32_t i = 0; i < sh->nchunks; i++)
         assert_int_equal(chunk_count(tp[0], sh->chunk[i]), 1 + 3);
-    assert_int_equal(fm_sm_of(tp[0])->shared_copies, 3);
+    assert_int_equal(tp[0]->shared, 3);
     shared_drain(tp, 3, 3, hdrs, pay, plen, &sends);
     assert_int_equal(sends, 3);
     uint32_t chunks[3];

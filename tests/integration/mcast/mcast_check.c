@@ -4,7 +4,7 @@
  *
  *   fastmsg-run -n N mcast_check [--trees T1,T2,...] [--sizes S1,S2,...] [--roots all|R]
  *       [--subset all|some] [--how group|list|multi] [--sf|--fcfs] [--sync]
- *       [--calibrate] [--seed S]
+ *       [--calibrate] [--shared yes|no] [--seed S]
  *
  * The schedule is the cross product roots x trees x sizes (case index m); every rank builds
  * the same one. Case m's members: all ranks, or (some) a subset of at least 2 that contains
@@ -15,7 +15,9 @@
  * (fm_mcast_begin_list), multi (fm_begin_message_multi to the other members). --sf: store-and-
  * forward; --fcfs: First-Child-First-Served. Members receive case m with fm_stream_deliver (m even)
  * or in odd fm_receive chunks (m odd) and check every byte and that each case arrives exactly once,
- * from its root, at its members only. Sizes may name P (FM_PACKET_SIZE). */
+ * from its root, at its members only. Sizes may name P (FM_PACKET_SIZE). --shared yes|no: a root
+ * of a case of at least 100000 bytes to two or more others also checks that its copies went
+ * (yes) or did not go (no) from shared payloads (fm_stats.shared_copies; sm, FM_SM_SHARE). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,7 @@ typedef struct mc_case {
 
 static fm_context *ctx;
 static int me, nranks, ncases, how_group, how_multi, store_forward, fcfs, sync_each, calibrate;
+static int expect_shared = -1; /* --shared yes|no: 1, 0; -1: not checked */
 static const char *trees[MAX_TREES];
 static int ntrees;
 static mc_case *cases;
@@ -230,6 +233,8 @@ static int parse_args(int argc, char **argv, size_t *sizes, int *nsizes, int *ro
             *root = strcmp(v, "all") ? atoi(v) : -1, i++;
         else if (!strcmp(o, "--subset"))
             *some = !strcmp(v, "some"), i++;
+        else if (!strcmp(o, "--shared"))
+            expect_shared = !strcmp(v, "yes"), i++;
         else if (!strcmp(o, "--seed"))
             *seed = (unsigned)atoi(v), i++;
         else if (!strcmp(o, "--how")) {
@@ -271,6 +276,23 @@ static void build_schedule(const size_t *sizes, int nsizes, int root, int some, 
             }
 }
 
+/* --shared: a root that sent a case of several packets to at least two others counts copies
+ * from shared payloads (fm_stats.shared_copies) when sharing is expected, none otherwise. */
+static void check_shared(void)
+{
+    int rooted = 0;
+    for (int m = 0; m < ncases; m++)
+        rooted |= cases[m].root == me && cases[m].n >= 3 && cases[m].len >= 100000;
+    fm_stats st;
+    if (expect_shared < 0 || !rooted)
+        return;
+    if (fm_get_stats(ctx, &st) != FM_OK)
+        st_fail("fm_get_stats");
+    else if (expect_shared ? st.shared_copies == 0 : st.shared_copies != 0)
+        st_fail("%llu copies from shared payloads, expected %s",
+                (unsigned long long)st.shared_copies, expect_shared ? "some" : "none");
+}
+
 int main(int argc, char **argv)
 {
     size_t sizes[MAX_SIZES];
@@ -280,7 +302,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: mcast_check [--trees T,...] [--sizes S,...] [--roots all|R] "
                 "[--subset all|some] [--how group|list|multi] [--sf|--fcfs] [--sync] [--calibrate] "
-                "[--seed S]\n");
+                "[--shared yes|no] [--seed S]\n");
         return 2;
     }
     ctx = st_init();
@@ -324,6 +346,7 @@ int main(int argc, char **argv)
             st_fail("case %d (root %d, %s, %zu bytes, %d members): received %d times, want %d", m,
                     c->root, trees[c->tree], c->len, c->n, c->got, want);
     }
+    check_shared();
     char what[160];
     snprintf(what, sizeof what, "mcast_check: %d cases, %d received here (%s%s)", ncases, received,
              how_multi   ? "multi"
