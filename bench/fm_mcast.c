@@ -256,6 +256,11 @@ static int sweep(mc *m)
     int rc = FM_OK;
     static const unsigned flags[] = {
         [MC_FPFS] = 0, [MC_SF] = FM_MCAST_STORE_FORWARD, [MC_FCFS] = FM_MCAST_FCFS};
+    m->tree = o->trees[0]; /* (the warm-up's: the first row's tree, packet by packet) */
+    m->flags = 0;
+    rc = fm_barrier(m->ctx);
+    if (rc == FM_OK)
+        rc = mc_warmup(o, one_mcast, m);
     for (int t = 0; t < o->ntrees && rc == FM_OK; t++)
         for (int k = 0; k < o->nmodes && rc == FM_OK; k++)
             for (int i = 0; i < o->nsizes && rc == FM_OK; i++) {

@@ -49,6 +49,8 @@ typedef struct mc_opts {
     int common_clock; /* every rank reads one CLOCK_MONOTONIC: time from the root's send */
     int project;      /* --project N: the model's times for N members after the rows; 0 off */
     int shared;       /* --shared-payload: one payload buffer for all simulated ranks */
+    size_t warmup;    /* --warmup BYTES: untimed multicasts of the largest size first, until
+                       * each member received this many bytes (0: none) */
 } mc_opts;
 
 /* Payload buffers (the message, and where copies land). Under SimGrid (the bench/sim build)
@@ -161,6 +163,13 @@ typedef int (*mc_one_fn)(void *arg, size_t size, int check, double quiet_us, mc_
  * holds MC_COLS * o->iters doubles. 0, or one's error. */
 int mc_run_row(const mc_opts *o, int me, size_t size, mc_one_fn one, void *arg, double *scratch,
                double row[MC_COLS]);
+
+/* Before the first row: untimed multicasts of the largest size, until every member has
+ * received o->warmup bytes (at least one, at most MC_WARMUP_MAX; none when o->warmup is 0).
+ * The first rows otherwise pay what a job does once: a member's first pass through its
+ * receive memory (page faults: 8 MiB a rank by default), growing credit windows. */
+#define MC_WARMUP_MAX 256
+int mc_warmup(const mc_opts *o, mc_one_fn one, void *arg);
 
 /* A row's label: the columns before the figures; "-" for what a program does not have. */
 typedef struct mc_label {

@@ -89,6 +89,11 @@ static void usage(FILE *f, const char *prog, void *st)
             "      --settle-sleep  the root sleeps through the settle time instead of driving\n"
             "                      progress or spinning (a simulated clock, bench/sim, moves\n"
             "                      only while processes sleep or wait)\n"
+            "      --warmup BYTES  before the first row, untimed %ss of the largest size\n"
+            "                      until every member received BYTES (K, M suffixes; at\n"
+            "                      most 256 of them; default 16M, 0: none): the first rows\n"
+            "                      do not pay the job's first pass through its receive\n"
+            "                      memory\n"
             "      --quiet F       members send nothing after their copy (no report, no\n"
             "                      barrier) until F x the previous %s's completion +\n"
             "                      100 us has passed, so that reports do not slow the members\n"
@@ -102,7 +107,7 @@ static void usage(FILE *f, const char *prog, void *st)
             "      --timeout S     %s (default 60)\n"
             "      --csv           comma-separated output for machines\n"
             "  -h, --help          this text\n",
-            cli->noun, cli->noun, cli->noun, cli->timeout);
+            cli->noun, cli->noun, cli->noun, cli->noun, cli->timeout);
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -209,7 +214,8 @@ enum {
     OPT_ROOTS,
     OPT_PROJECT,
     OPT_SETTLE_SLEEP,
-    OPT_SHARED
+    OPT_SHARED,
+    OPT_WARMUP
 };
 
 static const struct option long_opts[] = {
@@ -227,6 +233,7 @@ static const struct option long_opts[] = {
     {"settle-sleep", no_argument, NULL, OPT_SETTLE_SLEEP},
     {"shared-payload", no_argument, NULL, OPT_SHARED},
     {"quiet", required_argument, NULL, OPT_QUIET},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
     {"concurrent", required_argument, NULL, OPT_CONC},
     {"roots", required_argument, NULL, OPT_ROOTS},
     {"project", required_argument, NULL, OPT_PROJECT},
@@ -308,6 +315,8 @@ static int apply(void *st, int c, const char *arg, const char *prog)
     case OPT_SHARED:
         o->shared = 1;
         return 0;
+    case OPT_WARMUP:
+        return bench_parse_one_size(arg, 0, (size_t)1 << 34, &o->warmup);
     case OPT_PROJECT:
         if (bench_parse_long(arg, 2, 1 << 20, &v))
             return -1;
@@ -358,7 +367,12 @@ static const char *check(void *st)
 
 int mc_parse_cli(int argc, char **argv, const mc_cli *cli, mc_opts *o)
 {
-    *o = (mc_opts){.repeats = 5, .iters = 20, .timeout_s = 60, .settle_us = 20, .quiet = 0};
+    *o = (mc_opts){.repeats = 5,
+                   .iters = 20,
+                   .timeout_s = 60,
+                   .settle_us = 20,
+                   .quiet = 0,
+                   .warmup = (size_t)16 << 20};
     parse_tree_list(cli->methods ? cli->methods : MC_DEFAULT_TREES, o);
     parse_mode_list("fpfs", o);
     static const bench_cmdline cl = {"hr:i:", long_opts, usage, apply, check};

@@ -19,6 +19,20 @@ mc_sample mc_summarize(const mc_opts *o, int n, int root, const mc_times *t)
     return s;
 }
 
+int mc_warmup(const mc_opts *o, mc_one_fn one, void *arg)
+{
+    size_t size = o->sizes[o->nsizes - 1];
+    if (!o->warmup || !o->nsizes)
+        return 0;
+    size_t count = size ? (o->warmup + size - 1) / size : MC_WARMUP_MAX;
+    count = count < 1 ? 1 : count > MC_WARMUP_MAX ? MC_WARMUP_MAX : count;
+    mc_sample s = {0};
+    int rc = 0;
+    for (size_t i = 0; i < count && rc == 0; i++)
+        rc = one(arg, size, 0, 0, &s);
+    return rc;
+}
+
 int mc_run_row(const mc_opts *o, int me, size_t size, mc_one_fn one, void *arg, double *scratch,
                double row[MC_COLS])
 {

@@ -128,6 +128,7 @@ static void print_header(const bc *b)
 static void sweep(bc *b)
 {
     static const mc_label lb = {{MB_MPI, "-", "-"}, 0, "-", TREE, "-", "-"};
+    mc_warmup(b->o, one_bcast, b);
     for (int i = 0; i < b->o->nsizes; i++) {
         double row[MC_COLS];
         mc_run_row(b->o, b->me, b->o->sizes[i], one_bcast, b, b->scratch, row);
