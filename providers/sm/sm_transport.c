@@ -92,8 +92,8 @@ static void sm_mem_dereg(fm_tp *tp, fm_tp_mr *mr)
 static void sm_destroy(fm_sm_tp *t)
 {
     if (t->base.shared)
-        fm_log(1, "sm: rank %d sent %llu copies from shared payloads", t->rank,
-               (unsigned long long)t->base.shared);
+        fm_log(1, "sm: rank %d sent %llu copies from shared payloads (%u chunks still held)",
+               t->rank, (unsigned long long)t->base.shared, t->share_chunks);
     fm_sm_ops_free(t);
     fm_sm_recv_free(t);
     fm_sm_tagged_free(t);
