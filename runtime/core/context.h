@@ -183,6 +183,10 @@ struct fm_context {
     size_t nstream_all, stream_all_cap;
     unsigned char *seen; /* size bytes of scratch: duplicate checks of member lists */
 
+    /* Rounds an idle wait polls before it yields the core (progress.c): FM_PROGRESS_SPINS, or
+     * 1 when this host runs more ranks of the job than it has cores, where a spinning rank
+     * only keeps the one it waits for off the core. */
+    int idle_spins;
     int in_handler;   /* depth of handler calls (deliver callbacks included) */
     int run_held;     /* a handler was registered inside a handler: run held messages */
     int run_groups;   /* a group was created inside a handler: start multicasts held for it */

@@ -246,6 +246,7 @@ static int open_transport(fm_context *ctx)
     if (rc)
         return rc;
     int all_local = fm_topo_nhosts(ctx->topo) == 1;
+    fm_progress_setup(ctx, fm_topo_nlocal(ctx->topo, ctx->rank));
     /* Receives posted at once: the pool's, and one zero-copy receive per sending peer (a
      * sender has one zero-copy piece in flight at a time). */
     fm_tp_config tc = {.provider = ctx->cfg.provider,

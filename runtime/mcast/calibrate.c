@@ -392,7 +392,7 @@ static double memcpy_per_byte(size_t B)
 static double spin_time(fm_context *ctx, double *poll)
 {
     int fd = ctx->tp->ops->wait_fd(ctx->tp);
-    int spins = fd >= 0 ? FM_PROGRESS_FD_SPINS : FM_PROGRESS_SPINS;
+    int spins = fd >= 0 ? FM_PROGRESS_FD_SPINS : ctx->idle_spins;
     int rounds = fd >= 0 ? spins : spins + FM_PROGRESS_YIELDS;
     double t0 = now_s();
     for (int i = 0; i < rounds; i++) {

@@ -187,7 +187,7 @@ int fm_costs_save(const char *path, const struct fm_costs *c, const char *note, 
     return 0;
 }
 
-void fm_costs_estimate(struct fm_costs *c, int local_only)
+void fm_costs_estimate(struct fm_costs *c, int local_only, int sender_writes)
 {
     /* bench/README.md's figures on this class of machine: shared memory copies ~8 GB/s per
      * core, the receiver pulling large packets (CMA); a network stack ~1 GB/s with tens of
@@ -205,7 +205,9 @@ void fm_costs_estimate(struct fm_costs *c, int local_only)
                                .wake = 20e-6,
                                .spin = 300e-6,
                                .poll = 2e-6};
-    else
+    if (local_only && sender_writes) /* sm: the sender copies each packet into its chunks */
+        c->send_byte = c->copy_byte;
+    if (!local_only)
         *c = (struct fm_costs){.send_msg = 1e-6,
                                .send_pkt = 3e-6,
                                .send_byte = 0.3e-9,

@@ -58,7 +58,8 @@ int fm_costs_save(const char *path, const struct fm_costs *c, const char *note, 
                   size_t errlen);
 
 /* Estimates for a provider before anything is measured: shared memory (local_only) or a
- * network stack. */
-void fm_costs_estimate(struct fm_costs *c, int local_only);
+ * network stack; sender_writes: over shared memory, the sender copies each packet into
+ * memory its receivers read (sm), rather than they pull it from the sender's (shm's CMA). */
+void fm_costs_estimate(struct fm_costs *c, int local_only, int sender_writes);
 
 #endif

@@ -65,7 +65,8 @@ static struct fm_mcast_costs *costs_state(fm_context *ctx)
     struct fm_mcast_costs *mc = calloc(1, sizeof *mc);
     if (!mc)
         return NULL;
-    fm_costs_estimate(&mc->c, ctx->tp ? ctx->tp->info.local_only : 1);
+    fm_costs_estimate(&mc->c, ctx->tp ? ctx->tp->info.local_only : 1,
+                      ctx->tp && ctx->tp->ops->sendv_shared);
     mc->source = "estimated";
     char err[160];
     const char *file = ctx->cfg.mcast_costs_file;

@@ -141,7 +141,7 @@ static int model_seconds(const struct args *a, const struct fm_tree_desc *d)
 {
     struct fm_costs c = {0};
     char err[256];
-    fm_costs_estimate(&c, 0);
+    fm_costs_estimate(&c, 0, 0);
     if (fm_costs_load(a->costs, &c, err, sizeof err)) {
         fprintf(stderr, "fastmsg-tree: --costs %s: %s\n", a->costs, err);
         return FM_ERR_CONFIG;

@@ -90,7 +90,7 @@ static void file_round_trip(void **state)
     assert_true(fd >= 0);
     close(fd);
     struct fm_costs c, back;
-    fm_costs_estimate(&c, 0);
+    fm_costs_estimate(&c, 0, 0);
     c.send_msg = 123.456e-9;
     c.burst = 3028;
     char err[160];
