@@ -165,7 +165,8 @@ int mc_run_row(const mc_opts *o, int me, size_t size, mc_one_fn one, void *arg, 
                double row[MC_COLS]);
 
 /* Before the first row: untimed multicasts of the largest size, until every member has
- * received o->warmup bytes (at least one, at most MC_WARMUP_MAX; none when o->warmup is 0).
+ * received o->warmup bytes (at least one; at most MC_WARMUP_MAX, and at most as many as that
+ * size's row times; none when o->warmup is 0).
  * The first rows otherwise pay what a job does once: a member's first pass through its
  * receive memory (page faults: 8 MiB a rank by default), growing credit windows. */
 #define MC_WARMUP_MAX 256

@@ -25,6 +25,8 @@ int mc_warmup(const mc_opts *o, mc_one_fn one, void *arg)
     if (!o->warmup || !o->nsizes)
         return 0;
     size_t count = size ? (o->warmup + size - 1) / size : MC_WARMUP_MAX;
+    size_t row = (size_t)mc_iters(o, size) * (size_t)o->repeats; /* (never more than it times) */
+    count = count > row ? row : count;
     count = count < 1 ? 1 : count > MC_WARMUP_MAX ? MC_WARMUP_MAX : count;
     mc_sample s = {0};
     int rc = 0;
