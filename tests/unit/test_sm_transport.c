@@ -54,42 +54,53 @@ static int check(const unsigned char *b, size_t len, uint32_t seq)
     return 1;
 }
 
+/* Endpoints 0..n-1 of one host, connected (n <= 4), with receives posted unless they take
+ * multi-receive regions (multi_min > 0). */
+static void open_n(int n, size_t multi_min, fm_tp **tp, unsigned char **rbuf)
+{
+    char err[256] = "";
+    unsigned char table[4 * 64];
+    fm_tp_config cfg = {.provider = "sm",
+                        .all_local = 1,
+                        .host_ranks = n,
+                        .name = "unit",
+                        .multi_recv_min = multi_min};
+    for (int i = 0; i < n; i++) {
+        size_t len = 64;
+        if (fm_tp_open(&cfg, &tp[i], err, sizeof err) != FM_OK)
+            fail_msg("open sm: %s", err);
+        assert_int_equal(tp[i]->ops->addr(tp[i], table + 64 * i, &len), FM_OK);
+    }
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(tp[i]->ops->connect(tp[i], table, 64, n), FM_OK);
+        rbuf[i] = malloc((size_t)NRECV * RBUF);
+        assert_non_null(rbuf[i]);
+        for (int j = 0; j < NRECV && !multi_min; j++) {
+            unsigned char *b = rbuf[i] + (size_t)j * RBUF;
+            assert_int_equal(tp[i]->ops->post_recv(tp[i], b, RBUF, NULL, b), FM_OK);
+        }
+    }
+}
+
 static pair *open_pair(size_t multi_min)
 {
     pair *p = calloc(1, sizeof *p);
-    char err[256] = "";
-    unsigned char table[2 * 64];
-    size_t len = 64;
     assert_non_null(p);
-    fm_tp_config cfg = {.provider = "sm",
-                        .all_local = 1,
-                        .host_ranks = 2,
-                        .name = "unit",
-                        .multi_recv_min = multi_min};
-    for (int i = 0; i < 2; i++) {
-        if (fm_tp_open(&cfg, &p->tp[i], err, sizeof err) != FM_OK)
-            fail_msg("open sm: %s", err);
-        len = 64;
-        assert_int_equal(p->tp[i]->ops->addr(p->tp[i], table + 64 * i, &len), FM_OK);
-    }
-    for (int i = 0; i < 2; i++) {
-        assert_int_equal(p->tp[i]->ops->connect(p->tp[i], table, 64, 2), FM_OK);
-        p->rbuf[i] = malloc((size_t)NRECV * RBUF);
-        assert_non_null(p->rbuf[i]);
-        for (int j = 0; j < NRECV && !multi_min; j++) {
-            unsigned char *b = p->rbuf[i] + (size_t)j * RBUF;
-            assert_int_equal(p->tp[i]->ops->post_recv(p->tp[i], b, RBUF, NULL, b), FM_OK);
-        }
-    }
+    open_n(2, multi_min, p->tp, p->rbuf);
     return p;
+}
+
+static void close_n(int n, fm_tp **tp, unsigned char **rbuf)
+{
+    for (int i = 0; i < n; i++) {
+        tp[i]->ops->close(tp[i]);
+        free(rbuf[i]);
+    }
 }
 
 static void close_pair(pair *p)
 {
-    for (int i = 0; i < 2; i++) {
-        p->tp[i]->ops->close(p->tp[i]);
-        free(p->rbuf[i]);
-    }
+    close_n(2, p->tp, p->rbuf);
     free(p);
 }
 
@@ -350,29 +361,6 @@ static void test_bell(void **state)
     close_pair(p);
 }
 
-/* Endpoints 0..n-1 of one host, connected, with receives posted (n <= 4). */
-static void open_n(int n, fm_tp **tp, unsigned char **rbuf)
-{
-    char err[256] = "";
-    unsigned char table[4 * 64];
-    fm_tp_config cfg = {.provider = "sm", .all_local = 1, .host_ranks = n, .name = "unit"};
-    for (int i = 0; i < n; i++) {
-        size_t len = 64;
-        if (fm_tp_open(&cfg, &tp[i], err, sizeof err) != FM_OK)
-            fail_msg("open sm: %s", err);
-        assert_int_equal(tp[i]->ops->addr(tp[i], table + 64 * i, &len), FM_OK);
-    }
-    for (int i = 0; i < n; i++) {
-        assert_int_equal(tp[i]->ops->connect(tp[i], table, 64, n), FM_OK);
-        rbuf[i] = malloc((size_t)NRECV * RBUF);
-        assert_non_null(rbuf[i]);
-        for (int j = 0; j < NRECV; j++) {
-            unsigned char *b = rbuf[i] + (size_t)j * RBUF;
-            assert_int_equal(tp[i]->ops->post_recv(tp[i], b, RBUF, NULL, b), FM_OK);
-        }
-    }
-}
-
 /* Polls every endpoint until `want` packets arrived at ranks 1.. in all, each compared with
  * the header (its first 4 bytes name the copy: hdrs[k]) followed by the payload pay. */
 static void shared_drain(fm_tp **tp, int n, int want, unsigned char hdrs[][40],
@@ -418,7 +406,7 @@ static void test_shared(void **state)
     (void)state;
     fm_tp *tp[3];
     unsigned char *rbuf[3];
-    open_n(3, tp, rbuf);
+    open_n(3, 0, tp, rbuf);
     assert_non_null(tp[0]->ops->sendv_shared);
     size_t plen = 70000; /* three chunks */
     unsigned char *pay = malloc(plen), hdrs[3][40];
@@ -455,10 +443,7 @@ static void test_shared(void **state)
     assert_int_equal(rc, FM_TP_SENT);
     assert_null(share);
     shared_drain(tp, 3, 1, hdrs, pay, 100, &sends);
-    for (int i = 0; i < 3; i++) {
-        tp[i]->ops->close(tp[i]);
-        free(rbuf[i]);
-    }
+    close_n(3, tp, rbuf);
     free(pay);
 }
 
@@ -472,7 +457,7 @@ static void test_shared_pool_full(void **state)
     enum { P = 20 };
     fm_tp *tp[2];
     unsigned char *rbuf[2];
-    open_n(2, tp, rbuf);
+    open_n(2, 0, tp, rbuf);
     size_t plen = 2 * FM_SM_CHUNK_BYTES;
     unsigned char *pay = malloc(plen), hdrs[1][40] = {{0}};
     assert_non_null(pay);
@@ -500,10 +485,7 @@ static void test_shared_pool_full(void **state)
             tp[0]->ops->share_release(tp[0], share[k]);
     for (uint32_t c = 0; c < FM_SM_NCHUNKS; c++)
         assert_int_equal(chunk_count(tp[0], c), 0);
-    for (int i = 0; i < 2; i++) {
-        tp[i]->ops->close(tp[i]);
-        free(rbuf[i]);
-    }
+    close_n(2, tp, rbuf);
     free(pay);
 }
 
