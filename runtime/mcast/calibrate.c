@@ -391,9 +391,10 @@ static double memcpy_per_byte(size_t B)
  * before any yield). */
 static double spin_time(fm_context *ctx, double *poll)
 {
-    int fd = ctx->tp->ops->wait_fd(ctx->tp);
-    int spins = fd >= 0 ? FM_PROGRESS_FD_SPINS : ctx->idle_spins;
-    int rounds = fd >= 0 ? spins : spins + FM_PROGRESS_YIELDS;
+    /* (a provider with local peers, sm, yields before it sleeps on its fd, as without one) */
+    int fd_first = ctx->tp->ops->wait_fd(ctx->tp) >= 0 && !ctx->tp->info.local_peers;
+    int spins = fd_first ? FM_PROGRESS_FD_SPINS : ctx->idle_spins;
+    int rounds = fd_first ? spins : spins + FM_PROGRESS_YIELDS;
     double t0 = now_s();
     for (int i = 0; i < rounds; i++) {
         fm_progress_once(ctx);
