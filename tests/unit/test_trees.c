@@ -241,9 +241,9 @@ static int crossings(const struct tree *t, const int *group_of)
  * random), every root, k = 0 (binomial among hosts), 1 (a chain of hosts), 2 and 3: a spanning
  * tree in which each host other than the root's gets exactly one copy from outside, that copy
  * goes to the host's member nearest the root in list order (its leader; the root leads its own
- * host), every other member's parent is on its own host, a leader sends to other hosts before
- * its own, and within a host no member has more than ceil(log2(its host's members)) children
- * on it; between hosts at most k children (k > 0). Without a topology: the k-binomial tree. */
+ * host), every other member's parent is its host's leader, a leader sends to other hosts
+ * before its own, and within a host only the leader has children: every other member of it;
+ * between hosts at most k children (k > 0). Without a topology: the k-binomial tree. */
 static void node_one_copy_per_host(void **state)
 {
     (void)state;
@@ -282,6 +282,8 @@ static void node_one_copy_per_host(void **state)
                             lead = (root + r) % n;
                     if (p != root)
                         assert_int_equal(host_of[t.parent[p]] != host_of[p], p == lead);
+                    if (p != lead) /* under its leader */
+                        assert_int_equal(t.parent[p], lead);
                     int local = 0, remote = 0, size = 0;
                     for (int q = 0; q < n; q++)
                         size += host_of[q] == host_of[p];
@@ -291,10 +293,7 @@ static void node_one_copy_per_host(void **state)
                         remote += other;
                         local += !other;
                     }
-                    int bound = 0;
-                    while ((1 << bound) < size)
-                        bound++;
-                    assert_true(local <= (bound > 1 ? bound : 1));
+                    assert_int_equal(local, p == lead ? size - 1 : 0);
                     assert_true(ks[ki] == 0 || remote <= ks[ki]);
                 }
                 d.topo = NULL; /* no hosts: the k-binomial tree (binomial for k = 0) */

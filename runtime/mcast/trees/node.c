@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The node-aware tree, node[:k]: one leader per host (the root on its own host, elsewhere the
  * member nearest the root in list order), a k-binomial tree among the leaders (k = 1: a
- * chain; 0, the default: binomial), and under each leader a binomial tree over its host's
- * other members. Every host but the root's gets the message exactly once over the network, and
- * the copies within a host go through shared memory (the hybrid provider). A leader sends to
- * the other hosts first (their subtrees are the larger and slower), then within its host.
+ * chain; 0, the default: binomial), and under each leader every other member of its host
+ * (flat). Every host but the root's gets the message exactly once over the network, and the
+ * copies within a host go through shared memory (the hybrid provider), where the leader
+ * writes each packet once and every member of its host reads it (sm's shared payloads). A
+ * leader sends to the other hosts first (their subtrees are the larger and slower), then
+ * within its host.
  * Without hosts (no topology, or a member whose host is unknown) every member is a host of its
  * own: the k-binomial tree over all of them. */
 #include <stdlib.h>
@@ -100,39 +102,23 @@ static int leader_k(const struct fm_tree_desc *d, int nhosts)
     return k > 1 ? k : 1;
 }
 
-static int local_k(int size)
-{
-    int k = fm_tree_ceil_log2(size);
-    return k > 1 ? k : 1;
-}
-
-/* The relative indices of host g's members at positions pos[0..count) (in place). */
-static void to_members(const struct hosts *h, int g, int *pos, int count)
-{
-    for (int i = 0; i < count; i++)
-        pos[i] = h->member[h->start[g] + pos[i]];
-}
-
 /* r's children, the members grouped (h). */
 static int children_in(const struct fm_tree_desc *d, const struct hosts *h, int r, int *out,
                        int cap)
 {
-    int g = h->host[r], i = h->index[r], size = h->start[g + 1] - h->start[g], count = 0;
-    if (i == 0) { /* a leader: the other hosts' leaders first */
-        count = fm_tree_kbin_children(h->nhosts, leader_k(d, h->nhosts), g, out, cap);
-        if (count < 0)
-            return count;
-        for (int c = 0; c < count && c < cap; c++)
-            out[c] = h->member[h->start[out[c]]];
-    }
-    int room = cap > count ? cap - count : 0;
-    int *rest = room ? out + count : NULL; /* (out may be NULL: a count only) */
-    int local = fm_tree_kbin_children(size, local_k(size), i, rest, room);
-    if (local < 0)
-        return local;
-    if (rest)
-        to_members(h, g, rest, local < room ? local : room);
-    return count + local;
+    int g = h->host[r], size = h->start[g + 1] - h->start[g];
+    if (h->index[r] > 0)
+        return 0; /* a member under its leader: the leader serves the whole host */
+    /* a leader: the other hosts' leaders first */
+    int count = fm_tree_kbin_children(h->nhosts, leader_k(d, h->nhosts), g, out, cap);
+    if (count < 0)
+        return count;
+    for (int c = 0; c < count && c < cap; c++)
+        out[c] = h->member[h->start[out[c]]];
+    for (int j = 1; j < size; j++, count++) /* (out may be NULL: a count only) */
+        if (out && count < cap)
+            out[count] = h->member[h->start[g] + j];
+    return count;
 }
 
 static int node_children(const struct fm_tree_desc *d, int r, int *out, int cap, void *scratch)
@@ -171,9 +157,9 @@ static int node_parent(const struct fm_tree_desc *d, int r, void *scratch)
         return FM_ERR_INVALID;
     carve(d, scratch, &h);
     group(d, &h);
-    int g = h.host[r], i = h.index[r], size = h.start[g + 1] - h.start[g];
+    int g = h.host[r], i = h.index[r];
     if (i > 0)
-        return h.member[h.start[g] + fm_tree_kbin_parent(size, local_k(size), i)];
+        return h.member[h.start[g]]; /* its host's leader */
     int pg = fm_tree_kbin_parent(h.nhosts, leader_k(d, h.nhosts), g);
     return pg < 0 ? pg : h.member[h.start[pg]];
 }
