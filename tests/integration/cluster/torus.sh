@@ -281,10 +281,10 @@ inside_uni() {
     check_torus
 }
 
-# TCP endpoints seen in every host, once a second, until killed.
+# TCP endpoints seen in every host, once a second, until killed or the script ends.
 sample_connections() {
     local k
-    while :; do
+    while kill -0 "$$" 2>/dev/null; do # (ends with the script, even one killed by a timeout)
         for ((k = 0; k < A * B; k++)); do
             ip netns exec "$P$k" ss -tnH 2>/dev/null || true
         done
