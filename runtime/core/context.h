@@ -187,6 +187,9 @@ struct fm_context {
      * 1 when this host runs more ranks of the job than it has cores, where a spinning rank
      * only keeps the one it waits for off the core. */
     int idle_spins;
+    /* Copies of one payload go by the transport's sendv_shared (FM_SM_SHARE, where it has one):
+     * the payload moves once for every destination it can share it with. */
+    int share_copies;
     int in_handler;   /* depth of handler calls (deliver callbacks included) */
     int run_held;     /* a handler was registered inside a handler: run held messages */
     int run_groups;   /* a group was created inside a handler: start multicasts held for it */

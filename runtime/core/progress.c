@@ -166,8 +166,8 @@ static double now_s(void)
 void fm_progress_setup(fm_context *ctx, int local_ranks)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    /* Measured with 16 ranks on 2 cores (bench/README.md, "Shared payloads on one host"):
-     * spinning first, an 8-byte flat multicast took 1.6-2.5x as long. */
+    /* 16 ranks on 2 cores, spinning first, an 8-byte flat multicast took 1.6-2.8x as long
+     * (bench/README.md, "Shared payloads and yielding on one host"). */
     ctx->idle_spins = cores > 0 && local_ranks > cores ? 1 : FM_PROGRESS_SPINS;
     if (ctx->idle_spins == 1)
         fm_log(1, "%d ranks on this host's %ld cores: idle waits yield the core at once",

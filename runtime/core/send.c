@@ -40,7 +40,7 @@ FM_HOT int packet_now(fm_context *ctx, fm_peer *peer, fm_pkt *p)
     fm_put16(hdr + credits_at, c);
     fm_tp *tp = ctx->tp;
     int rc;
-    if (p->kind == FM_PKT_COPY_BUF && p->payload && tp->ops->sendv_shared && ctx->cfg.sm_share)
+    if (p->kind == FM_PKT_COPY_BUF && p->payload && ctx->share_copies)
         /* its own header before a payload other copies share (the transport may move it once) */
         rc = tp->ops->sendv_shared(tp, p->peer, p->buf, FM_WIRE_HDR_LEN, p->mr,
                                    p->payload->buf + FM_WIRE_HDR_LEN, p->len, p->payload->mr,

@@ -339,6 +339,7 @@ int fm_core_open(fm_context *ctx)
         return rc;
     zcopy_default(ctx);
     small_packets(ctx);
+    ctx->share_copies = ctx->cfg.sm_share && ctx->tp->ops->sendv_shared;
     fm_credits_init(ctx);
     fm_zcopy_init(ctx);
     rc = fm_pool_init(ctx);

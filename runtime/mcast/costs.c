@@ -205,9 +205,7 @@ void fm_costs_estimate(struct fm_costs *c, int local_only, int sender_writes)
                                .wake = 20e-6,
                                .spin = 300e-6,
                                .poll = 2e-6};
-    if (local_only && sender_writes) /* sm: the sender copies each packet into its chunks */
-        c->send_byte = c->copy_byte;
-    if (!local_only)
+    else
         *c = (struct fm_costs){.send_msg = 1e-6,
                                .send_pkt = 3e-6,
                                .send_byte = 0.3e-9,
@@ -220,4 +218,6 @@ void fm_costs_estimate(struct fm_costs *c, int local_only, int sender_writes)
                                .wake = 20e-6,
                                .spin = 300e-6,
                                .poll = 10e-6};
+    if (local_only && sender_writes) /* sm: the sender copies each packet into its chunks */
+        c->send_byte = c->copy_byte;
 }

@@ -134,7 +134,7 @@ static void job_view(fm_context *ctx, const struct fm_tree_desc *d, struct job_v
 {
     *v = (struct job_view){.job.window = (int)ctx->cfg.credits,
                            .job.orders = FM_MODEL_ORDERS,
-                           .job.shared = ctx->cfg.sm_share && ctx->tp->ops->sendv_shared};
+                           .job.shared = ctx->share_copies};
     long cores = ctx->cfg.mcast_cores;
     const struct fm_tree_topo *topo = d->topo;
     if (cores == 0 && !topo)
