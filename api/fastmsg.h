@@ -836,6 +836,12 @@ typedef struct fm_stats {
      * that went to a rank of this host from a payload written once for all of them (sm's
      * shared payloads, FM_SM_SHARE), instead of a copy each. */
     uint64_t shared_copies;
+    /* Packets from a rank of this host whose payload was read where their sender wrote it,
+     * not copied into a receive buffer first (sm's loans, FM_SM_LEND), and of those, the ones
+     * copied into a receive buffer after all because something still held them once their
+     * handler had run (a message waiting for more of itself or for its turn, a deferred or
+     * parked one, a packet forwarded to multicast children). */
+    uint64_t lent_packets, lent_copied;
 } fm_stats;
 
 /* Copy the context's counters into *stats. Errors: FM_ERR_NOT_INIT, FM_ERR_INVALID. */

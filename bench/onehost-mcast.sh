@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Multicast on one host, in one run: fastmsg over sm with shared payloads (FM_SM_SHARE=1, the
-# default) and without (a copy per member), beside Open MPI's MPI_Bcast over vader with
+# Multicast on one host, in one run: fastmsg over sm with shared payloads read in place (the
+# defaults: FM_SM_SHARE=1 FM_SM_LEND=1; series fastmsg), shared but copied into receive buffers
+# (FM_SM_LEND=0; fastmsg-nolend) and not shared (FM_SM_SHARE=0, a copy per member;
+# fastmsg-noshare), beside Open MPI's MPI_Bcast over vader with
 # mpi_yield_when_idle (ranks > cores, so idle ranks must give the core up) and, unless
 # --no-plain, without it. Launches alternate between the series; each launch reports the
 # median of its repeats, and the table the median (min-max) over the launches, in us.
@@ -43,9 +45,10 @@ rows() { grep -v '^#' | awk -v s="$1" 'NF >= 5 { print s, $1 "/" $2, $4, $5 }'; 
 for n in $ranks; do
   for l in $(seq "$launches"); do
     echo "# $n ranks, launch $l of $launches" >&2
-    for share in 1 0; do
-      FM_PROVIDER=sm FM_SM_SHARE=$share timeout 900 "$run" -n "$n" "$fm" --trees "$trees" \
-        --sizes "$sizes" --common-clock -r "$repeats" | rows "fastmsg-share$share" >>"$out/$n"
+    for series in fastmsg:1:1 fastmsg-nolend:1:0 fastmsg-noshare:0:0; do
+      IFS=: read -r name share lend <<<"$series"
+      FM_PROVIDER=sm FM_SM_SHARE=$share FM_SM_LEND=$lend timeout 900 "$run" -n "$n" "$fm" \
+        --trees "$trees" --sizes "$sizes" --common-clock -r "$repeats" | rows "$name" >>"$out/$n"
     done
     [ $have_ompi = 1 ] || continue
     yields="1"

@@ -38,6 +38,14 @@ typedef struct fm_tp_event {
      * inside the region where it landed (RECV_MULTI), the region's start (REGION_DONE). */
     void *buf;
     size_t len; /* bytes received (RECV_DONE, TRECV_DONE, RECV_MULTI); 0 for REGION_DONE */
+    /* A loan (RECV_DONE, RECV_MULTI; only where fm_tp_config.lend asked for them): the packet's
+     * bytes from lent_at on were not written into buf; they are at lent, in memory the
+     * transport lends (sm: the sender's chunks), to be read in place and never written. The
+     * memory stays readable until the caller gives it back with lend_release(lend), which it
+     * does once, soon: the sender cannot use that memory again before. NULL: all in buf. */
+    const unsigned char *lent;
+    size_t lent_at;
+    uint64_t lend;
 } fm_tp_event;
 
 typedef struct fm_tp_config {
@@ -66,6 +74,9 @@ typedef struct fm_tp_config {
     /* FM_MPI_COSTS: "send=S,recv=S", seconds of simulated compute per packet (mpi under
      * SimGrid), or "" / NULL. */
     const char *costs;
+    /* 1: the caller takes loans (fm_tp_event.lent) and gives them back (lend_release); a
+     * provider that has nothing to lend ignores it. */
+    int lend;
 } fm_tp_config;
 
 typedef struct fm_tp_info {
@@ -129,6 +140,8 @@ struct fm_tp_ops {
                         const void *payload, size_t plen, fm_tp_mr *pmr, void **share, void *ctx);
     /* What sendv_shared kept in share (non-NULL) goes. */
     void (*share_release)(fm_tp *tp, void *share);
+    /* Optional (NULL: nothing is ever lent): a loan (fm_tp_event.lend) comes back. */
+    void (*lend_release)(fm_tp *tp, uint64_t lend);
     /* Give the transport a buffer to receive one packet (of at most len bytes) into. */
     int (*post_recv)(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx);
     /* Give the transport a region of len bytes that many messages land in, packed one after

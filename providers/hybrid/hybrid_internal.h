@@ -53,6 +53,7 @@ int fm_hy_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr
 int fm_hy_sendv_shared(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
                        const void *payload, size_t plen, fm_tp_mr *pmr, void **share, void *ctx);
 void fm_hy_share_release(fm_tp *tp, void *share);
+void fm_hy_lend_release(fm_tp *tp, uint64_t lend);
 int fm_hy_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
                 void *ctx);
 int fm_hy_trecv(fm_tp *tp, int src, void *buf, size_t len, fm_tp_mr *mr, uint64_t tag, void *ctx);

@@ -68,6 +68,14 @@ void fm_hy_share_release(fm_tp *tp, void *share)
         sm->ops->share_release(sm, share);
 }
 
+/* Loans are sm's alone. */
+void fm_hy_lend_release(fm_tp *tp, uint64_t lend)
+{
+    fm_tp *sm = fm_hy_of(tp)->path[FM_HY_SM];
+    if (sm && sm->ops->lend_release)
+        sm->ops->lend_release(sm, lend);
+}
+
 int fm_hy_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,
                 void *ctx)
 {

@@ -148,6 +148,7 @@ static const struct fm_tp_ops fm_hy_ops = {
     .sendv = fm_hy_sendv,
     .sendv_shared = fm_hy_sendv_shared,
     .share_release = fm_hy_share_release,
+    .lend_release = fm_hy_lend_release,
     .post_recv = fm_hy_post_recv,
     .post_recv_multi = fm_hy_post_recv_multi,
     .tsend = fm_hy_tsend,

@@ -16,6 +16,7 @@ static inline void fm_ofi_event(fm_tp_event *ev, const fm_ofi_op *op, int status
     ev->ctx = op->ctx;
     ev->buf = op->buf;
     ev->len = len;
+    ev->lent = NULL; /* (nothing is lent here) */
 }
 
 /* One message that landed in region op at buf. */
@@ -27,6 +28,7 @@ static inline void fm_ofi_multi_event(fm_tp_event *ev, const fm_ofi_op *op, int 
     ev->ctx = op->ctx;
     ev->buf = buf;
     ev->len = len;
+    ev->lent = NULL;
 }
 
 /* How a failed operation looks to the caller: the peer went away, the packet did not fit

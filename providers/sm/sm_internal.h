@@ -150,6 +150,15 @@ typedef struct fm_sm_peer {
     struct fm_sm_rx *asm_rx;
     uint32_t asm_total, asm_got;
     int asm_status;
+    /* Its chunks may be lent (fm_tp_config.lend): it began with an inline piece, so it is a
+     * shared payload (sendv_shared), all of whose chunks were written before its first
+     * record; and none of its chunks was copied yet. */
+    int asm_lendable;
+    /* Its bytes from lent_at on, left where they are: in lent_n chunks of the sender's pool
+     * from lent_first on, contiguous, each still counting this reader. NULL lent: every byte
+     * so far is in the receive. */
+    const unsigned char *lent;
+    uint32_t lent_at, lent_first, lent_n;
     /* Sends to it that are waiting (FIFO: order per destination is kept). */
     struct fm_sm_op *q_head, *q_tail;
 } fm_sm_peer;
@@ -236,6 +245,7 @@ typedef struct fm_sm_tp {
     fm_sm_share shares[FM_SM_NCHUNKS];
     fm_sm_share *free_shares;
     uint32_t share_chunks; /* chunks the shared payloads hold (at most half the pool) */
+    int lend;              /* packets in chunks are lent, not copied (fm_tp_config.lend) */
 } fm_sm_tp;
 
 static inline fm_sm_tp *fm_sm_of(fm_tp *tp)
@@ -301,6 +311,7 @@ void fm_sm_recv_free(fm_sm_tp *t);
 int fm_sm_receive(fm_sm_tp *t, fm_tp_event *ev, int max);
 int fm_sm_pending(fm_sm_tp *t);
 void fm_sm_flush(fm_sm_tp *t);
+void fm_sm_lend_release(fm_tp *tp, uint64_t lend);
 
 /* sm_tagged.c */
 int fm_sm_tsend(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, uint64_t tag,

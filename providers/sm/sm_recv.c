@@ -133,6 +133,79 @@ static void event(fm_sm_tp *t, fm_tp_event *e, const fm_sm_rx *rx, int status, s
         region_release(t, g);
 }
 
+/* ---- loans: a packet's bytes left in the sender's chunks (fm_tp_config.lend) ---- */
+
+/* Chunks first..first+n of rank s's pool lose this reader's count; a sender that waits for
+ * chunks is woken (as publish_head does for ring room). */
+static void chunks_read(fm_sm_tp *t, int s, uint32_t first, uint32_t n)
+{
+    fm_sm_peer *p = &t->peers[s];
+    for (uint32_t i = 0; i < n; i++)
+        atomic_fetch_sub_explicit(&fm_sm_flag(&t->lay, p->base, first + i)->busy, 1,
+                                  memory_order_release);
+    if (atomic_load_explicit(&p->hdr->starved, memory_order_relaxed)) {
+        atomic_thread_fence(memory_order_seq_cst);
+        fm_sm_ring_bell(p, &p->hdr->starved);
+    }
+}
+
+_Static_assert(FM_SM_NCHUNKS <= 0xffff, "a loan names chunks in 16 bits");
+
+/* What a loan's handle says: the sender (+1, so that no handle is 0), the first chunk, how many. */
+static uint64_t lend_handle(int s, uint32_t first, uint32_t n)
+{
+    return (uint64_t)(s + 1) << 32 | (uint64_t)first << 16 | n;
+}
+
+void fm_sm_lend_release(fm_tp *tp, uint64_t lend)
+{
+    fm_sm_tp *t = fm_sm_of(tp);
+    int s = (int)(lend >> 32) - 1;
+    uint32_t first = (uint32_t)(lend >> 16) & 0xffff, n = (uint32_t)lend & 0xffff;
+    if (s >= 0 && s < t->n && n && first + n <= t->lay.nchunks)
+        chunks_read(t, s, first, n);
+}
+
+/* The loan of rank s's packet so far cannot go on (its next piece is elsewhere): its bytes are
+ * copied into the receive after all. */
+static void lend_end(fm_sm_tp *t, int s)
+{
+    fm_sm_peer *p = &t->peers[s];
+    p->asm_lendable = 0;
+    memcpy((unsigned char *)p->asm_rx->buf + p->lent_at, p->lent, p->asm_got - p->lent_at);
+    chunks_read(t, s, p->lent_first, p->lent_n);
+    p->lent = NULL;
+}
+
+/* Piece [off, off + n) of rank s's packet, at the start of chunk c: 1 when it joins the
+ * packet's loan (begun by the packet's first piece in a chunk, then as long as the chunks
+ * follow each other and each piece fills its chunk), 0 when it is to be copied.
+ *
+ * Only a shared payload is lent: its chunks were all written before its first record went
+ * out, so a reader that holds some while it reads the rest waits for nothing its sender has
+ * still to do. An ordinary packet's later chunks are written as readers free earlier ones;
+ * readers holding theirs could leave the sender without a chunk to finish any of them. */
+static int lend_piece(fm_sm_tp *t, int s, uint32_t c, uint32_t off, const unsigned char *src)
+{
+    fm_sm_peer *p = &t->peers[s];
+    if (!p->lent) {
+        if (!p->asm_lendable)
+            return 0;
+        p->lent = src;
+        p->lent_at = off;
+        p->lent_first = c;
+        p->lent_n = 1;
+        return 1;
+    }
+    if (c == p->lent_first + p->lent_n &&
+        off - p->lent_at == (uint64_t)p->lent_n * t->lay.chunk_bytes) {
+        p->lent_n++;
+        return 1;
+    }
+    lend_end(t, s);
+    return 0;
+}
+
 /* A malformed record from rank s: its ring is read no more. A packet it was assembling goes
  * back as too long (the layer above drops and counts it, and reposts the buffer). */
 static int corrupt(fm_sm_tp *t, int s, fm_tp_event *e, const char *what)
@@ -141,6 +214,10 @@ static int corrupt(fm_sm_tp *t, int s, fm_tp_event *e, const char *what)
     t->dropped++;
     p->broken = 1;
     fm_log(0, "sm: a malformed record from rank %d (%s): its ring is no longer read", s, what);
+    if (p->lent) { /* (its chunks go back unread) */
+        chunks_read(t, s, p->lent_first, p->lent_n);
+        p->lent = NULL;
+    }
     if (!p->asm_rx)
         return 0;
     event(t, e, p->asm_rx, FM_ERR_TOO_LONG, p->asm_total);
@@ -150,14 +227,15 @@ static int corrupt(fm_sm_tp *t, int s, fm_tp_event *e, const char *what)
 
 /* Piece [off, off + n) of a total-byte packet from rank s, its bytes at src, taken into the
  * packet being assembled (a piece at 0 starts one); the record at rec (rec_bytes) is then
- * consumed. f: the chunk the bytes are in (this reader's count on it goes after the copy), or
- * NULL for an inline piece. 1 with an event for the packet's last piece, 0 without, -1 when
- * no receive is posted yet (nothing consumed). */
+ * consumed. c: the chunk the bytes are in (this reader's count on it goes after the copy, or
+ * with the loan), or -1 for an inline piece. 1 with an event for the packet's last piece, 0
+ * without, -1 when no receive is posted yet (nothing consumed). */
 static int read_piece(fm_sm_tp *t, int s, unsigned char *rec, size_t rec_bytes, uint32_t total,
-                      uint32_t off, uint32_t n, const unsigned char *src, fm_sm_chunk_flag *f,
+                      uint32_t off, uint32_t n, const unsigned char *src, int64_t c,
                       fm_tp_event *e)
 {
     fm_sm_peer *p = &t->peers[s];
+    fm_sm_chunk_flag *f = c >= 0 ? fm_sm_flag(&t->lay, p->base, (uint32_t)c) : NULL;
     if (!n || total > FM_SM_MAX_MSG || off > total || n > total - off)
         return corrupt(t, s, e, "piece bounds");
     if (f && !atomic_load_explicit(&f->busy, memory_order_relaxed))
@@ -172,18 +250,31 @@ static int read_piece(fm_sm_tp *t, int s, unsigned char *rec, size_t rec_bytes, 
         p->asm_total = total;
         p->asm_got = 0;
         p->asm_status = total > p->asm_rx->len ? FM_ERR_TOO_LONG : FM_OK;
+        p->asm_lendable = c < 0;
     } else if (!p->asm_rx || total != p->asm_total || off != p->asm_got) {
         return corrupt(t, s, e, "a piece out of order");
     }
-    if (p->asm_status == FM_OK)
-        memcpy((unsigned char *)p->asm_rx->buf + off, src, n);
-    if (f) /* the copy is over before the sender may write the chunk again */
-        atomic_fetch_sub_explicit(&f->busy, 1, memory_order_release);
+    if (!(f && t->lend && p->asm_status == FM_OK && lend_piece(t, s, (uint32_t)c, off, src))) {
+        if (p->lent) /* an inline piece after lent ones: the loan ends here */
+            lend_end(t, s);
+        if (p->asm_status == FM_OK)
+            memcpy((unsigned char *)p->asm_rx->buf + off, src, n);
+        if (f) { /* the copy is over before the sender may write the chunk again */
+            atomic_fetch_sub_explicit(&f->busy, 1, memory_order_release);
+            p->asm_lendable = 0;
+        }
+    }
     p->asm_got += n;
     consume(p, rec, rec_bytes);
     if (p->asm_got < p->asm_total)
         return 0;
     event(t, e, p->asm_rx, p->asm_status, p->asm_total);
+    if (p->lent) {
+        e->lent = p->lent;
+        e->lent_at = p->lent_at;
+        e->lend = lend_handle(s, p->lent_first, p->lent_n);
+        p->lent = NULL;
+    }
     p->asm_rx = NULL;
     return 1;
 }
@@ -197,8 +288,7 @@ static int read_chunk(fm_sm_tp *t, int s, unsigned char *rec, fm_tp_event *e)
     if (ref.chunk >= t->lay.nchunks || !ref.len || ref.len > t->lay.chunk_bytes)
         return corrupt(t, s, e, "chunk bounds");
     return read_piece(t, s, rec, fm_sm_rec_bytes(sizeof ref), ref.total, ref.off, ref.len,
-                      fm_sm_chunk(&t->lay, p->base, ref.chunk),
-                      fm_sm_flag(&t->lay, p->base, ref.chunk), e);
+                      fm_sm_chunk(&t->lay, p->base, ref.chunk), ref.chunk, e);
 }
 
 /* One piece of a packet inline in the ring (len bytes of body: fm_sm_piece, then the bytes). */
@@ -207,7 +297,7 @@ static int read_inline_piece(fm_sm_tp *t, int s, unsigned char *rec, uint32_t le
     fm_sm_piece pc;
     memcpy(&pc, rec + 8, sizeof pc);
     return read_piece(t, s, rec, fm_sm_rec_bytes(len), pc.total, pc.off, len - (uint32_t)sizeof pc,
-                      rec + 8 + sizeof pc, NULL, e);
+                      rec + 8 + sizeof pc, -1, e);
 }
 
 /* The record at rank s's head: 1 with an event in *e, 0 consumed without one, -1 nothing to

@@ -61,6 +61,28 @@ static int chunk_alloc(fm_sm_tp *t)
     return -1;
 }
 
+/* k free chunks next to each other (the first one's index, -1: no such run), taken: a payload
+ * in them can be lent whole (sm_recv.c). Looks from where the last allocation ended, and
+ * does not wrap. */
+static int chunk_run(fm_sm_tp *t, uint32_t k)
+{
+    uint32_t n = t->lay.nchunks;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t first = (t->chunk_next + i) % n, len = 0;
+        while (len < k && first + len < n &&
+               !atomic_load_explicit(&fm_sm_flag(&t->lay, t->seg, first + len)->busy,
+                                     memory_order_acquire))
+            len++;
+        if (len < k)
+            continue;
+        for (uint32_t c = first; c < first + k; c++)
+            atomic_store_explicit(&fm_sm_flag(&t->lay, t->seg, c)->busy, 1, memory_order_relaxed);
+        t->chunk_next = first + k;
+        return (int)first;
+    }
+    return -1;
+}
+
 /* Bytes [off, off + n) of hdr followed by pay, into dst. */
 static void gather(unsigned char *dst, const unsigned char *hdr, size_t hlen,
                    const unsigned char *pay, size_t off, size_t n)
@@ -238,7 +260,10 @@ static fm_sm_share *share_create(fm_sm_tp *t, const unsigned char *pay, size_t p
     if (!sh || t->share_chunks + k > t->lay.nchunks / 2)
         return NULL;
     sh->nchunks = 0;
-    for (; sh->nchunks < k; sh->nchunks++) {
+    int run = chunk_run(t, (uint32_t)k);
+    for (; run >= 0 && sh->nchunks < k; sh->nchunks++)
+        sh->chunk[sh->nchunks] = (uint32_t)run + sh->nchunks;
+    for (; sh->nchunks < k; sh->nchunks++) { /* (no run free: any chunks, copied when read) */
         int c = chunk_alloc(t);
         if (c < 0) { /* give back what was taken: nobody else saw them */
             while (sh->nchunks > 0)

@@ -119,6 +119,7 @@ static const struct fm_tp_ops fm_sm_ops = {
     .sendv = fm_sm_sendv,
     .sendv_shared = fm_sm_sendv_shared,
     .share_release = fm_sm_share_release,
+    .lend_release = fm_sm_lend_release,
     .post_recv = fm_sm_post_recv,
     .post_recv_multi = fm_sm_post_recv_multi,
     .tsend = fm_sm_tsend,
@@ -148,6 +149,7 @@ static void describe(fm_sm_tp *t, const fm_tp_config *cfg)
      * where FM_ZCOPY asks for them. */
     in->zcopy_from = SIZE_MAX;
     t->multi_min = cfg->multi_recv_min;
+    t->lend = cfg->lend;
 }
 
 int fm_sm_open(const fm_tp_config *cfg, fm_tp **tp, char *err, size_t errlen)

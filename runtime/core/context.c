@@ -24,7 +24,7 @@ static void print_stats(const fm_context *ctx)
         "now recv %zu send %zu copy %zu registered %zu peak %zu B | regions made while pinned "
         "%zu, packets moved out %zu | whole messages: buffers now %zu peak %zu B, waited %llu, "
         "too long %llu (%llu B) | datagrams sent %llu received %llu dropped %llu (on purpose "
-        "%llu) | ring nacks %llu offers %llu repaired out %llu in %llu B | shared copies %llu\n",
+        "%llu) | ring nacks %llu offers %llu repaired out %llu in %llu B | shared copies %llu | lent %llu, copied after %llu\n",
         ctx->rank, (unsigned long long)s->packets_sent, (unsigned long long)s->bytes_sent,
         (unsigned long long)s->messages_sent, (unsigned long long)s->packets_received,
         (unsigned long long)s->bytes_received, (unsigned long long)s->messages_received,
@@ -42,7 +42,8 @@ static void print_stats(const fm_context *ctx)
         (unsigned long long)s->dgram_dropped, (unsigned long long)s->dgram_drop_injected,
         (unsigned long long)s->ring_nacks, (unsigned long long)s->ring_offers,
         (unsigned long long)s->ring_repair_bytes_sent,
-        (unsigned long long)s->ring_repair_bytes_received, (unsigned long long)ctx->tp->shared);
+        (unsigned long long)s->ring_repair_bytes_received, (unsigned long long)ctx->tp->shared,
+        (unsigned long long)s->lent_packets, (unsigned long long)s->lent_copied);
 }
 
 /* Messages that never ran (no handler registered for their id here, no group created for

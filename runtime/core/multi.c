@@ -54,6 +54,7 @@ int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire
     fm_pkt *c = fm_pool_get_copy(ctx);
     if (!c)
         return FM_ERR_NOMEM;
+    fm_recv_unlend(ctx, payload); /* the copy may leave after the loan is over */
     fm_wire_encode(h, c->buf);
     c->payload = payload;
     c->len = payload->len;

@@ -6,6 +6,7 @@
 
 #include "context.h"
 #include "pool.h"
+#include "recv_lend.h"
 
 int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t cap, int handler,
                   const unsigned char *desc, size_t desc_len, fm_stream **stream);
@@ -26,6 +27,7 @@ static inline void fm_multi_unref(fm_context *ctx, fm_pkt *p)
 {
     if (--p->refs > 0)
         return;
+    fm_recv_lend_done(ctx, p); /* (a received packet's loan, not needed any more) */
     if (p->share) { /* no copy of it is left: what the transport kept for them goes */
         ctx->tp->ops->share_release(ctx->tp, p->share);
         p->share = NULL;

@@ -73,11 +73,17 @@ typedef struct fm_pkt {
      * which it keeps from being posted again until it is released (or, once moved out of it,
      * a marker for memory of its own); NULL for a buffer of its own. */
     struct fm_recv_region *region;
+    /* A received packet whose payload is lent (recv_lend.c): where it is, and the loan's
+     * handle for the transport; NULL lent: the payload is in buf. */
+    const unsigned char *lent;
+    uint64_t lend;
 } fm_pkt;
 
 /* A received packet's payload (not a zero-copy piece's: see recv.c). */
-static inline unsigned char *fm_pkt_payload(const fm_pkt *p)
+static inline const unsigned char *fm_pkt_payload(const fm_pkt *p)
 {
+    if (p->lent)
+        return p->lent;
     return p->kind == FM_PKT_EXT_BUF ? p->data : p->buf + FM_WIRE_HDR_LEN;
 }
 

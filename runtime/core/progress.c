@@ -20,6 +20,7 @@
 #include "pool.h"
 #include "progress.h"
 #include "recv.h"
+#include "recv_lend.h"
 #include "recv_pool.h"
 #include "request.h"
 #include "send.h"
@@ -73,7 +74,11 @@ static int drop_oversize(fm_context *ctx, const fm_tp_event *e)
 static inline int recv_landed(fm_context *ctx, const fm_tp_event *e)
 {
     fm_pkt *p = fm_recv_pool_landed(ctx, e->ctx, e->buf);
-    return p ? fm_recv_packet(ctx, p, e->len) : FM_ERR_NOMEM;
+    if (!p && e->lent)
+        ctx->tp->ops->lend_release(ctx->tp, e->lend);
+    if (!p)
+        return FM_ERR_NOMEM;
+    return e->lent ? fm_recv_lent(ctx, p, e) : fm_recv_packet(ctx, p, e->len);
 }
 
 static int on_event(fm_context *ctx, const fm_tp_event *e)
@@ -88,7 +93,7 @@ static int on_event(fm_context *ctx, const fm_tp_event *e)
     case FM_TP_RECV_DONE:
         /* A failed receive's buffer is not reposted: its transport is broken. */
         if (e->status == FM_OK)
-            rc = fm_recv_packet(ctx, e->ctx, e->len);
+            rc = e->lent ? fm_recv_lent(ctx, e->ctx, e) : fm_recv_packet(ctx, e->ctx, e->len);
         break;
     case FM_TP_TSEND_DONE:
         fm_zcopy_sent(ctx, e->ctx, e->status);

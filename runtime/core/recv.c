@@ -607,7 +607,7 @@ static int recv_whole(fm_context *ctx, fm_pkt *p, const fm_wire_hdr *h)
         return FM_OK;
     }
     if (s->dfn) {
-        pour_packet(ctx, s, p, p->buf + FM_WIRE_HDR_LEN);
+        pour_packet(ctx, s, p, fm_pkt_payload(p));
         deliver_done(ctx, s);
     }
     packet_done(ctx, p);

@@ -222,7 +222,7 @@ static void move_out(fm_context *ctx, fm_pkt *p)
     struct fm_recv_moved *m = malloc(sizeof *m + bytes);
     if (!m)
         return;
-    memcpy(m->mem + FM_WIRE_HDR_LEN, p->buf + FM_WIRE_HDR_LEN, p->len);
+    memcpy(m->mem + FM_WIRE_HDR_LEN, fm_pkt_payload(p), p->len);
     m->bytes = bytes;
     m->next = rp->moved_mem;
     m->prev = &rp->moved_mem;

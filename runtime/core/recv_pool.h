@@ -5,6 +5,7 @@
 #define FM_CORE_RECV_POOL_H
 
 #include "context.h"
+#include "recv_lend.h"
 
 /* A multi-receive region: packets land in it packed, each taking its own length. */
 typedef struct fm_recv_region {
@@ -54,6 +55,7 @@ int fm_recv_pool_put_region(fm_context *ctx, fm_pkt *p); /* (and moved-out packe
  * its region (which is posted again once its last packet is out and the provider let go). */
 static inline int fm_recv_pool_put(fm_context *ctx, fm_pkt *p)
 {
+    fm_recv_lend_done(ctx, p);
     if (p->region)
         return fm_recv_pool_put_region(ctx, p);
     p->off = 0;

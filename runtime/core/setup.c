@@ -257,7 +257,8 @@ static int open_transport(fm_context *ctx)
                        .verbose = (int)ctx->cfg.verbose,
                        .rx_depth = fm_recv_pool_depth(ctx) + (size_t)ctx->size,
                        .multi_recv_min = fm_recv_pool_multi_min(ctx),
-                       .costs = ctx->cfg.mpi_costs};
+                       .costs = ctx->cfg.mpi_costs,
+                       .lend = ctx->cfg.sm_lend};
     if ((rc = choose_provider(ctx, &tc, chosen)))
         return rc;
     choose_hybrid(ctx, &tc);
@@ -340,6 +341,7 @@ int fm_core_open(fm_context *ctx)
     zcopy_default(ctx);
     small_packets(ctx);
     ctx->share_copies = ctx->cfg.sm_share && ctx->tp->ops->sendv_shared;
+    ctx->lend_packets = ctx->cfg.sm_lend && ctx->tp->ops->lend_release;
     fm_credits_init(ctx);
     fm_zcopy_init(ctx);
     rc = fm_pool_init(ctx);

@@ -228,7 +228,7 @@ int fm_zcopy_send(fm_stream *s, const unsigned char **buf, size_t *len)
 int fm_zcopy_check(fm_context *ctx, fm_pkt *p, uint64_t room)
 {
     uint64_t len, tag;
-    fm_wire_rndv_decode(p->buf + FM_WIRE_HDR_LEN, &len, &tag);
+    fm_wire_rndv_decode(fm_pkt_payload(p), &len, &tag);
     if (len == 0 || len > room || len > FM_ZC_MAX_PIECE ||
         (tag >> FM_ZC_TAG_BITS) != (uint64_t)p->peer) {
         fm_log(1, "dropped a zero-copy announcement from rank %d: %llu bytes, tag %#llx", p->peer,

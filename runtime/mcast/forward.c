@@ -203,7 +203,7 @@ int fm_fwd_start(fm_context *ctx, fm_stream *s, fm_pkt *p)
 {
     fm_mcast_desc d;
     unsigned char *seen = fm_members_seen(ctx);
-    if (!seen || fm_mcast_desc_decode(p->buf + FM_WIRE_HDR_LEN, p->len, ctx->size, seen,
+    if (!seen || fm_mcast_desc_decode(fm_pkt_payload(p), p->len, ctx->size, seen,
                                       ctx->mcast->set_scratch, &d))
         return FM_MCAST_DROP;
     const struct fm_group *g = NULL;
@@ -272,7 +272,7 @@ static fm_pkt *copy_out(fm_context *ctx, const fm_pkt *p, int promised)
     fm_pkt *q = fm_pool_get_held(ctx, promised);
     if (!q)
         return NULL;
-    memcpy(q->buf + FM_WIRE_HDR_LEN, p->buf + FM_WIRE_HDR_LEN, p->len);
+    memcpy(q->buf + FM_WIRE_HDR_LEN, fm_pkt_payload(p), p->len);
     q->len = p->len;
     q->seq = p->seq;
     q->flags = p->flags;

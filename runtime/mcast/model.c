@@ -51,6 +51,7 @@ struct sim {
     /* per packet of the member being simulated: a copy to a child of its host has paid for
      * the bytes, which the later ones share (job->shared) */
     unsigned char *paid;
+    unsigned char *local_in; /* per member: its parent is on its host (set by post) */
     /* per child of the member being simulated, of the packet being posted: when its copy was
      * ready for the link and when it left (-1: through memory, not on the link), and the
      * children of one run of copies queued on the link together */
@@ -274,6 +275,7 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     double bytes = local && s->job->shared && s->paid[j] ? 0 : size * c->send_byte;
     if (local)
         s->paid[j] = 1;
+    s->local_in[kid] = (unsigned char)local;
     double work = c->send_pkt + bytes + (j == 0 ? c->send_msg : 0);
     cpu = run_cpu(s, v, cpu, work);
     s->busy[v] += work;
@@ -318,7 +320,9 @@ static double take(struct sim *s, int v, int j, double cpu)
         s->busy[v] += size * c->fill_byte;
         return run_cpu(s, v, cpu, size * c->fill_byte);
     }
-    double at = s->arrival[(size_t)v * s->m + (size_t)j], work = c->recv_pkt + size * c->recv_byte;
+    int lent = s->job && s->job->lent && s->local_in[v] && s->t->first[v + 1] == s->t->first[v];
+    double at = s->arrival[(size_t)v * s->m + (size_t)j];
+    double work = c->recv_pkt + (lent ? 0 : size * c->recv_byte);
     double idle = at - cpu; /* (cpu: when it last finished work; 0 before the first) */
     if (idle > 0) {         /* its wait polled meanwhile, on a core others may want */
         double polled = idle < c->poll ? idle : c->poll;
@@ -691,11 +695,12 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     s.sent = calloc((size_t)t->n, sizeof *s.sent);
     s.last_copy = calloc((size_t)m, sizeof *s.last_copy);
     s.paid = calloc((size_t)m, 1);
+    s.local_in = calloc((size_t)t->n, 1);
     s.q_ready = calloc(2 * (size_t)t->n, sizeof *s.q_ready); /* (a member has < n children) */
     s.q_left = s.q_ready ? s.q_ready + t->n : NULL;
     s.q_idx = malloc((size_t)t->n * sizeof *s.q_idx);
     int rc = order && s.arrival && s.rel && s.rel_prev && s.busy && s.sent && s.last_copy &&
-                     s.paid && s.q_ready && s.q_idx
+                     s.paid && s.local_in && s.q_ready && s.q_idx
                  ? FM_OK
                  : FM_ERR_NOMEM;
     if (rc == FM_OK && visit_order(t, order))
@@ -730,6 +735,7 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     free(s.sent);
     free(s.last_copy);
     free(s.paid);
+    free(s.local_in);
     free(s.q_ready);
     free(s.q_idx);
     free(s.sh.slot);

@@ -81,6 +81,10 @@ struct fm_model_job {
     /* 1: a member's copies of one packet to children of its own host share its bytes (sm's
      * shared payloads, FM_SM_SHARE): the first pays send_byte, the others send_pkt alone. */
     int shared;
+    /* 1: a member that forwards nothing reads what a parent of its own host sends where the
+     * parent wrote it (sm's loans, FM_SM_LEND): it pays recv_pkt, not recv_byte; a forwarding
+     * member copies the packet in as before, for its children's copies to send from. */
+    int lent;
     /* The copies of one packet that a member posts to several children leave its link in an
      * order of the provider's and kernel's choosing, not the posting order (measured over tcp:
      * a flat tree's children got a 32 KiB message in a different order each time). With

@@ -134,7 +134,8 @@ static void job_view(fm_context *ctx, const struct fm_tree_desc *d, struct job_v
 {
     *v = (struct job_view){.job.window = (int)ctx->cfg.credits,
                            .job.orders = FM_MODEL_ORDERS,
-                           .job.shared = ctx->share_copies};
+                           .job.shared = ctx->share_copies,
+                           .job.lent = ctx->lend_packets};
     long cores = ctx->cfg.mcast_cores;
     const struct fm_tree_topo *topo = d->topo;
     if (cores == 0 && !topo)

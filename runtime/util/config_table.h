@@ -21,6 +21,9 @@
     X(FM_SM_SHARE, sm_share, BOOL, "1", 0, 0,                                                      \
       "a packet that a multicast or fm_begin_message_multi sends to several ranks of this host "   \
       "is written once into shared memory, where each of them reads it (sm); 0 = a copy each")     \
+    X(FM_SM_LEND, sm_lend, BOOL, "1", 0, 0,                                                        \
+      "a rank reads a shared payload (FM_SM_SHARE) where its sender wrote it, not from a copy "    \
+      "in a receive buffer (sm); 0 = copied in first")                                             \
     X(FM_IFACE, iface, STR, "", 0, 0,                                                              \
       "network interface for tcp; empty = lo when all ranks share one host, else libfabric's "     \
       "choice")                                                                                    \

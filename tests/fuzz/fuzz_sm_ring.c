@@ -4,7 +4,8 @@
  * endpoints live in this process; the input becomes rank 0's ring at rank 1 and rank 0's chunk
  * pool, then rank 1 polls. Whatever the bytes, the reader must neither crash nor read outside
  * its segment, its peer's or a posted buffer (ASan), and must hand out only packets that fit
- * the buffers posted.
+ * the buffers posted, and loans (fm_tp_config.lend) only of bytes inside the peer's chunk
+ * pool.
  *
  * Input: 2 bytes (little-endian) choose the line the reader starts at (so records meet the
  * ring's end and its wrap), the next 4096 bytes are the ring from there on, the rest is the
@@ -27,7 +28,8 @@ static void setup(void)
 {
     char err[256];
     unsigned char table[2 * 64];
-    fm_tp_config cfg = {.provider = "sm", .all_local = 1, .host_ranks = 2, .name = "fuzz"};
+    fm_tp_config cfg = {
+        .provider = "sm", .all_local = 1, .host_ranks = 2, .name = "fuzz", .lend = 1};
     for (int i = 0; i < 2; i++) {
         size_t len = 64;
         FUZZ_CHECK(fm_sm_open(&cfg, &tp[i], err, sizeof err) == FM_OK);
@@ -45,6 +47,7 @@ static void reset(fm_sm_tp *r, uint64_t start)
     p->seq_expected = 1;
     p->broken = 0;
     p->asm_rx = NULL;
+    p->lent = NULL;
     r->rx_first = r->rx_count = 0;
     fm_sm_tagged_free(r);
     for (int i = 0; i < NRECV; i++)
@@ -88,6 +91,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             unsigned char *b = ev[e].ctx;
             FUZZ_CHECK(b >= rbuf[0] && b <= rbuf[NRECV - 1] && (size_t)(b - rbuf[0]) % RBUF == 0);
             FUZZ_CHECK(ev[e].status != FM_OK || ev[e].len <= RBUF);
+            if (ev[e].lent) { /* within rank 0's pool as rank 1 maps it, then given back */
+                const unsigned char *pool = fm_sm_chunk(&r->lay, r->peers[0].base, 0);
+                size_t pool_bytes = (size_t)r->lay.nchunks * r->lay.chunk_bytes;
+                FUZZ_CHECK(ev[e].status == FM_OK && ev[e].lent_at <= ev[e].len);
+                FUZZ_CHECK(ev[e].lent >= pool &&
+                           ev[e].len - ev[e].lent_at <= pool_bytes - (size_t)(ev[e].lent - pool));
+                tp[1]->ops->lend_release(tp[1], ev[e].lend);
+            }
             FUZZ_CHECK(tp[1]->ops->post_recv(tp[1], b, RBUF, NULL, b) == FM_OK);
         }
     }

@@ -372,6 +372,30 @@ static void loggp_shared_payload(void **state)
     assert_true(fabs(out.T - 18) < 1e-9);
 }
 
+/* Loans (job.lent): root 0 sends one 1000-byte packet to 1 (its host) and 2 (another host, a
+ * link of 0.01 per byte), 1 forwards it to 3 (its host); posting costs 1, receiving 0.004 per
+ * byte. Without loans: 1 has it at 1 + 4 and has posted at 6, 3 at 6 + 4 = 10, 2 at
+ * 2 + 10 + 4 = 16. With them 3, a member that forwards nothing with its parent on its host,
+ * pays no bytes: done at 6; 1 forwards (it copies the packet in) and 2's parent is elsewhere:
+ * both as before. */
+static void loggp_lent_packets(void **state)
+{
+    (void)state;
+    int first[5] = {0, 2, 3, 3, 3}, kids[3] = {1, 2, 3}, host[4] = {0, 0, 1, 0};
+    struct fm_model_tree t = {4, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .recv_byte = 0.004, .gap_byte = 0.01};
+    struct fm_model_job job = {.orders = 1, .host = host};
+    double member[4];
+    struct fm_model_out out = {.member = member};
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(fabs(member[1] - 6) < 1e-9 && fabs(member[3] - 10) < 1e-9);
+    assert_true(fabs(member[2] - 16) < 1e-9);
+    job.lent = 1;
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(fabs(member[1] - 6) < 1e-9 && fabs(member[3] - 6) < 1e-9);
+    assert_true(fabs(member[2] - 16) < 1e-9);
+}
+
 /* Over a net, a flat root with 2 children, one 1000-byte packet, post 1, link 0.01 per byte,
  * no latency. Routes on links of their own: each copy streams alone, 1 + 10 and 2 + 10 (with
  * the sender's one link the second would leave at 21). */
@@ -647,6 +671,7 @@ int main(void)
         cmocka_unit_test(loggp_link_order),
         cmocka_unit_test(loggp_local_copies),
         cmocka_unit_test(loggp_shared_payload),
+        cmocka_unit_test(loggp_lent_packets),
         cmocka_unit_test(loggp_credit_window),
         cmocka_unit_test(loggp_shared_cores),
         cmocka_unit_test(loggp_fcfs_buffers),

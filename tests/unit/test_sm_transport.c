@@ -55,8 +55,8 @@ static int check(const unsigned char *b, size_t len, uint32_t seq)
 }
 
 /* Endpoints 0..n-1 of one host, connected (n <= 4), with receives posted unless they take
- * multi-receive regions (multi_min > 0). */
-static void open_n(int n, size_t multi_min, fm_tp **tp, unsigned char **rbuf)
+ * multi-receive regions (multi_min > 0); lend: they take loans (fm_tp_config.lend). */
+static void open_lend(int n, size_t multi_min, int lend, fm_tp **tp, unsigned char **rbuf)
 {
     char err[256] = "";
     unsigned char table[4 * 64];
@@ -64,7 +64,8 @@ static void open_n(int n, size_t multi_min, fm_tp **tp, unsigned char **rbuf)
                         .all_local = 1,
                         .host_ranks = n,
                         .name = "unit",
-                        .multi_recv_min = multi_min};
+                        .multi_recv_min = multi_min,
+                        .lend = lend};
     for (int i = 0; i < n; i++) {
         size_t len = 64;
         if (fm_tp_open(&cfg, &tp[i], err, sizeof err) != FM_OK)
@@ -80,6 +81,11 @@ static void open_n(int n, size_t multi_min, fm_tp **tp, unsigned char **rbuf)
             assert_int_equal(tp[i]->ops->post_recv(tp[i], b, RBUF, NULL, b), FM_OK);
         }
     }
+}
+
+static void open_n(int n, size_t multi_min, fm_tp **tp, unsigned char **rbuf)
+{
+    open_lend(n, multi_min, 0, tp, rbuf);
 }
 
 static pair *open_pair(size_t multi_min)
@@ -379,6 +385,7 @@ static void shared_drain(fm_tp **tp, int n, int want, unsigned char hdrs[][40],
                     continue;
                 }
                 assert_int_equal(ev[e].kind, FM_TP_RECV_DONE);
+                assert_null(ev[e].lent); /* (not asked for) */
                 assert_int_equal(ev[e].len, 40 + plen);
                 uint32_t c;
                 memcpy(&c, ev[e].buf, 4);
@@ -489,6 +496,140 @@ static void test_shared_pool_full(void **state)
     free(pay);
 }
 
+/* The next receive event at endpoint tp (polling every endpoint of n meanwhile). */
+static fm_tp_event next_recv(fm_tp **tp, int n, fm_tp *at)
+{
+    fm_tp_event ev;
+    for (long it = 0; it < MAX_POLLS; it++)
+        for (int i = 0; i < n; i++) {
+            int k = tp[i]->ops->poll(tp[i], &ev, 1);
+            assert_true(k >= 0);
+            if (k && ev.kind != FM_TP_SEND_DONE) {
+                assert_ptr_equal(tp[i], at);
+                assert_int_equal(ev.status, FM_OK);
+                return ev;
+            }
+        }
+    fail_msg("no packet arrived");
+    return ev;
+}
+
+/* Bytes [0, len) of a received packet: from the receive buffer below lent_at, from the loan
+ * above it. */
+static int event_matches(const fm_tp_event *e, const unsigned char *hdr, size_t hlen,
+                         const unsigned char *pay, size_t plen)
+{
+    if (e->len != hlen + plen)
+        return 0;
+    for (size_t k = 0; k < e->len; k++) {
+        unsigned char want = k < hlen ? hdr[k] : pay[k - hlen];
+        unsigned char got = e->lent && k >= e->lent_at ? e->lent[k - e->lent_at]
+                                                        : ((const unsigned char *)e->buf)[k];
+        if (got != want)
+            return 0;
+    }
+    return 1;
+}
+
+/* Loans (fm_tp_config.lend): a shared payload is read where the sender wrote it, by every
+ * reader behind the header each has in its buffer, its chunks counted for each reader until
+ * lend_release. An ordinary packet in chunks is copied (its sender writes its later chunks
+ * as readers free earlier ones), and so is a shared payload whose chunks do not follow each
+ * other in the pool. */
+static void test_lend(void **state)
+{
+    (void)state;
+    fm_tp *tp[3];
+    unsigned char *rbuf[3];
+    open_lend(3, 0, 1, tp, rbuf);
+    fm_sm_tp *t0 = fm_sm_of(tp[0]);
+    size_t plen = 70000; /* with a header, three chunks */
+    unsigned char *pay = malloc(plen), hdr[40];
+    assert_non_null(pay);
+    fill(pay, plen, 9);
+    fill(hdr, sizeof hdr, 4);
+
+    /* An ordinary packet: copied, its chunks free again once read. */
+    int rc = tp[0]->ops->sendv(tp[0], 1, hdr, 40, NULL, pay, plen, NULL, NULL);
+    assert_int_equal(rc, FM_TP_SENT);
+    fm_tp_event e = next_recv(tp, 3, tp[1]);
+    assert_null(e.lent);
+    assert_true(event_matches(&e, hdr, 40, pay, plen));
+    for (uint32_t c = 0; c < FM_SM_NCHUNKS; c++)
+        assert_int_equal(chunk_count(tp[0], c), 0);
+    assert_int_equal(tp[1]->ops->post_recv(tp[1], e.ctx, RBUF, NULL, e.ctx), FM_OK);
+
+    /* A shared payload to ranks 1 and 2: each has the header in its buffer, the payload lent.
+     * Its chunks are a run: not the pool's last one and its first two, but its first three. */
+    t0->chunk_next = FM_SM_NCHUNKS - 1;
+    void *share = NULL;
+    for (int d = 1; d <= 2; d++) {
+        rc = tp[0]->ops->sendv_shared(tp[0], d, hdr, 40, NULL, pay, plen, NULL, &share, NULL);
+        assert_int_equal(rc, FM_TP_SENT);
+    }
+    fm_sm_share *sh = share;
+    assert_int_equal(sh->nchunks, 3);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(sh->chunk[i], i);
+    fm_tp_event got[2] = {next_recv(tp, 2, tp[1]), next_recv(tp + 2, 1, tp[2])};
+    fm_sm_tp *t1 = fm_sm_of(tp[1]); /* (its own map of rank 0's segment) */
+    assert_ptr_equal(got[0].lent, fm_sm_chunk(&t1->lay, t1->peers[0].base, 0));
+    for (int i = 0; i < 2; i++) {
+        assert_non_null(got[i].lent);
+        assert_int_equal(got[i].lent_at, 40);
+        assert_memory_equal(got[i].buf, hdr, 40);
+        assert_true(event_matches(&got[i], hdr, 40, pay, plen));
+    }
+    assert_int_equal(chunk_count(tp[0], sh->chunk[0]), 1 + 2); /* sender, two readers */
+    tp[1]->ops->lend_release(tp[1], got[0].lend);
+    assert_int_equal(chunk_count(tp[0], sh->chunk[0]), 1 + 1);
+    tp[0]->ops->share_release(tp[0], share);
+    assert_int_equal(chunk_count(tp[0], sh->chunk[0]), 1); /* still lent to rank 2 */
+    tp[2]->ops->lend_release(tp[2], got[1].lend);
+    for (uint32_t c = 0; c < FM_SM_NCHUNKS; c++)
+        assert_int_equal(chunk_count(tp[0], c), 0);
+    assert_int_equal(tp[1]->ops->post_recv(tp[1], got[0].ctx, RBUF, NULL, got[0].ctx), FM_OK);
+
+    /* Every other chunk taken (by hand): no run of three is free, the payload's chunks are
+     * apart, and it is copied into the buffer, nothing lent or held. */
+    for (uint32_t c = 1; c < FM_SM_NCHUNKS; c += 2)
+        atomic_store(&fm_sm_flag(&t0->lay, t0->seg, c)->busy, 1);
+    share = NULL;
+    rc = tp[0]->ops->sendv_shared(tp[0], 1, hdr, 40, NULL, pay, plen, NULL, &share, NULL);
+    assert_int_equal(rc, FM_TP_SENT);
+    assert_non_null(share);
+    e = next_recv(tp, 2, tp[1]);
+    assert_null(e.lent);
+    assert_true(event_matches(&e, hdr, 40, pay, plen));
+    tp[0]->ops->share_release(tp[0], share);
+    for (uint32_t c = 0; c < FM_SM_NCHUNKS; c++)
+        assert_int_equal(chunk_count(tp[0], c), c % 2);
+    /* A handle that names no loan of this endpoint changes nothing. */
+    tp[1]->ops->lend_release(tp[1], (uint64_t)9 << 32 | 1);
+    close_n(3, tp, rbuf);
+
+    /* A malformed record in the middle of a lent packet (header, two chunks, then this): the
+     * chunks lent so far go back. */
+    open_lend(2, 0, 1, tp, rbuf);
+    share = NULL;
+    rc = tp[0]->ops->sendv_shared(tp[0], 1, hdr, 40, NULL, pay, plen, NULL, &share, NULL);
+    assert_int_equal(rc, FM_TP_SENT);
+    fm_sm_tp *r = fm_sm_of(tp[1]);
+    unsigned char *third = fm_sm_ring(&r->lay, r->seg, 0) + 3 * FM_SM_LINE;
+    atomic_store((_Atomic uint64_t *)(void *)third, fm_sm_word(99, FM_SM_REC_CHUNK, 16));
+    fm_tp_event bad;
+    assert_int_equal(tp[1]->ops->poll(tp[1], &bad, 1), 1);
+    assert_int_equal(bad.status, FM_ERR_TOO_LONG);
+    assert_null(bad.lent);
+    assert_int_equal(r->dropped, 1);
+    assert_int_equal(chunk_count(tp[0], 0), 1); /* the sender's count alone */
+    assert_int_equal(chunk_count(tp[0], 1), 1);
+    assert_int_equal(chunk_count(tp[0], 2), 2); /* its record was never read */
+    tp[0]->ops->share_release(tp[0], share);
+    close_n(2, tp, rbuf);
+    free(pay);
+}
+
 static void test_bad_args(void **state)
 {
     (void)state;
@@ -569,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_tagged),   cmocka_unit_test(test_bell),
         cmocka_unit_test(test_bad_args), cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_shared),   cmocka_unit_test(test_shared_pool_full),
+        cmocka_unit_test(test_lend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,7 @@
  *
  *   fastmsg-run -n N mcast_check [--trees T1,T2,...] [--sizes S1,S2,...] [--roots all|R]
  *       [--subset all|some] [--how group|list|multi] [--sf|--fcfs] [--sync]
- *       [--calibrate] [--shared yes|no] [--seed S]
+ *       [--calibrate] [--shared yes|no] [--lent yes|no] [--seed S]
  *
  * The schedule is the cross product roots x trees x sizes (case index m); every rank builds
  * the same one. Case m's members: all ranks, or (some) a subset of at least 2 that contains
@@ -17,7 +17,10 @@
  * or in odd fm_receive chunks (m odd) and check every byte and that each case arrives exactly once,
  * from its root, at its members only. Sizes may name P (FM_PACKET_SIZE). --shared yes|no: a root
  * of a case of at least 100000 bytes to two or more others also checks that its copies went
- * (yes) or did not go (no) from shared payloads (fm_stats.shared_copies; sm, FM_SM_SHARE). */
+ * (yes) or did not go (no) from shared payloads (fm_stats.shared_copies; sm, FM_SM_SHARE).
+ * --lent yes|no: a member that received a case of at least 100000 bytes checks that some of its
+ * packets were (yes) or none was (no) read where their sender wrote them (fm_stats.lent_packets;
+ * sm, FM_SM_LEND). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,7 @@ typedef struct mc_case {
 static fm_context *ctx;
 static int me, nranks, ncases, how_group, how_multi, store_forward, fcfs, sync_each, calibrate;
 static int expect_shared = -1; /* --shared yes|no: 1, 0; -1: not checked */
+static int expect_lent = -1;   /* --lent yes|no: the same */
 static const char *trees[MAX_TREES];
 static int ntrees;
 static mc_case *cases;
@@ -235,6 +239,8 @@ static int parse_args(int argc, char **argv, size_t *sizes, int *nsizes, int *ro
             *some = !strcmp(v, "some"), i++;
         else if (!strcmp(o, "--shared"))
             expect_shared = !strcmp(v, "yes"), i++;
+        else if (!strcmp(o, "--lent"))
+            expect_lent = !strcmp(v, "yes"), i++;
         else if (!strcmp(o, "--seed"))
             *seed = (unsigned)atoi(v), i++;
         else if (!strcmp(o, "--how")) {
@@ -293,6 +299,23 @@ static void check_shared(void)
                 (unsigned long long)st.shared_copies, expect_shared ? "some" : "none");
 }
 
+/* --lent: a member that received a case of at least 100000 bytes counts lent packets when
+ * loans are expected, none otherwise. */
+static void check_lent(void)
+{
+    int got_large = 0;
+    for (int m = 0; m < ncases; m++)
+        got_large |= cases[m].got && cases[m].len >= 100000;
+    fm_stats st;
+    if (expect_lent < 0 || !got_large)
+        return;
+    if (fm_get_stats(ctx, &st) != FM_OK)
+        st_fail("fm_get_stats");
+    else if (expect_lent ? st.lent_packets == 0 : st.lent_packets != 0)
+        st_fail("%llu packets read where their sender wrote them, expected %s",
+                (unsigned long long)st.lent_packets, expect_lent ? "some" : "none");
+}
+
 int main(int argc, char **argv)
 {
     size_t sizes[MAX_SIZES];
@@ -302,7 +325,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: mcast_check [--trees T,...] [--sizes S,...] [--roots all|R] "
                 "[--subset all|some] [--how group|list|multi] [--sf|--fcfs] [--sync] [--calibrate] "
-                "[--shared yes|no] [--seed S]\n");
+                "[--shared yes|no] [--lent yes|no] [--seed S]\n");
         return 2;
     }
     ctx = st_init();
@@ -347,6 +370,7 @@ int main(int argc, char **argv)
                     c->root, trees[c->tree], c->len, c->n, c->got, want);
     }
     check_shared();
+    check_lent();
     char what[160];
     snprintf(what, sizeof what, "mcast_check: %d cases, %d received here (%s%s)", ncases, received,
              how_multi   ? "multi"
