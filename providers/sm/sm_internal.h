@@ -26,9 +26,13 @@
 #define FM_SM_RING_MIN         (4u << 10)
 #define FM_SM_RING_MAX         (64u << 10)
 #define FM_SM_CHUNK_BYTES      (32u << 10)
-#define FM_SM_NCHUNKS          32u
-#define FM_SM_INLINE_MAX       4096u /* record payload bytes, at most (and ring/8) */
-#define FM_SM_MAX_MSG          (1u << 30)
+/* 2 MiB of chunks: half of them (shared payloads' most) holds 16 packets of 64 KiB, twice
+ * FM_CREDITS' window. With 32, a flat multicast to 15 ranks on 2 cores ran out of shares and
+ * sent a quarter of its copies as copies of their own: 1 MiB took 2.3-2.8 ms, 1.2-1.3 ms with
+ * 64 (bench/README.md). */
+#define FM_SM_NCHUNKS    64u
+#define FM_SM_INLINE_MAX 4096u /* record payload bytes, at most (and ring/8) */
+#define FM_SM_MAX_MSG    (1u << 30)
 
 /* A record's first word: kind in bits 24..31, length in 0..23, sequence in 32..63. Never 0:
  * a zero word at the reader's position means "nothing yet" (the reader zeroes the first word

@@ -461,7 +461,7 @@ static void test_shared(void **state)
 static void test_shared_pool_full(void **state)
 {
     (void)state;
-    enum { P = 20 };
+    enum { P = FM_SM_NCHUNKS / 4 + FM_SM_NCHUNKS / 2 }; /* (more than both halves hold) */
     fm_tp *tp[2];
     unsigned char *rbuf[2];
     open_n(2, 0, tp, rbuf);
