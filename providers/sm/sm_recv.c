@@ -231,8 +231,7 @@ static int corrupt(fm_sm_tp *t, int s, fm_tp_event *e, const char *what)
  * with the loan), or -1 for an inline piece. 1 with an event for the packet's last piece, 0
  * without, -1 when no receive is posted yet (nothing consumed). */
 static int read_piece(fm_sm_tp *t, int s, unsigned char *rec, size_t rec_bytes, uint32_t total,
-                      uint32_t off, uint32_t n, const unsigned char *src, int64_t c,
-                      fm_tp_event *e)
+                      uint32_t off, uint32_t n, const unsigned char *src, int64_t c, fm_tp_event *e)
 {
     fm_sm_peer *p = &t->peers[s];
     fm_sm_chunk_flag *f = c >= 0 ? fm_sm_flag(&t->lay, p->base, (uint32_t)c) : NULL;

@@ -15,35 +15,36 @@ fm_context *fm_live_ctx;
 static void print_stats(const fm_context *ctx)
 {
     const fm_stats *s = &ctx->stats;
-    fprintf(
-        stderr,
-        "fastmsg[%d] stats: sent %llu pkts %llu B %llu msgs | received %llu pkts %llu B "
-        "%llu msgs | zero-copy %llu out %llu in | credit pkts %llu out %llu in | credit stalls "
-        "%llu | dropped %llu (foreign %llu) | refused %llu | forwarded %llu by reference %llu "
-        "copied, held now %zu peak %llu B | truncated %llu | deliver overflow %llu B | buffers "
-        "now recv %zu send %zu copy %zu registered %zu peak %zu B | regions made while pinned "
-        "%zu, packets moved out %zu | whole messages: buffers now %zu peak %zu B, waited %llu, "
-        "too long %llu (%llu B) | datagrams sent %llu received %llu dropped %llu (on purpose "
-        "%llu) | ring nacks %llu offers %llu repaired out %llu in %llu B | shared copies %llu | lent %llu, copied after %llu\n",
-        ctx->rank, (unsigned long long)s->packets_sent, (unsigned long long)s->bytes_sent,
-        (unsigned long long)s->messages_sent, (unsigned long long)s->packets_received,
-        (unsigned long long)s->bytes_received, (unsigned long long)s->messages_received,
-        (unsigned long long)s->zcopy_sent, (unsigned long long)s->zcopy_received,
-        (unsigned long long)s->credit_packets_sent, (unsigned long long)s->credit_packets_received,
-        (unsigned long long)s->credit_stalls, (unsigned long long)s->dropped,
-        (unsigned long long)ctx->drops[FM_WIRE_KEY_BAD], (unsigned long long)ctx->tp->refused,
-        (unsigned long long)s->fwd_by_reference, (unsigned long long)s->fwd_copied,
-        ctx->pool.fwd_held, (unsigned long long)s->fwd_held_peak, (unsigned long long)s->truncated,
-        (unsigned long long)s->deliver_overflow, ctx->pool.bytes_recv, ctx->pool.bytes_send,
-        ctx->pool.bytes_copy, ctx->pool.bytes_registered, ctx->pool.bytes_peak, ctx->rpool.grown,
-        ctx->rpool.moved, ctx->whole.used, ctx->whole.peak, (unsigned long long)s->message_waited,
-        (unsigned long long)s->message_too_long, (unsigned long long)s->message_too_long_bytes,
-        (unsigned long long)s->dgram_sent, (unsigned long long)s->dgram_received,
-        (unsigned long long)s->dgram_dropped, (unsigned long long)s->dgram_drop_injected,
-        (unsigned long long)s->ring_nacks, (unsigned long long)s->ring_offers,
-        (unsigned long long)s->ring_repair_bytes_sent,
-        (unsigned long long)s->ring_repair_bytes_received, (unsigned long long)ctx->tp->shared,
-        (unsigned long long)s->lent_packets, (unsigned long long)s->lent_copied);
+    fprintf(stderr,
+            "fastmsg[%d] stats: sent %llu pkts %llu B %llu msgs | received %llu pkts %llu B "
+            "%llu msgs | zero-copy %llu out %llu in | credit pkts %llu out %llu in | credit stalls "
+            "%llu | dropped %llu (foreign %llu) | refused %llu | forwarded %llu by reference %llu "
+            "copied, held now %zu peak %llu B | truncated %llu | deliver overflow %llu B | buffers "
+            "now recv %zu send %zu copy %zu registered %zu peak %zu B | regions made while pinned "
+            "%zu, packets moved out %zu | whole messages: buffers now %zu peak %zu B, waited %llu, "
+            "too long %llu (%llu B) | datagrams sent %llu received %llu dropped %llu (on purpose "
+            "%llu) | ring nacks %llu offers %llu repaired out %llu in %llu B | shared copies %llu "
+            "| lent %llu, copied after %llu\n",
+            ctx->rank, (unsigned long long)s->packets_sent, (unsigned long long)s->bytes_sent,
+            (unsigned long long)s->messages_sent, (unsigned long long)s->packets_received,
+            (unsigned long long)s->bytes_received, (unsigned long long)s->messages_received,
+            (unsigned long long)s->zcopy_sent, (unsigned long long)s->zcopy_received,
+            (unsigned long long)s->credit_packets_sent,
+            (unsigned long long)s->credit_packets_received, (unsigned long long)s->credit_stalls,
+            (unsigned long long)s->dropped, (unsigned long long)ctx->drops[FM_WIRE_KEY_BAD],
+            (unsigned long long)ctx->tp->refused, (unsigned long long)s->fwd_by_reference,
+            (unsigned long long)s->fwd_copied, ctx->pool.fwd_held,
+            (unsigned long long)s->fwd_held_peak, (unsigned long long)s->truncated,
+            (unsigned long long)s->deliver_overflow, ctx->pool.bytes_recv, ctx->pool.bytes_send,
+            ctx->pool.bytes_copy, ctx->pool.bytes_registered, ctx->pool.bytes_peak,
+            ctx->rpool.grown, ctx->rpool.moved, ctx->whole.used, ctx->whole.peak,
+            (unsigned long long)s->message_waited, (unsigned long long)s->message_too_long,
+            (unsigned long long)s->message_too_long_bytes, (unsigned long long)s->dgram_sent,
+            (unsigned long long)s->dgram_received, (unsigned long long)s->dgram_dropped,
+            (unsigned long long)s->dgram_drop_injected, (unsigned long long)s->ring_nacks,
+            (unsigned long long)s->ring_offers, (unsigned long long)s->ring_repair_bytes_sent,
+            (unsigned long long)s->ring_repair_bytes_received, (unsigned long long)ctx->tp->shared,
+            (unsigned long long)s->lent_packets, (unsigned long long)s->lent_copied);
 }
 
 /* Messages that never ran (no handler registered for their id here, no group created for

@@ -28,7 +28,7 @@ static inline void fm_multi_unref(fm_context *ctx, fm_pkt *p)
     if (--p->refs > 0)
         return;
     fm_recv_lend_done(ctx, p); /* (a received packet's loan, not needed any more) */
-    if (p->share) { /* no copy of it is left: what the transport kept for them goes */
+    if (p->share) {            /* no copy of it is left: what the transport kept for them goes */
         ctx->tp->ops->share_release(ctx->tp, p->share);
         p->share = NULL;
     }

@@ -524,7 +524,7 @@ static int event_matches(const fm_tp_event *e, const unsigned char *hdr, size_t 
     for (size_t k = 0; k < e->len; k++) {
         unsigned char want = k < hlen ? hdr[k] : pay[k - hlen];
         unsigned char got = e->lent && k >= e->lent_at ? e->lent[k - e->lent_at]
-                                                        : ((const unsigned char *)e->buf)[k];
+                                                       : ((const unsigned char *)e->buf)[k];
         if (got != want)
             return 0;
     }
