@@ -18,19 +18,20 @@ int fm_sm_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
     (void)mr;
     if (!buf && len)
         return FM_ERR_INVALID;
+    /* (rx_cap is a power of two: a mask, not a division, on every packet's path) */
     if (t->rx_count == t->rx_cap) { /* grow, keeping the order */
         size_t cap = t->rx_cap ? 2 * t->rx_cap : 64;
         fm_sm_rx *rx = malloc(cap * sizeof *rx);
         if (!rx)
             return FM_ERR_NOMEM;
         for (size_t i = 0; i < t->rx_count; i++)
-            rx[i] = t->rx[(t->rx_first + i) % t->rx_cap];
+            rx[i] = t->rx[(t->rx_first + i) & (t->rx_cap - 1)];
         free(t->rx);
         t->rx = rx;
         t->rx_cap = cap;
         t->rx_first = 0;
     }
-    t->rx[(t->rx_first + t->rx_count) % t->rx_cap] = (fm_sm_rx){buf, len, ctx, NULL};
+    t->rx[(t->rx_first + t->rx_count) & (t->rx_cap - 1)] = (fm_sm_rx){buf, len, ctx, NULL};
     t->rx_count++;
     return FM_OK;
 }
@@ -88,7 +89,7 @@ static fm_sm_rx rx_take(fm_sm_tp *t, size_t total)
 {
     if (t->rx_count) {
         fm_sm_rx r = t->rx[t->rx_first];
-        t->rx_first = (t->rx_first + 1) % t->rx_cap;
+        t->rx_first = (t->rx_first + 1) & (t->rx_cap - 1);
         t->rx_count--;
         return r;
     }
