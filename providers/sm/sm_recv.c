@@ -137,17 +137,16 @@ static void event(fm_sm_tp *t, fm_tp_event *e, const fm_sm_rx *rx, int status, s
 /* ---- loans: a packet's bytes left in the sender's chunks (fm_tp_config.lend) ---- */
 
 /* Chunks first..first+n of rank s's pool lose this reader's count; a sender that waits for
- * chunks is woken (as publish_head does for ring room). */
+ * chunks is woken (as publish_head does for ring room: the fence orders the counts before
+ * the look at its flag, against its store of the flag before its last look at the chunks). */
 static void chunks_read(fm_sm_tp *t, int s, uint32_t first, uint32_t n)
 {
     fm_sm_peer *p = &t->peers[s];
     for (uint32_t i = 0; i < n; i++)
         atomic_fetch_sub_explicit(&fm_sm_flag(&t->lay, p->base, first + i)->busy, 1,
                                   memory_order_release);
-    if (atomic_load_explicit(&p->hdr->starved, memory_order_relaxed)) {
-        atomic_thread_fence(memory_order_seq_cst);
-        fm_sm_ring_bell(p, &p->hdr->starved);
-    }
+    atomic_thread_fence(memory_order_seq_cst);
+    fm_sm_ring_bell(p, &p->hdr->starved);
 }
 
 _Static_assert(FM_SM_NCHUNKS <= 0xffff, "a loan names chunks in 16 bits");

@@ -190,7 +190,7 @@ struct fm_context {
     /* Copies of one payload go by the transport's sendv_shared (FM_SM_SHARE, where it has one):
      * the payload moves once for every destination it can share it with. */
     int share_copies;
-    /* Large packets from ranks of this host are read where their sender wrote them
+    /* Shared payloads from ranks of this host are read where their sender wrote them
      * (FM_SM_LEND, where the transport lends: recv_lend.c). */
     int lend_packets;
     int in_handler;   /* depth of handler calls (deliver callbacks included) */

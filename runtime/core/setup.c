@@ -341,7 +341,8 @@ int fm_core_open(fm_context *ctx)
     zcopy_default(ctx);
     small_packets(ctx);
     ctx->share_copies = ctx->cfg.sm_share && ctx->tp->ops->sendv_shared;
-    ctx->lend_packets = ctx->cfg.sm_lend && ctx->tp->ops->lend_release;
+    /* (only shared payloads are lent: providers/sm/README.md) */
+    ctx->lend_packets = ctx->share_copies && ctx->cfg.sm_lend && ctx->tp->ops->lend_release;
     fm_credits_init(ctx);
     fm_zcopy_init(ctx);
     rc = fm_pool_init(ctx);
