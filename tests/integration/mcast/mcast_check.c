@@ -282,38 +282,34 @@ static void build_schedule(const size_t *sizes, int nsizes, int root, int some, 
             }
 }
 
-/* --shared: a root that sent a case of several packets to at least two others counts copies
- * from shared payloads (fm_stats.shared_copies) when sharing is expected, none otherwise. */
-static void check_shared(void)
+/* A counter some (expect 1) or none (0) of: expect < 0, or applies 0, checks nothing. */
+static void check_count(int expect, int applies, uint64_t count, const char *what)
 {
-    int rooted = 0;
-    for (int m = 0; m < ncases; m++)
-        rooted |= cases[m].root == me && cases[m].n >= 3 && cases[m].len >= 100000;
-    fm_stats st;
-    if (expect_shared < 0 || !rooted)
+    if (expect < 0 || !applies)
         return;
-    if (fm_get_stats(ctx, &st) != FM_OK)
-        st_fail("fm_get_stats");
-    else if (expect_shared ? st.shared_copies == 0 : st.shared_copies != 0)
-        st_fail("%llu copies from shared payloads, expected %s",
-                (unsigned long long)st.shared_copies, expect_shared ? "some" : "none");
+    if (expect ? count == 0 : count != 0)
+        st_fail("%llu %s, expected %s", (unsigned long long)count, what, expect ? "some" : "none");
 }
 
-/* --lent: a member that received a case of at least 100000 bytes counts lent packets when
- * loans are expected, none otherwise. */
-static void check_lent(void)
+/* --shared: a root that sent a case of several packets to at least two others counts copies
+ * from shared payloads (fm_stats.shared_copies) when sharing is expected, none otherwise.
+ * --lent: a member that received a case of at least 100000 bytes counts lent packets
+ * (fm_stats.lent_packets) when loans are expected, none otherwise. */
+static void check_counters(void)
 {
-    int got_large = 0;
-    for (int m = 0; m < ncases; m++)
+    int rooted = 0, got_large = 0;
+    for (int m = 0; m < ncases; m++) {
+        rooted |= cases[m].root == me && cases[m].n >= 3 && cases[m].len >= 100000;
         got_large |= cases[m].got && cases[m].len >= 100000;
+    }
     fm_stats st;
-    if (expect_lent < 0 || !got_large)
-        return;
-    if (fm_get_stats(ctx, &st) != FM_OK)
+    if (fm_get_stats(ctx, &st) != FM_OK) {
         st_fail("fm_get_stats");
-    else if (expect_lent ? st.lent_packets == 0 : st.lent_packets != 0)
-        st_fail("%llu packets read where their sender wrote them, expected %s",
-                (unsigned long long)st.lent_packets, expect_lent ? "some" : "none");
+        return;
+    }
+    check_count(expect_shared, rooted, st.shared_copies, "copies from shared payloads");
+    check_count(expect_lent, got_large, st.lent_packets,
+                "packets read where their sender wrote them");
 }
 
 int main(int argc, char **argv)
@@ -369,8 +365,7 @@ int main(int argc, char **argv)
             st_fail("case %d (root %d, %s, %zu bytes, %d members): received %d times, want %d", m,
                     c->root, trees[c->tree], c->len, c->n, c->got, want);
     }
-    check_shared();
-    check_lent();
+    check_counters();
     char what[160];
     snprintf(what, sizeof what, "mcast_check: %d cases, %d received here (%s%s)", ncases, received,
              how_multi   ? "multi"
