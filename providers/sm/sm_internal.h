@@ -249,7 +249,7 @@ typedef struct fm_sm_tp {
     fm_sm_share shares[FM_SM_NCHUNKS];
     fm_sm_share *free_shares;
     uint32_t share_chunks; /* chunks the shared payloads hold (at most half the pool) */
-    int lend;              /* packets in chunks are lent, not copied (fm_tp_config.lend) */
+    int lend;              /* shared payloads are lent, not copied (fm_tp_config.lend) */
 } fm_sm_tp;
 
 static inline fm_sm_tp *fm_sm_of(fm_tp *tp)

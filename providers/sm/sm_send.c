@@ -45,25 +45,10 @@ static void publish(fm_sm_peer *p, unsigned char *rec, unsigned kind, size_t len
     p->tail += fm_sm_rec_bytes(len);
 }
 
-/* A free chunk of this rank's pool, or -1. The acquire pairs with the receiver's release:
- * its copy out is over before the chunk is written again. */
-static int chunk_alloc(fm_sm_tp *t)
-{
-    for (uint32_t i = 0; i < t->lay.nchunks; i++) {
-        uint32_t c = (t->chunk_next + i) % t->lay.nchunks;
-        fm_sm_chunk_flag *f = fm_sm_flag(&t->lay, t->seg, c);
-        if (!atomic_load_explicit(&f->busy, memory_order_acquire)) {
-            atomic_store_explicit(&f->busy, 1, memory_order_relaxed);
-            t->chunk_next = c + 1;
-            return (int)c;
-        }
-    }
-    return -1;
-}
-
-/* k free chunks next to each other (the first one's index, -1: no such run), taken: a payload
- * in them can be lent whole (sm_recv.c). Looks from where the last allocation ended, and
- * does not wrap. */
+/* k free chunks of this rank's pool next to each other (the first one's index, -1: no such
+ * run), taken: a payload in them can be lent whole (sm_recv.c). Looks from where the last
+ * allocation ended, and does not wrap. The acquire pairs with the readers' release: their
+ * reads are over before a chunk is written again. */
 static int chunk_run(fm_sm_tp *t, uint32_t k)
 {
     uint32_t n = t->lay.nchunks;
@@ -81,6 +66,12 @@ static int chunk_run(fm_sm_tp *t, uint32_t k)
         return (int)first;
     }
     return -1;
+}
+
+/* One free chunk, or -1. */
+static int chunk_alloc(fm_sm_tp *t)
+{
+    return chunk_run(t, 1);
 }
 
 /* Bytes [off, off + n) of hdr followed by pay, into dst. */

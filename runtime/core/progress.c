@@ -70,15 +70,21 @@ static int drop_oversize(fm_context *ctx, const fm_tp_event *e)
     return e->kind == FM_TP_RECV_DONE ? fm_recv_pool_put(ctx, e->ctx) : FM_OK;
 }
 
+/* Received packet p of event e, its payload lent or not. */
+static inline int recv_one(fm_context *ctx, fm_pkt *p, const fm_tp_event *e)
+{
+    return e->lent ? fm_recv_lent(ctx, p, e) : fm_recv_packet(ctx, p, e->len);
+}
+
 /* A message landed in a receive region: its packet. */
 static inline int recv_landed(fm_context *ctx, const fm_tp_event *e)
 {
     fm_pkt *p = fm_recv_pool_landed(ctx, e->ctx, e->buf);
-    if (!p && e->lent)
+    if (p)
+        return recv_one(ctx, p, e);
+    if (e->lent) /* (the packet is lost: its loan goes back) */
         ctx->tp->ops->lend_release(ctx->tp, e->lend);
-    if (!p)
-        return FM_ERR_NOMEM;
-    return e->lent ? fm_recv_lent(ctx, p, e) : fm_recv_packet(ctx, p, e->len);
+    return FM_ERR_NOMEM;
 }
 
 static int on_event(fm_context *ctx, const fm_tp_event *e)
@@ -93,7 +99,7 @@ static int on_event(fm_context *ctx, const fm_tp_event *e)
     case FM_TP_RECV_DONE:
         /* A failed receive's buffer is not reposted: its transport is broken. */
         if (e->status == FM_OK)
-            rc = e->lent ? fm_recv_lent(ctx, e->ctx, e) : fm_recv_packet(ctx, e->ctx, e->len);
+            rc = recv_one(ctx, e->ctx, e);
         break;
     case FM_TP_TSEND_DONE:
         fm_zcopy_sent(ctx, e->ctx, e->status);

@@ -36,8 +36,7 @@ int fm_recv_lent(fm_context *ctx, fm_pkt *p, const fm_tp_event *e)
     int rc = fm_recv_packet(ctx, p, e->len);
     /* Released (fm_recv_lend_done), p's buffer may already be the transport's again, but then
      * its lent is NULL: set only here, cleared whenever a packet is let go of. */
-    if (p->lent)
-        fm_recv_unlend(ctx, p);
+    fm_recv_unlend(ctx, p);
     return rc;
 }
 
