@@ -111,12 +111,11 @@ static fm_sm_rx rx_take(fm_sm_tp *t, size_t total)
     return r;
 }
 
-/* The record at the head is used up: zero the first word of each of its lines (so no stale
- * byte there looks like a record next lap), then move on. */
-static void consume(fm_sm_peer *p, unsigned char *rec, size_t bytes)
+/* The record at the head is used up: move on. Its lines are cleared when the head is
+ * published (clear_read), not here: a store into a line the sender holds waits for the line,
+ * and every store after it (the reply to this very packet) would wait behind it. */
+static void consume(fm_sm_peer *p, size_t bytes)
 {
-    for (size_t o = 0; o < bytes; o += FM_SM_LINE)
-        atomic_store_explicit(fm_sm_word_at(rec + o), 0, memory_order_relaxed);
     p->head += bytes;
     p->seq_expected++;
 }
@@ -226,12 +225,12 @@ static int corrupt(fm_sm_tp *t, int s, fm_tp_event *e, const char *what)
 }
 
 /* Piece [off, off + n) of a total-byte packet from rank s, its bytes at src, taken into the
- * packet being assembled (a piece at 0 starts one); the record at rec (rec_bytes) is then
- * consumed. c: the chunk the bytes are in (this reader's count on it goes after the copy, or
- * with the loan), or -1 for an inline piece. 1 with an event for the packet's last piece, 0
- * without, -1 when no receive is posted yet (nothing consumed). */
-static int read_piece(fm_sm_tp *t, int s, unsigned char *rec, size_t rec_bytes, uint32_t total,
-                      uint32_t off, uint32_t n, const unsigned char *src, int64_t c, fm_tp_event *e)
+ * packet being assembled (a piece at 0 starts one); its record (rec_bytes) is then consumed. c: the
+ * chunk the bytes are in (this reader's count on it goes after the copy, or with the loan), or -1
+ * for an inline piece. 1 with an event for the packet's last piece, 0 without, -1 when no receive
+ * is posted yet (nothing consumed). */
+static int read_piece(fm_sm_tp *t, int s, size_t rec_bytes, uint32_t total, uint32_t off,
+                      uint32_t n, const unsigned char *src, int64_t c, fm_tp_event *e)
 {
     fm_sm_peer *p = &t->peers[s];
     fm_sm_chunk_flag *f = c >= 0 ? fm_sm_flag(&t->lay, p->base, (uint32_t)c) : NULL;
@@ -264,7 +263,7 @@ static int read_piece(fm_sm_tp *t, int s, unsigned char *rec, size_t rec_bytes, 
         }
     }
     p->asm_got += n;
-    consume(p, rec, rec_bytes);
+    consume(p, rec_bytes);
     if (p->asm_got < p->asm_total)
         return 0;
     event(t, e, p->asm_rx, p->asm_status, p->asm_total);
@@ -286,7 +285,7 @@ static int read_chunk(fm_sm_tp *t, int s, unsigned char *rec, fm_tp_event *e)
     memcpy(&ref, rec + 8, sizeof ref);
     if (ref.chunk >= t->lay.nchunks || !ref.len || ref.len > t->lay.chunk_bytes)
         return corrupt(t, s, e, "chunk bounds");
-    return read_piece(t, s, rec, fm_sm_rec_bytes(sizeof ref), ref.total, ref.off, ref.len,
+    return read_piece(t, s, fm_sm_rec_bytes(sizeof ref), ref.total, ref.off, ref.len,
                       fm_sm_chunk(&t->lay, p->base, ref.chunk), ref.chunk, e);
 }
 
@@ -295,7 +294,7 @@ static int read_inline_piece(fm_sm_tp *t, int s, unsigned char *rec, uint32_t le
 {
     fm_sm_piece pc;
     memcpy(&pc, rec + 8, sizeof pc);
-    return read_piece(t, s, rec, fm_sm_rec_bytes(len), pc.total, pc.off, len - (uint32_t)sizeof pc,
+    return read_piece(t, s, fm_sm_rec_bytes(len), pc.total, pc.off, len - (uint32_t)sizeof pc,
                       rec + 8 + sizeof pc, -1, e);
 }
 
@@ -316,7 +315,7 @@ static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
         return corrupt(t, s, e, "sequence");
     switch (kind) {
     case FM_SM_REC_WRAP:
-        consume(p, rec, FM_SM_LINE);
+        consume(p, FM_SM_LINE);
         p->head += ring - off - FM_SM_LINE;
         return 0;
     case FM_SM_REC_CHUNK:
@@ -338,7 +337,7 @@ static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
         int status = len > rx.len ? FM_ERR_TOO_LONG : FM_OK;
         if (status == FM_OK)
             memcpy(rx.buf, rec + 8, len);
-        consume(p, rec, fm_sm_rec_bytes(len));
+        consume(p, fm_sm_rec_bytes(len));
         event(t, e, &rx, status, len);
         return 1;
     case FM_SM_REC_RTS:
@@ -351,7 +350,7 @@ static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
         if (r == -2)
             return corrupt(t, s, e, "an answer to no tagged send");
         if (r >= 0)
-            consume(p, rec, fm_sm_rec_bytes(len));
+            consume(p, fm_sm_rec_bytes(len));
         return r;
     }
     default:
@@ -359,10 +358,21 @@ static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
     }
 }
 
+/* Zero the first word of each line read since the head was last published, so that no stale
+ * byte there looks like a record next lap. The sender writes there only after it sees the
+ * head that follows (released after these stores), and this rank reads there only next lap. */
+static void clear_read(fm_sm_tp *t, fm_sm_peer *p)
+{
+    const uint64_t mask = t->lay.ring_bytes - 1;
+    for (uint64_t o = p->head_published; o != p->head; o += FM_SM_LINE)
+        atomic_store_explicit(fm_sm_word_at(p->rx_ring + (o & mask)), 0, memory_order_relaxed);
+}
+
 /* Tell rank s how far its ring was read. */
 static void store_head(fm_sm_tp *t, int s)
 {
     fm_sm_peer *p = &t->peers[s];
+    clear_read(t, p);
     atomic_store_explicit(&fm_sm_ctl(&t->lay, t->seg, s)->head, p->head, memory_order_release);
     p->head_published = p->head;
 }
