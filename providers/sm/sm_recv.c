@@ -335,7 +335,9 @@ static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
             return -1;
         fm_sm_rx rx = rx_take(t, len);
         int status = len > rx.len ? FM_ERR_TOO_LONG : FM_OK;
-        if (status == FM_OK)
+        if (status == FM_OK && len <= FM_SM_LINE - 8 && rx.len >= FM_SM_LINE - 8)
+            memcpy(rx.buf, rec + 8, FM_SM_LINE - 8); /* the record's line, inline */
+        else if (status == FM_OK)
             memcpy(rx.buf, rec + 8, len);
         consume(p, fm_sm_rec_bytes(len));
         event(t, e, &rx, status, len);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy.h"
 #include "fastmsg.h"
 
 /* Room for a record of need bytes at the tail; a record never wraps, so at the ring's end a
@@ -86,7 +87,7 @@ static void gather(unsigned char *dst, const unsigned char *hdr, size_t hlen,
         n -= h;
     }
     if (n)
-        memcpy(dst, pay + (off - hlen), n);
+        fm_copy(dst, pay + (off - hlen), n);
 }
 
 /* A packet whose payload is shared (sh): its header as an inline piece, then a record per

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy.h"
 #include "credits.h"
 #include "hooks.h"
 #include "log.h"
@@ -266,7 +267,7 @@ ssize_t fm_receive(fm_stream *s, void *buf, size_t len)
             break;
         if (n > len - got)
             n = len - got;
-        memcpy(dst + got, bytes + p->off, n);
+        fm_copy(dst + got, bytes + p->off, n);
         p->off += (uint32_t)n;
         got += n;
     }
@@ -289,7 +290,7 @@ FM_HOT void pour_packet(fm_context *ctx, fm_stream *s, fm_pkt *p, const unsigned
         ctx->stats.deliver_overflow += n - room;
         n = room;
     }
-    memcpy(s->dbuf + s->dlen, bytes + p->off, n);
+    fm_copy(s->dbuf + s->dlen, bytes + p->off, n);
     s->dlen += n;
     if (s->handler < FM_MAX_HANDLERS)
         ctx->handled += n;

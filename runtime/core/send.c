@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy.h"
 #include "credits.h"
 #include "log.h"
 #include "multi.h"
@@ -329,7 +330,7 @@ FM_HOT int piece_fits(fm_stream *s, const void *buf, size_t len)
     if (!p || len >= s->cap - p->len || len >= s->ctx->zcopy_min)
         return 0;
     if (len) /* (buf may be NULL then) */
-        memcpy(p->buf + FM_WIRE_HDR_LEN + p->len, buf, len);
+        fm_copy(p->buf + FM_WIRE_HDR_LEN + p->len, buf, len);
     p->len += (uint32_t)len;
     s->written += len;
     return 1;
