@@ -215,6 +215,28 @@ int fm_req_start(fm_request *r, int open_rc, fm_stream *s, const void *buf, size
     return FM_OK;
 }
 
+int fm_req_cut(fm_context *ctx)
+{
+    int n = 0;
+    while (ctx->req.head) {
+        fm_request *r = ctx->req.head;
+        ctx->req.head = r->next;
+        fm_send_abandon(r->s);
+        r->s = NULL;
+        r->written = 1;
+        r->status = FM_ERR_NOT_INIT;
+        n++;
+        if (r->holds)
+            continue; /* (completes when its holds are released) */
+        if (!r->done && r->detached)
+            req_put(r);
+        else
+            complete(ctx, r);
+    }
+    ctx->req.tail = NULL;
+    return n;
+}
+
 void fm_req_fini(fm_context *ctx)
 {
     long unfinished = 0;

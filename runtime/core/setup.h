@@ -10,6 +10,9 @@
 int fm_core_open(fm_context *ctx);
 /* Progress until everything sent has left (what: for the timeout's log line). */
 int fm_core_drain(fm_context *ctx, const char *what);
+/* fm_finalize past its barrier: nothing is sent any more, and what still waits for credits
+ * or send buffers is dropped (said on stderr at FM_VERBOSE=1). */
+void fm_core_past_barrier(fm_context *ctx);
 /* Free what fm_core_open made (also after it failed half-way). */
 void fm_core_close(fm_context *ctx);
 
