@@ -213,7 +213,10 @@ int fm_init(fm_context **ctx);
  * return FM_ERR_NOT_INIT). Messages still held for a handler id this rank never registered
  * or a group it never created, deferred messages, and whole messages whose function has not
  * run (waiting for FM_MESSAGE_BUFFER, incomplete, or behind one of those), are freed unread,
- * and said so on stderr. When the last blocking call on ctx failed with FM_ERR_TIMEOUT or
+ * and said so on stderr. Everything sent before the call leaves first; what handlers or
+ * requests start while its barrier runs and cannot leave by the time every rank is past it
+ * (waiting for credits or send buffers) is dropped, requests ending with FM_ERR_NOT_INIT
+ * (FM_VERBOSE=1 says how many). When the last blocking call on ctx failed with FM_ERR_TIMEOUT or
  * FM_ERR_PEER (none has succeeded since), the job is taken as broken: fm_finalize then releases
  * everything at once and returns that error, without waiting for outgoing packets or for the other
  * ranks. Errors: FM_ERR_NOT_INIT (also when called twice), FM_ERR_IN_HANDLER (nothing is released
