@@ -213,14 +213,14 @@ int fm_init(fm_context **ctx);
  * return FM_ERR_NOT_INIT). Messages still held for a handler id this rank never registered
  * or a group it never created, deferred messages, and whole messages whose function has not
  * run (waiting for FM_MESSAGE_BUFFER, incomplete, or behind one of those), are freed unread,
- * and said so on stderr. Everything sent before the call leaves first; what handlers or
- * requests start while its barrier runs and cannot leave by the time every rank is past it
- * (waiting for credits or send buffers) is dropped, requests ending with FM_ERR_NOT_INIT
- * (FM_VERBOSE=1 says how many). When the last blocking call on ctx failed with FM_ERR_TIMEOUT or
- * FM_ERR_PEER (none has succeeded since), the job is taken as broken: fm_finalize then releases
- * everything at once and returns that error, without waiting for outgoing packets or for the other
- * ranks. Errors: FM_ERR_NOT_INIT (also when called twice), FM_ERR_IN_HANDLER (nothing is released
- * then), FM_ERR_TIMEOUT, FM_ERR_PEER, FM_ERR_BOOTSTRAP. */
+ * and said so on stderr. Everything sent before the call leaves first; what handlers,
+ * callbacks or requests start while it runs and cannot leave once every rank is past its
+ * barrier (waiting for credits or send buffers) is dropped, requests not yet written ending
+ * with FM_ERR_TRUNCATED (FM_VERBOSE=1 says how many). When the last blocking call on ctx failed
+ * with FM_ERR_TIMEOUT or FM_ERR_PEER (none has succeeded since), the job is taken as broken:
+ * fm_finalize then releases everything at once and returns that error, without waiting for outgoing
+ * packets or for the other ranks. Errors: FM_ERR_NOT_INIT (also when called twice),
+ * FM_ERR_IN_HANDLER (nothing is released then), FM_ERR_TIMEOUT, FM_ERR_PEER, FM_ERR_BOOTSTRAP. */
 int fm_finalize(fm_context *ctx);
 
 /* This process's rank in 0..size-1, and the job's size; FM_ERR_NOT_INIT if ctx is not the

@@ -36,7 +36,8 @@
 
 /* A record's first word: kind in bits 24..31, length in 0..23, sequence in 32..63. Never 0:
  * a zero word at the reader's position means "nothing yet" (the reader zeroes the first word
- * of every line it consumed, so stale bytes from the last lap never look like a record). */
+ * of every line it consumed before it publishes its head past them, so stale bytes from the
+ * last lap never look like a record). */
 enum {
     FM_SM_REC_INLINE = 1, /* a packet */
     FM_SM_REC_CHUNK = 2,  /* a piece of a packet, in a chunk (fm_sm_chunk_ref) */

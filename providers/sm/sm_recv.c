@@ -304,6 +304,10 @@ static int read_one(fm_sm_tp *t, int s, fm_tp_event *e)
 {
     fm_sm_peer *p = &t->peers[s];
     const uint64_t ring = t->lay.ring_bytes;
+    /* A whole ring read since the head went out (a sender may fill it exactly): the line at
+     * the head is this lap's first record, not cleared until the head is published. */
+    if (p->head - p->head_published >= ring)
+        return -1;
     uint64_t off = p->head & (ring - 1);
     unsigned char *rec = p->rx_ring + off;
     uint64_t w = atomic_load_explicit(fm_sm_word_at(rec), memory_order_acquire);

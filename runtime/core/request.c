@@ -224,7 +224,7 @@ int fm_req_cut(fm_context *ctx)
         fm_send_abandon(r->s);
         r->s = NULL;
         r->written = 1;
-        r->status = FM_ERR_NOT_INIT;
+        r->status = FM_ERR_TRUNCATED;
         n++;
         if (r->holds)
             continue; /* (completes when its holds are released) */

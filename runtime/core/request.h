@@ -46,7 +46,7 @@ static inline int fm_req_pending(const fm_context *ctx)
     return ctx->req.head != NULL;
 }
 /* fm_finalize past its barrier (setup.c): requests not yet written end, their messages cut
- * short, with FM_ERR_NOT_INIT (callbacks still run; one nobody can see is just freed).
+ * short, with FM_ERR_TRUNCATED (callbacks still run; one nobody can see is just freed).
  * Returns how many. */
 int fm_req_cut(fm_context *ctx);
 /* fm_finalize: free every request, their streams too (said on stderr when some never

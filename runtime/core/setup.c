@@ -352,9 +352,40 @@ int fm_core_open(fm_context *ctx)
     return rc ? rc : fm_window_init(ctx);
 }
 
+/* Past fm_finalize's barrier. Every rank had drained its own sends and requests and settled
+ * its multicasts before it entered the barrier, so what waits now was started while the
+ * barrier or the last drain ran, answering something nobody needs any more (an ipmc repair or
+ * offer for a late duplicate, a handler's reply to a rank that is finalizing). Its peer may be
+ * past its own last drain, in the bootstrap's fence, and would never return the credit it
+ * waits for: cut, not waited on until FM_TIMEOUT (which the two-stage multicast's cluster
+ * test hit now and then). */
+static void cut_waiting(fm_context *ctx)
+{
+    int reqs = fm_req_cut(ctx);
+    long pkts = 0;
+    for (int r = 0; r < ctx->size; r++) {
+        fm_peer *p = &ctx->peers[r];
+        while (p->pending.head) {
+            fm_pkt *q = p->pending.head;
+            p->pending.head = q->next;
+            q->next = NULL;
+            fm_send_done(ctx, q); /* (its buffer back as if sent: copies release payloads) */
+            pkts++;
+        }
+        p->pending.tail = NULL;
+    }
+    if (reqs || pkts)
+        fm_log(1,
+               "fm_finalize: past the barrier, dropped %d unwritten requests and %ld packets "
+               "waiting for credits",
+               reqs, pkts);
+}
+
 static int sends_drained(fm_context *ctx, void *arg)
 {
     (void)arg;
+    if (ctx->finalizing) /* (handlers and callbacks run in the last drain too) */
+        cut_waiting(ctx);
     if (fm_req_pending(ctx) || ctx->req.notify || fm_submit_waiting(ctx))
         return 0; /* requests not written yet, callbacks to run, or not started yet */
     for (int r = 0; r < ctx->size; r++)
@@ -374,33 +405,10 @@ int fm_core_drain(fm_context *ctx, const char *what)
     return fm_progress_until(ctx, sends_drained, NULL, what);
 }
 
-/* Every rank had drained its own sends and requests and settled its multicasts before it
- * entered the barrier, so what still waits now was started while the barrier ran, answering
- * something nobody needs any more (an ipmc repair or offer for a late duplicate, a handler's
- * reply to a rank that is finalizing). Its peer may be past its own last drain, in the
- * bootstrap's fence, and would never return the credit it waits for: cut, not waited on
- * until FM_TIMEOUT (which the two-stage multicast's cluster test hit now and then). */
 void fm_core_past_barrier(fm_context *ctx)
 {
     ctx->finalizing = 1;
-    int reqs = fm_req_cut(ctx);
-    long pkts = 0;
-    for (int r = 0; r < ctx->size; r++) {
-        fm_peer *p = &ctx->peers[r];
-        while (p->pending.head) {
-            fm_pkt *q = p->pending.head;
-            p->pending.head = q->next;
-            q->next = NULL;
-            fm_send_done(ctx, q); /* (its buffer back as if sent: copies release payloads) */
-            pkts++;
-        }
-        p->pending.tail = NULL;
-    }
-    if (reqs || pkts)
-        fm_log(1,
-               "fm_finalize: past the barrier, dropped %d unwritten requests and %ld packets "
-               "waiting for credits (started while the barrier ran)",
-               reqs, pkts);
+    cut_waiting(ctx);
 }
 
 void fm_core_close(fm_context *ctx)

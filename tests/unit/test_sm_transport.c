@@ -228,6 +228,47 @@ static void test_many_queued(void **state)
     close_pair(p);
 }
 
+/* A ring filled exactly with the largest inline records, all read in one poll that could take
+ * more: every packet arrives, in order, and the sender's ring keeps working (the line after
+ * the last one read is the lap's first record until the head is published). */
+static void test_full_ring(void **state)
+{
+    (void)state;
+    pair *p = open_pair(0);
+    fm_sm_tp *t = fm_sm_of(p->tp[0]);
+    size_t len = t->inline_max, nfit = t->lay.ring_bytes / fm_sm_rec_bytes(len);
+    enum { EXTRA = 3 };
+    unsigned char *bufs[64 + EXTRA];
+    assert_true(nfit + EXTRA <= 64 + EXTRA && nfit < NRECV);
+    for (uint32_t i = 0; i < nfit + EXTRA; i++) {
+        bufs[i] = packet(len - 4, i);
+        int rc = p->tp[0]->ops->send(p->tp[0], 1, bufs[i], len, NULL, bufs[i]);
+        /* the first nfit fill the ring exactly; the rest wait in the queue */
+        assert_int_equal(rc, i < nfit ? FM_TP_SENT : FM_OK);
+        p->sends[0] += rc == FM_TP_SENT;
+    }
+    fm_tp_event ev[NRECV];
+    int n = p->tp[1]->ops->poll(p->tp[1], ev, NRECV);
+    assert_int_equal(n, (int)nfit);
+    for (int e = 0; e < n; e++) {
+        assert_int_equal(ev[e].kind, FM_TP_RECV_DONE);
+        assert_int_equal(ev[e].status, FM_OK);
+        on_packet(p, 1, ev[e].buf, ev[e].len);
+        p->recvs[1]++;
+        unsigned char *b = ev[e].ctx;
+        assert_int_equal(p->tp[1]->ops->post_recv(p->tp[1], b, RBUF, NULL, b), FM_OK);
+    }
+    pump_until(p, (int)nfit + EXTRA, (int)nfit + EXTRA);
+    for (uint32_t i = 0; i < nfit + EXTRA; i++) {
+        assert_int_equal(p->got_len[i], len);
+        assert_int_equal(p->got_seq[i], i);
+        assert_true(p->got_ok[i]);
+        free(bufs[i]);
+    }
+    assert_int_equal(p->errs[0] + p->errs[1], 0);
+    close_pair(p);
+}
+
 static void test_sendv(void **state)
 {
     (void)state;
@@ -710,7 +751,7 @@ int main(void)
         cmocka_unit_test(test_tagged),   cmocka_unit_test(test_bell),
         cmocka_unit_test(test_bad_args), cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_shared),   cmocka_unit_test(test_shared_pool_full),
-        cmocka_unit_test(test_lend),
+        cmocka_unit_test(test_lend),     cmocka_unit_test(test_full_ring),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
