@@ -120,7 +120,7 @@ int fm_finalize(fm_context *ctx)
         rc = fm_core_drain(ctx, "outgoing packets at finalize");
     if (rc == FM_OK)
         rc = fm_barrier_internal(ctx);
-    fm_core_past_barrier(ctx);
+    ctx->finalizing = 1;
     if (rc == FM_OK)
         rc = fm_core_drain(ctx, "the last completions");
     fm_liveness_fini(); /* from here on peers exit, and that is no death */

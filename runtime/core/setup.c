@@ -384,7 +384,7 @@ static void cut_waiting(fm_context *ctx)
 static int sends_drained(fm_context *ctx, void *arg)
 {
     (void)arg;
-    if (ctx->finalizing) /* (handlers and callbacks run in the last drain too) */
+    if (ctx->finalizing) /* (before each round: handlers and callbacks run in it too) */
         cut_waiting(ctx);
     if (fm_req_pending(ctx) || ctx->req.notify || fm_submit_waiting(ctx))
         return 0; /* requests not written yet, callbacks to run, or not started yet */
@@ -403,12 +403,6 @@ static int sends_drained(fm_context *ctx, void *arg)
 int fm_core_drain(fm_context *ctx, const char *what)
 {
     return fm_progress_until(ctx, sends_drained, NULL, what);
-}
-
-void fm_core_past_barrier(fm_context *ctx)
-{
-    ctx->finalizing = 1;
-    cut_waiting(ctx);
 }
 
 void fm_core_close(fm_context *ctx)

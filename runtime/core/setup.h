@@ -8,11 +8,10 @@
 /* With ctx->cfg loaded and ctx->boot up: host cards and topology, transport, addresses,
  * credits, packet buffers. FM_OK or an FM_ERR_* code, logged. */
 int fm_core_open(fm_context *ctx);
-/* Progress until everything sent has left (what: for the timeout's log line). */
+/* Progress until everything sent has left (what: for the timeout's log line). Once
+ * ctx->finalizing (past fm_finalize's barrier), what waits for credits or send buffers is
+ * dropped instead (said on stderr at FM_VERBOSE=1). */
 int fm_core_drain(fm_context *ctx, const char *what);
-/* fm_finalize past its barrier: nothing is sent any more, and what still waits for credits
- * or send buffers is dropped (said on stderr at FM_VERBOSE=1). */
-void fm_core_past_barrier(fm_context *ctx);
 /* Free what fm_core_open made (also after it failed half-way). */
 void fm_core_close(fm_context *ctx);
 
