@@ -28,7 +28,8 @@
     X("wake_ns", wake, NS)                                                                         \
     X("spin_ns", spin, NS)                                                                         \
     X("poll_ns", poll, NS)                                                                         \
-    X("burst_bytes", burst, 1.0)
+    X("burst_bytes", burst, 1.0)                                                                   \
+    X("link_fair", link_fair, 1.0)
 
 struct field {
     const char *key;

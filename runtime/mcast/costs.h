@@ -8,7 +8,9 @@
  *   sender link  B x gap_byte, shared by every copy leaving the sender's host, after the first
  *                `burst` bytes of an idle link (a token-bucket shaper; 0: no burst);
  *   wire         latency + B x lat_byte (a network whose latency grows with the packet: a
- *                different protocol above some size, a store-and-forward hop);
+ *                different protocol above some size, a store-and-forward hop); where
+ *                link_fair is 1 the copy takes its latency first and then shares the
+ *                sender's link with the other copies then under way, instead of queueing;
  *   receiver CPU recv_pkt + B x recv_byte before the packet can be forwarded, then, after its
  *                copies to the receiver's children are posted, B x copy_byte into the caller's
  *                buffer; a receiver that has waited longer than `spin` (fm_wait's polling
@@ -28,11 +30,15 @@ struct fm_costs {
     double recv_pkt, recv_byte, copy_byte;
     double latency, wake, spin, burst, poll;
     double lat_byte; /* latency grows with the packet (a network's per-size protocol) */
+    /* 0: a sender's copies leave its link one after another (a connection's byte stream);
+     * 1: every copy is a flow of its own, and the flows past their latency share the link
+     * equally (SimGrid's network models, where each MPI message is such a flow) */
+    double link_fair;
 };
 
 /* How many fields, and the i-th's key and unit scale in text (value in text x scale = the
  * field in seconds, seconds per byte or bytes). */
-#define FM_COSTS_NFIELDS 14
+#define FM_COSTS_NFIELDS 15
 /* The key of field i ("send_pkt_ns", "gap_ns_per_kib", ...) or NULL past the last. */
 const char *fm_costs_key(int i);
 /* Field i of c (0 <= i < FM_COSTS_NFIELDS), in seconds, seconds per byte or bytes. */

@@ -66,9 +66,23 @@ struct sim {
     const struct fm_model_net *net;
     double *pipe, *tokens, *share, *span0, *span1;
     int *link_first, *link_edges;
+    /* With c->link_fair (and no net): the copies of the member being simulated that go on
+     * its link, as post made them, and per packet its CPU time once it had posted and
+     * copied it (the release waits for the later of that and its last copy's arrival). */
+    struct fair_copy *fair;
+    size_t nfair;
+    double *fair_cpu, *fair_key;
+    int *fair_heap;
     /* With routes back (net->back_first): when each copy (v * m + j) was handed to its
      * stream's first link and when it left, in this pass and the last. */
     double *posted, *gone, *posted_prev, *gone_prev;
+};
+
+/* A copy on a fair link: it starts sharing the link once its latency has passed (start),
+ * with bytes to move; done once they have. */
+struct fair_copy {
+    double start, size, done;
+    int kid, j;
 };
 
 /* Children idx[0..len) of v got packet j in posting order; deal their arrival times out in a
@@ -264,6 +278,110 @@ static double credit_back(const struct sim *s, int kid, double rel)
     return at + s->c->latency;
 }
 
+static int fair_link(const struct sim *s)
+{
+    return s->c->link_fair > 0 && !s->net;
+}
+
+/* A copy to kid of packet j, ready at ready, goes on the fair link: it is under way once its
+ * latency has passed; when it arrives is known only once every copy it shares the link with
+ * is (fair_finish). Returns ready (the copy is handed over). */
+static double fair_add(struct sim *s, int kid, int j, double ready, double size)
+{
+    s->fair[s->nfair++] = (struct fair_copy){
+        .start = ready + s->c->latency + size * s->c->lat_byte, .size = size, .kid = kid, .j = j};
+    return ready;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const struct fair_copy *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The min-heap of copies under way, by the virtual time at which each is done (key). */
+static void heap_push(int *h, int *len, const double *key, int i)
+{
+    int at = (*len)++;
+    while (at > 0 && key[h[(at - 1) / 2]] > key[i]) {
+        h[at] = h[(at - 1) / 2];
+        at = (at - 1) / 2;
+    }
+    h[at] = i;
+}
+
+static int heap_pop(int *h, int *len, const double *key)
+{
+    int top = h[0], last = h[--(*len)], at = 0;
+    for (;;) {
+        int c = 2 * at + 1;
+        if (c >= *len)
+            break;
+        if (c + 1 < *len && key[h[c + 1]] < key[h[c]])
+            c++;
+        if (key[h[c]] >= key[last])
+            break;
+        h[at] = h[c];
+        at = c;
+    }
+    if (*len > 0)
+        h[at] = last;
+    return top;
+}
+
+/* Egalitarian processor sharing of the link among the copies under way: in virtual time V
+ * (the bytes each copy under way has moved) a copy that starts at V0 is done at V0 + size, so
+ * copies finish in the order of those keys; V grows at the link's rate over how many are
+ * under way. Fills each copy's done. */
+static void fair_share(struct sim *s)
+{
+    struct fair_copy *f = s->fair;
+    size_t n = s->nfair, next = 0;
+    double gap = s->c->gap_byte, *key = s->fair_key;
+    int *heap = s->fair_heap, len = 0;
+    qsort(f, n, sizeof *f, by_start);
+    double t = n ? f[0].start : 0, V = 0;
+    while (next < n || len > 0) {
+        double arrive = next < n ? f[next].start : INFINITY;
+        if (len > 0) {
+            int k = heap[0];
+            double end = t + (key[k] - V) * gap * len;
+            if (end <= arrive) {
+                heap_pop(heap, &len, key);
+                V = key[k];
+                t = end;
+                f[k].done = t;
+                continue;
+            }
+            V += (arrive - t) / (gap * len); /* (gap 0: every copy is done at once) */
+        }
+        t = arrive;
+        key[next] = (len > 0 ? V : 0) + f[next].size;
+        V = len > 0 ? V : 0;
+        heap_push(heap, &len, key, (int)next);
+        next++;
+    }
+}
+
+/* Member v's copies on the fair link: when each arrived, and so when each packet's last copy
+ * was gone and when v released it. */
+static void fair_finish(struct sim *s, int v, int keep)
+{
+    int m = s->m;
+    fair_share(s);
+    for (size_t k = 0; k < s->nfair; k++) {
+        const struct fair_copy *f = &s->fair[k];
+        s->arrival[(size_t)f->kid * m + (size_t)f->j] = f->done;
+        if (f->done > s->last_copy[f->j])
+            s->last_copy[f->j] = f->done;
+    }
+    for (int j = 0; j < m; j++) {
+        double cpu = s->fair_cpu[j];
+        s->rel[(size_t)v * m + (size_t)j] = s->last_copy[j] > cpu && !keep ? s->last_copy[j] : cpu;
+    }
+    s->nfair = 0;
+}
+
 /* Member v posts packet j to its i-th child at CPU time cpu; returns the CPU time after. */
 static double post(struct sim *s, struct link *l, int v, int i, int j, double cpu)
 {
@@ -285,9 +403,10 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
             credit_back(s, kid, s->rel_prev[(size_t)kid * m + credit_sent(w, j - w, m)]);
         ready = credit > ready ? credit : ready;
     }
-    double left = s->net  ? net_send(s, kid, j, ready, size)
-                  : local ? ready
-                          : link_send(l, c, ready, size);
+    double left = s->net         ? net_send(s, kid, j, ready, size)
+                  : local        ? ready
+                  : fair_link(s) ? fair_add(s, kid, j, ready, size)
+                                 : link_send(l, c, ready, size);
     double at = left + c->latency + size * c->lat_byte;
     if (s->net && route_len(s->net, kid) > 1) { /* routers pass each frame on whole */
         double frame =
@@ -372,7 +491,7 @@ static double simulate_member(struct sim *s, int v, double *held)
         cpu = take(s, v, j, cpu);
         for (int i = 0; i < now; i++)
             cpu = post(s, &l, v, i, j, cpu);
-        if (s->order_seed && now > 1 && c->gap_byte > 0)
+        if (s->order_seed && now > 1 && c->gap_byte > 0 && !fair_link(s))
             shuffle_arrivals(s, v, j, now);
         double copies = (keep ? size * c->copy_byte : 0) + (root ? 0 : size * c->copy_byte);
         cpu = run_cpu(s, v, cpu, copies);
@@ -380,10 +499,14 @@ static double simulate_member(struct sim *s, int v, double *held)
         done = s->classic ? got : cpu;
         double r = s->last_copy[j] > cpu && !keep ? s->last_copy[j] : cpu;
         s->rel[(size_t)v * m + (size_t)j] = r;
+        if (s->fair)
+            s->fair_cpu[j] = cpu;
     }
     for (int i = now; i < d; i++)
         for (int j = 0; j < m; j++)
             cpu = post(s, &l, v, i, j, cpu);
+    if (s->fair && s->nfair)
+        fair_finish(s, v, keep);
     s->busy[v] += c->poll; /* its wait polls once more before it sleeps */
     share_count(s, v, cpu, cpu + c->poll);
     if (held)
@@ -640,6 +763,21 @@ static int net_init(struct sim *s, struct fm_model_out *out)
     return net->back_first ? queues_init(s) : FM_OK;
 }
 
+/* Room for the copies of the member with the most children. FM_OK or FM_ERR_NOMEM. */
+static int fair_init(struct sim *s)
+{
+    int most = 1;
+    for (int v = 0; v < s->t->n; v++)
+        if (s->t->first[v + 1] - s->t->first[v] > most)
+            most = s->t->first[v + 1] - s->t->first[v];
+    size_t cap = (size_t)most * (size_t)s->m;
+    s->fair = malloc(cap * sizeof *s->fair);
+    s->fair_cpu = malloc((cap + (size_t)s->m) * sizeof *s->fair_cpu);
+    s->fair_heap = malloc(cap * sizeof *s->fair_heap);
+    s->fair_key = s->fair_cpu ? s->fair_cpu + s->m : NULL;
+    return s->fair && s->fair_cpu && s->fair_heap ? FM_OK : FM_ERR_NOMEM;
+}
+
 /* After a pass: each copy's stream's share, the most streams (time-weighted over its own
  * span, itself included) under way on any link of its route, averaged with the last share
  * (which damps the back and forth: a larger share stretches the spans it overlaps). Returns
@@ -712,6 +850,8 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
         rc = FM_ERR_NOMEM;
     if (rc == FM_OK && s.net)
         rc = net_init(&s, out);
+    if (rc == FM_OK && fair_link(&s))
+        rc = fair_init(&s);
     if (rc == FM_OK)
         rc = run_passes(&s, order, sharing, out);
     for (int round = 0; rc == FM_OK && s.net && round < NET_ROUNDS; round++) {
@@ -743,6 +883,9 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     free(s.pipe);
     free(s.link_first);
     free(s.posted);
+    free(s.fair);
+    free(s.fair_cpu);
+    free(s.fair_heap);
     return rc;
 }
 
@@ -763,7 +906,11 @@ static int sim_run(const struct fm_model_tree *t, int m, size_t payload, size_t 
     if (!args_ok(t, m, payload, bytes, mode, c, out))
         return FM_ERR_INVALID;
     /* (over a net every copy has its own stream: no shared link to order) */
-    int k = job && !job->net && job->orders > 1 && c->gap_byte > 0 && fans_out(t) ? job->orders : 1;
+    /* (nor on a fair link: its copies share it, none waits for another) */
+    int k =
+        job && !job->net && job->orders > 1 && c->gap_byte > 0 && !(c->link_fair > 0) && fans_out(t)
+            ? job->orders
+            : 1;
     if (k == 1)
         return sim_once(t, m, payload, bytes, mode, c, job, classic, 0, out);
     size_t n = (size_t)t->n;

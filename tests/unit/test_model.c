@@ -274,6 +274,42 @@ static void loggp_link_and_burst(void **state)
     assert_true(member[1] == 1 && fabs(out.T - 6) < 1e-9);
 }
 
+/* A fair link (link_fair: every copy a flow of its own, sharing the link once its latency has
+ * passed, as SimGrid's networks do) against the one-after-another link. Root 0 -> {1, 2}, one
+ * 1000-byte packet, post 1, link 0.01 per byte (100 bytes per unit), latency 2. One after
+ * another: the copies leave at 11 and 21 and arrive at 13 and 23. Shared: the copy to 1 is
+ * under way from 3, alone until the copy to 2 joins at 4 (100 bytes moved), then both at 50
+ * bytes a unit: the first is done 900 / 50 = 18 later, at 22; the second has 100 bytes left,
+ * alone, done at 23. Chain 0 -> 1 -> 2, two packets, nothing but the link: one after another
+ * 1 has them at 10 and 20, and 2 at 20 and 30; shared, both reach 1 together at 20 and 2 at
+ * 40. With a window of one packet nothing shares: 1 releases the first once its copy to 2
+ * is done, at 20, and that credit lets the second go: 1 has it at 30, 2 at 40. */
+static void loggp_fair_link(void **state)
+{
+    (void)state;
+    int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2};
+    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01, .latency = 2};
+    double member[3];
+    struct fm_model_out out = {.member = member};
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, NULL, &out), FM_OK);
+    assert_true(fabs(member[1] - 13) < 1e-9 && fabs(out.T - 23) < 1e-9);
+    c.link_fair = 1;
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, NULL, &out), FM_OK);
+    assert_true(fabs(member[1] - 22) < 1e-9 && fabs(member[2] - 23) < 1e-9);
+    int cfirst[4] = {0, 1, 2, 2}, ckids[2] = {1, 2};
+    struct fm_model_tree chain = {3, 0, cfirst, ckids};
+    struct fm_costs l = {.gap_byte = 0.01};
+    assert_int_equal(fm_model_sim(&chain, 2, 1000, 2000, FM_MODEL_FPFS, &l, NULL, &out), FM_OK);
+    assert_true(fabs(member[1] - 20) < 1e-9 && fabs(out.T - 30) < 1e-9);
+    l.link_fair = 1;
+    assert_int_equal(fm_model_sim(&chain, 2, 1000, 2000, FM_MODEL_FPFS, &l, NULL, &out), FM_OK);
+    assert_true(fabs(member[1] - 20) < 1e-9 && fabs(out.T - 40) < 1e-9);
+    struct fm_model_job job = {.window = 1};
+    assert_int_equal(fm_model_sim(&chain, 2, 1000, 2000, FM_MODEL_FPFS, &l, &job, &out), FM_OK);
+    assert_true(fabs(member[1] - 30) < 1e-9 && fabs(out.T - 40) < 1e-9);
+}
+
 /* Root 0 -> {1, 2}, 1 -> {3}, one 1000-byte packet: post 1, link 0.01 per byte, receive 10,
  * no latency, the link's order of one packet's copies random (job.orders). The root's link
  * has two slots: copies leave at 11 and 21. In posting order child 1 has the first: it is
@@ -658,18 +694,31 @@ static void loggp_fcfs_buffers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(design_examples),      cmocka_unit_test(per_member_by_hand),
-        cmocka_unit_test(chain_closed_forms),   cmocka_unit_test(flat_closed_forms),
-        cmocka_unit_test(fpfs_never_loses),     cmocka_unit_test(run_on_given_tree),
-        cmocka_unit_test(bad_trees_and_args),   cmocka_unit_test(seconds_form),
-        cmocka_unit_test(loggp_chain_by_hand),  cmocka_unit_test(loggp_link_and_burst),
-        cmocka_unit_test(loggp_link_order),     cmocka_unit_test(loggp_local_copies),
-        cmocka_unit_test(loggp_shared_payload), cmocka_unit_test(loggp_lent_packets),
-        cmocka_unit_test(loggp_credit_window),  cmocka_unit_test(loggp_shared_cores),
-        cmocka_unit_test(loggp_fcfs_buffers),   cmocka_unit_test(net_own_links),
-        cmocka_unit_test(net_shared_link),      cmocka_unit_test(net_hops),
-        cmocka_unit_test(torus_routes),         cmocka_unit_test(net_shared_cores),
-        cmocka_unit_test(credits_half_window),  cmocka_unit_test(net_credits_back),
+        cmocka_unit_test(design_examples),
+        cmocka_unit_test(per_member_by_hand),
+        cmocka_unit_test(chain_closed_forms),
+        cmocka_unit_test(flat_closed_forms),
+        cmocka_unit_test(fpfs_never_loses),
+        cmocka_unit_test(run_on_given_tree),
+        cmocka_unit_test(bad_trees_and_args),
+        cmocka_unit_test(seconds_form),
+        cmocka_unit_test(loggp_chain_by_hand),
+        cmocka_unit_test(loggp_link_and_burst),
+        cmocka_unit_test(loggp_fair_link),
+        cmocka_unit_test(loggp_link_order),
+        cmocka_unit_test(loggp_local_copies),
+        cmocka_unit_test(loggp_shared_payload),
+        cmocka_unit_test(loggp_lent_packets),
+        cmocka_unit_test(loggp_credit_window),
+        cmocka_unit_test(loggp_shared_cores),
+        cmocka_unit_test(loggp_fcfs_buffers),
+        cmocka_unit_test(net_own_links),
+        cmocka_unit_test(net_shared_link),
+        cmocka_unit_test(net_hops),
+        cmocka_unit_test(torus_routes),
+        cmocka_unit_test(net_shared_cores),
+        cmocka_unit_test(credits_half_window),
+        cmocka_unit_test(net_credits_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
