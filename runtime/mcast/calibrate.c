@@ -41,6 +41,7 @@
 #include "multi.h"
 #include "progress.h"
 #include "mcast_state.h"
+#include "model.h"
 #include "topo.h"
 #include "tree_choice.h"
 
@@ -74,22 +75,23 @@ static int on_values(fm_stream *s, int sender, void *arg)
 {
     fm_context *ctx = arg;
     struct fm_mcast *mc = ctx->mcast;
-    double v[FM_COSTS_NFIELDS];
+    union {
+        double v;
+        struct fm_costs c;
+    } got;
     size_t len = fm_stream_length(s);
     if (!fm_stream_complete(s))
         return FM_CONTINUE;
     if ((len != sizeof(double) && len != sizeof(struct fm_costs)) ||
-        fm_receive(s, v, len) != (ssize_t)len) {
+        fm_receive(s, &got, len) != (ssize_t)len) {
         fm_log(0, "malformed calibration message from rank %d", sender);
         return FM_DONE;
     }
     if (len == sizeof(double)) {
-        mc->calib_value = v[0];
+        mc->calib_value = got.v;
         mc->calib_count++;
     } else {
-        struct fm_costs c;
-        memcpy(&c, v, sizeof c);
-        fm_mcast_set_costs(ctx, &c, "calibrated");
+        fm_mcast_set_costs(ctx, &got.c, "calibrated");
         mc->calib_have = 1;
     }
     return FM_DONE;
@@ -174,10 +176,16 @@ struct pair {
     double send[SIZES], recv[SIZES], stream[SIZES];
     double multi, one_msg; /* (the largest size) per copy to both partners; as one message */
     double train; /* BURST full packets at once until the partner has them all and answers */
+    /* the same round trip and train at each of the plan's smaller sizes */
+    double rtt_at[FM_MCAST_PACKET_CHOICES], train_at[FM_MCAST_PACKET_CHOICES];
 };
 
 struct plan {
     size_t sizes[SIZES];
+    /* Where the transport is simulated (SMPI's costs change with the size in steps): the
+     * smaller packet sizes auto weighs, the link measured at each too. */
+    size_t smaller[FM_MCAST_PACKET_CHOICES];
+    int nsmaller;
     int partners[PARTNERS], npartners;
     const unsigned char *buf;
 };
@@ -415,6 +423,71 @@ static double positive(double v)
     return v > 0 ? v : 0;
 }
 
+/* What a full packet's latency grows by per byte, given the link's gap: its one-way trip
+ * (rtt_big less a small message's way back) beyond its send, link time, receive and the
+ * latency. */
+static double lat_per_byte(const struct fm_costs *c, double B, double rtt, double rtt_big,
+                           double send, double recv, double gap)
+{
+    return positive(rtt_big - rtt / 2 - send - B * gap - recv - c->latency) / B;
+}
+
+/* The model's time for a train of BURST packets of B bytes to one partner, and its answer
+ * back (half a small round trip), at gap g. */
+static double train_model(const struct fm_costs *c, double B, double rtt, double rtt_big,
+                          double send, double recv, double g)
+{
+    int first[3] = {0, 1, 1}, kids[1] = {1};
+    struct fm_model_tree t = {2, 0, first, kids};
+    struct fm_costs at = *c;
+    memset(at.at_bytes, 0, sizeof at.at_bytes);
+    at.gap_byte = g;
+    at.lat_byte = lat_per_byte(c, B, rtt, rtt_big, send, recv, g);
+    struct fm_model_out out = {0};
+    if (fm_model_sim(&t, BURST, (size_t)B, (size_t)B * BURST, FM_MODEL_FPFS, &at, NULL, &out))
+        return 0;
+    return out.T + rtt / 2;
+}
+
+/* The link's gap (seconds per byte) at which the model takes a train as long as measured:
+ * its copies share the link (c->link_fair), so when they arrive, and how much of the
+ * partner's receiving overlaps the link, is the model's to say. Bisection: the train's
+ * time grows with the gap. */
+static double train_gap(const struct fm_costs *c, double B, const struct pair *r, double rtt_big,
+                        double train, double send, double recv)
+{
+    double lo = 0, hi = train / B;
+    if (!(hi > 0) || train_model(c, B, r->rtt, rtt_big, send, recv, hi) < train)
+        return hi > 0 ? hi : 0;
+    for (int i = 0; i < 60; i++) {
+        double mid = (lo + hi) / 2;
+        if (train_model(c, B, r->rtt, rtt_big, send, recv, mid) < train)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/* The link at the plan's smaller sizes, as at the largest: its rate from the train where the
+ * link paced it (else the nearest larger size's holds), the latency's growth from the round
+ * trip; send and receive from the lines through the sizes measured. */
+static void sized_costs(const struct plan *pl, const struct pair *r, struct fm_costs *c)
+{
+    double sa, sb, ra, rb;
+    fit(pl->sizes, r->send, SIZES, &sa, &sb);
+    fit(pl->sizes, r->recv, SIZES, &ra, &rb);
+    memset(c->at_bytes, 0, sizeof c->at_bytes);
+    fm_costs_set_at(c, (double)pl->sizes[SIZES - 1], c->gap_byte, c->lat_byte);
+    for (int i = 0; i < pl->nsmaller; i++) {
+        double B = (double)pl->smaller[i], send = sa + sb * B, recv = ra + rb * B;
+        double gap = train_gap(c, B, r, r->rtt_at[i], r->train_at[i], send, recv);
+        if (!(gap * B > 1.15 * (send > recv ? send : recv)))
+            continue;
+        fm_costs_set_at(c, B, gap, lat_per_byte(c, B, r->rtt, r->rtt_at[i], send, recv, gap));
+    }
+}
+
 /* The costs from one partner's figures. local: shared memory, where no link paces a stream:
  * a stream slower than both ends there shows waits (for credits, for a core), not a gap. */
 static void costs_of(const struct plan *pl, const struct pair *r, double byte_copy, int local,
@@ -422,6 +495,7 @@ static void costs_of(const struct plan *pl, const struct pair *r, double byte_co
 {
     double a, b;
     size_t Bmax = pl->sizes[SIZES - 1];
+    *c = (struct fm_costs){0};
     fit(pl->sizes, r->send, SIZES, &a, &b);
     c->fill_byte = byte_copy;
     c->copy_byte = byte_copy;
@@ -438,16 +512,6 @@ static void costs_of(const struct plan *pl, const struct pair *r, double byte_co
     if (r->multi > 1.15 * send_only && r->multi > gap)
         gap = r->multi;
     c->gap_byte = local ? 0 : gap / (double)Bmax;
-    /* A network that makes every message a flow of its own, sharing the link with the others
-     * under way (SimGrid's, under which the transport runs simulated): a train of packets
-     * sent at once arrives nearly together, its time beyond one packet's round trip being
-     * the link's rate and the partner's receives of all but one (one stream's pace, with
-     * each packet's latency spent alone, understates the rate). */
-    c->link_fair = fair && !local;
-    double train_gap =
-        (r->train - r->rtt_big - (BURST - 1) * r->recv[SIZES - 1]) / ((BURST - 1) * (double)Bmax);
-    if (fair && !local && train_gap * (double)Bmax > 1.15 * ends) /* (as the stream above) */
-        c->gap_byte = train_gap;
     c->burst = 0;
     c->latency = positive(r->rtt / 2 - r->send[0] - r->recv[0]);
     /* A full packet's one-way trip beyond its send, its link time and its receive: what the
@@ -455,6 +519,21 @@ static void costs_of(const struct plan *pl, const struct pair *r, double byte_co
     double big = r->rtt_big - r->rtt / 2 - r->send[SIZES - 1] - (double)Bmax * c->gap_byte -
                  r->recv[SIZES - 1];
     c->lat_byte = Bmax > pl->sizes[0] ? positive(big - c->latency) / (double)Bmax : 0;
+    /* A network that makes every message a flow of its own, sharing the link with the others
+     * under way (SimGrid's, under which the transport runs simulated): the rate at which the
+     * model takes as long as a train of full packets sent at once did (one stream's pace,
+     * with each packet's latency spent alone, understates it). */
+    c->link_fair = fair && !local;
+    if (c->link_fair > 0) {
+        double g = train_gap(c, (double)Bmax, r, r->rtt_big, r->train, r->send[SIZES - 1],
+                             r->recv[SIZES - 1]);
+        if (g * (double)Bmax > 1.15 * ends) /* (the link paces it, as for the stream above) */
+            c->gap_byte = g;
+        c->lat_byte = lat_per_byte(c, (double)Bmax, r->rtt, r->rtt_big, r->send[SIZES - 1],
+                                   r->recv[SIZES - 1], c->gap_byte);
+    }
+    if (pl->nsmaller > 0)
+        sized_costs(pl, r, c);
 }
 
 /* Rank 0: rounds of a ring through every rank, one after another, so that each hop wakes a
@@ -499,12 +578,25 @@ static void median_costs(struct fm_costs *each, int n, struct fm_costs *out)
             v[p] = *fm_costs_field(&each[p], i);
         *fm_costs_field(out, i) = median(v, n);
     }
+    /* per size: over the partners that have the size (the first partner's sizes) */
+    memset(out->at_bytes, 0, sizeof out->at_bytes);
+    for (int i = 0; i < FM_COSTS_SIZES && each[0].at_bytes[i] > 0; i++) {
+        double g[PARTNERS], l[PARTNERS];
+        int k = 0;
+        for (int p = 0; p < n; p++)
+            for (int j = 0; j < FM_COSTS_SIZES; j++)
+                if (each[p].at_bytes[j] == each[0].at_bytes[i]) {
+                    g[k] = each[p].at_gap[j];
+                    l[k++] = each[p].at_lat[j];
+                }
+        fm_costs_set_at(out, each[0].at_bytes[i], median(g, k), median(l, k));
+    }
 }
 
 /* Rank 0: trains of BURST full packets sent at once, each answered once the partner has
  * them all (costs_of says what for). */
-static int measure_train(fm_context *ctx, const struct plan *pl, int p, uint64_t *seen,
-                         struct pair *r)
+static int measure_train(fm_context *ctx, const struct plan *pl, int p, size_t B, uint64_t *seen,
+                         double *train)
 {
     double t[REPEATS];
     int rc = FM_OK;
@@ -512,12 +604,12 @@ static int measure_train(fm_context *ctx, const struct plan *pl, int p, uint64_t
         rc = wait_more(ctx, seen, 1); /* the partner is ready */
         double t0 = now_s();
         for (int i = 0; i < BURST && rc == FM_OK; i++)
-            rc = send_count(ctx, p, pl->buf, pl->sizes[SIZES - 1]);
+            rc = send_count(ctx, p, pl->buf, B);
         if (rc == FM_OK)
             rc = wait_more(ctx, seen, 1); /* it has them all */
         t[k] = now_s() - t0;
     }
-    r->train = median(t, REPEATS);
+    *train = median(t, REPEATS);
     return rc;
 }
 
@@ -546,11 +638,16 @@ static int measure_pair(fm_context *ctx, const struct plan *pl, int w, uint64_t 
     if (rc == FM_OK)
         rc = round_trips(ctx, p, PINGS, pl->buf, pl->sizes[SIZES - 1], seen, &r->rtt_big);
     if (rc == FM_OK && ctx->tp->info.simulated) /* (costs_of uses it there only) */
-        rc = measure_train(ctx, pl, p, seen, r);
+        rc = measure_train(ctx, pl, p, pl->sizes[SIZES - 1], seen, &r->train);
+    for (int i = 0; i < pl->nsmaller && rc == FM_OK; i++) {
+        rc = round_trips(ctx, p, PINGS, pl->buf, pl->smaller[i], seen, &r->rtt_at[i]);
+        if (rc == FM_OK)
+            rc = measure_train(ctx, pl, p, pl->smaller[i], seen, &r->train_at[i]);
+    }
     return rc;
 }
 
-static int answer_pair(fm_context *ctx, uint64_t *seen)
+static int answer_pair(fm_context *ctx, const struct plan *pl, uint64_t *seen)
 {
     int rc = answer_trips(ctx, PINGS, seen);
     for (int si = 0; si < SIZES && rc == FM_OK; si++)
@@ -559,6 +656,11 @@ static int answer_pair(fm_context *ctx, uint64_t *seen)
         rc = answer_trips(ctx, PINGS, seen);
     if (rc == FM_OK && ctx->tp->info.simulated)
         rc = answer_train(ctx, seen);
+    for (int i = 0; i < pl->nsmaller && rc == FM_OK; i++) {
+        rc = answer_trips(ctx, PINGS, seen);
+        if (rc == FM_OK)
+            rc = answer_train(ctx, seen);
+    }
     return rc;
 }
 
@@ -569,6 +671,10 @@ static void plan_of(fm_context *ctx, struct plan *pl)
     pl->sizes[0] = 64 < P ? 64 : P;
     pl->sizes[1] = P / 8 > pl->sizes[0] ? P / 8 : P;
     pl->sizes[2] = P;
+    pl->nsmaller = 0;
+    for (int i = 1; ctx->tp->info.simulated && i <= FM_MCAST_PACKET_CHOICES; i++)
+        if ((P >> i) >= FM_MCAST_MIN_PACKET)
+            pl->smaller[pl->nsmaller++] = P >> i;
     pl->npartners = 1;
     pl->partners[0] = 1;
     int other = -1;
@@ -603,6 +709,9 @@ static int measure(fm_context *ctx, const struct plan *pl, uint64_t *seen, struc
         hot[w] = r[w].rtt / 2;
     }
     median_costs(each, pl->npartners, out);
+    for (int i = 0; i < FM_COSTS_SIZES && out->at_bytes[i] > 0; i++)
+        fm_log(1, "calibrated at %.0f-byte packets: gap %.3f ns/KiB, latency + %.3f ns/KiB",
+               out->at_bytes[i], out->at_gap[i] * 1e9 * 1024, out->at_lat[i] * 1e9 * 1024);
     out->spin = spin;
     out->poll = poll;
     /* A ring hop wakes one sleeping rank while the job shares the machine as a multicast
@@ -632,7 +741,7 @@ static int answer(fm_context *ctx, const struct plan *pl, uint64_t *seen)
 {
     int rc = doze(ctx, seen); /* until rank 0 turns to this partner */
     if (rc == FM_OK)
-        rc = answer_pair(ctx, seen);
+        rc = answer_pair(ctx, pl, seen);
     if (rc == FM_OK && pl->npartners == 2)
         rc = doze(ctx, seen); /* while rank 0 measures the other partner */
     if (rc == FM_OK && pl->npartners == 2) {

@@ -50,11 +50,55 @@ double *fm_costs_field(struct fm_costs *c, int i)
     return (double *)((char *)c + fields[i].off);
 }
 
+#define GAP_FIELD 4 /* the table's index of gap_ns_per_kib, and of latency_ns_per_kib */
+#define LAT_FIELD 9
+
 void fm_costs_merge(struct fm_costs *dst, const struct fm_costs *src, unsigned set)
 {
     for (int i = 0; i < FM_COSTS_NFIELDS; i++)
         if (set & (1u << i))
             *fm_costs_field(dst, i) = *fm_costs_field((struct fm_costs *)src, i);
+    if (set & FM_COSTS_SIZES_BIT) {
+        memcpy(dst->at_bytes, src->at_bytes, sizeof dst->at_bytes);
+        memcpy(dst->at_gap, src->at_gap, sizeof dst->at_gap);
+        memcpy(dst->at_lat, src->at_lat, sizeof dst->at_lat);
+    } else if (set & (1u << GAP_FIELD | 1u << LAT_FIELD)) {
+        memset(dst->at_bytes, 0, sizeof dst->at_bytes);
+    }
+}
+
+int fm_costs_set_at(struct fm_costs *c, double bytes, double gap_byte, double lat_byte)
+{
+    int at = -1;
+    for (int i = 0; i < FM_COSTS_SIZES && at < 0; i++)
+        if (c->at_bytes[i] == bytes || !(c->at_bytes[i] > 0))
+            at = i;
+    if (at < 0 || !(bytes > 0))
+        return -1;
+    c->at_bytes[at] = bytes;
+    c->at_gap[at] = gap_byte;
+    c->at_lat[at] = lat_byte;
+    return 0;
+}
+
+void fm_costs_at(const struct fm_costs *c, size_t payload, struct fm_costs *out)
+{
+    *out = *c;
+    int best = -1;
+    double best_d = 0, p = payload > 0 ? (double)payload : 1;
+    for (int i = 0; i < FM_COSTS_SIZES; i++) {
+        if (!(c->at_bytes[i] > 0))
+            continue;
+        double d = c->at_bytes[i] > p ? c->at_bytes[i] / p : p / c->at_bytes[i];
+        if (best < 0 || d < best_d) {
+            best = i;
+            best_d = d;
+        }
+    }
+    if (best >= 0) {
+        out->gap_byte = c->at_gap[best];
+        out->lat_byte = c->at_lat[best];
+    }
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, const char *what)
@@ -89,12 +133,40 @@ static int parse_colons(const char *text, struct fm_costs *c, unsigned *set)
     return 0;
 }
 
+/* "gap_ns_per_kib@BYTES" or "latency_ns_per_kib@BYTES" (at: the '@') = value. */
+static int parse_sized(char *item, char *at, const char *value, struct fm_costs *c, unsigned *set,
+                       char *err, size_t errlen)
+{
+    double bytes, v;
+    *at = '\0';
+    int gap = !strcmp(item, fields[GAP_FIELD].key), lat = !strcmp(item, fields[LAT_FIELD].key);
+    if (!gap && !lat)
+        return fail(err, errlen, "%.40s: only gap_ns_per_kib and latency_ns_per_kib take @BYTES",
+                    item);
+    if (number(at + 1, &bytes) || !(bytes >= 1) || number(value, &v))
+        return fail(err, errlen, "%.40s@: want @BYTES (>= 1)=a number >= 0", item);
+    int i = 0;
+    while (i < FM_COSTS_SIZES && c->at_bytes[i] != bytes)
+        i++;
+    if (i < FM_COSTS_SIZES) /* an entry of this size: one column */
+        *(gap ? &c->at_gap[i] : &c->at_lat[i]) = v * NS_KIB;
+    else if (fm_costs_set_at(c, bytes, gap ? v * NS_KIB : c->gap_byte,
+                             lat ? v * NS_KIB : c->lat_byte)) /* (the other as the size's own) */
+        return fail(err, errlen, "%.40s@: more packet sizes than the table holds", item);
+    if (set)
+        *set |= FM_COSTS_SIZES_BIT;
+    return 0;
+}
+
 static int parse_item(char *item, struct fm_costs *c, unsigned *set, char *err, size_t errlen)
 {
     char *eq = strchr(item, '=');
     if (!eq)
         return fail(err, errlen, "\"%.60s\": want key=value", item);
     *eq = '\0';
+    char *at = strchr(item, '@');
+    if (at)
+        return parse_sized(item, at, eq + 1, c, set, err, errlen);
     for (int i = 0; i < FM_COSTS_NFIELDS; i++) {
         if (strcmp(item, fields[i].key))
             continue;
@@ -151,6 +223,12 @@ int fm_costs_write(FILE *f, const struct fm_costs *c, const char *note)
     for (int i = 0; i < FM_COSTS_NFIELDS; i++)
         if (fprintf(f, "%s=%.6g\n", fields[i].key,
                     *fm_costs_field((struct fm_costs *)c, i) / fields[i].scale) < 0)
+            return -1;
+    for (int i = 0; i < FM_COSTS_SIZES; i++)
+        if (c->at_bytes[i] > 0 &&
+            fprintf(f, "%s@%.0f=%.6g\n%s@%.0f=%.6g\n", fields[GAP_FIELD].key, c->at_bytes[i],
+                    c->at_gap[i] / NS_KIB, fields[LAT_FIELD].key, c->at_bytes[i],
+                    c->at_lat[i] / NS_KIB) < 0)
             return -1;
     return 0;
 }

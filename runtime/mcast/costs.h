@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#define FM_COSTS_SIZES 8 /* packet sizes with costs of their own, at most */
+
 struct fm_costs {
     double send_msg, send_pkt, send_byte, fill_byte, gap_byte;
     double recv_pkt, recv_byte, copy_byte;
@@ -34,6 +36,11 @@ struct fm_costs {
      * 1: every copy is a flow of its own, and the flows past their latency share the link
      * equally (SimGrid's network models, where each MPI message is such a flow) */
     double link_fair;
+    /* The link's costs measured at other packet sizes as well (a network whose rate and
+     * latency change with the message size in steps, as SMPI's do): packets of at_bytes[i]
+     * payload bytes (0: no entry) move at at_gap[i] and take at_lat[i] more latency per byte.
+     * fm_costs_at gives the model the nearest size's. */
+    double at_bytes[FM_COSTS_SIZES], at_gap[FM_COSTS_SIZES], at_lat[FM_COSTS_SIZES];
 };
 
 /* How many fields, and the i-th's key and unit scale in text (value in text x scale = the
@@ -44,14 +51,29 @@ const char *fm_costs_key(int i);
 /* Field i of c (0 <= i < FM_COSTS_NFIELDS), in seconds, seconds per byte or bytes. */
 double *fm_costs_field(struct fm_costs *c, int i);
 
+/* The bit of a parse's *set for the costs per packet size (the at_* tables). */
+#define FM_COSTS_SIZES_BIT (1u << FM_COSTS_NFIELDS)
+
 /* Parse text into *c, overriding only the fields it names: "key=value" items separated by
  * commas, spaces or newlines ('#' starts a comment to the end of its line), or the older
- * "SEND_PKT_NS:NS_PER_KIB:LATENCY_NS" (send_pkt, send_byte and latency). *set gets a bit per
- * field named (may be NULL). 0, or -1 with err (if not NULL) saying what is wrong. */
+ * "SEND_PKT_NS:NS_PER_KIB:LATENCY_NS" (send_pkt, send_byte and latency). A packet size's own
+ * link costs are "gap_ns_per_kib@BYTES=value" and "latency_ns_per_kib@BYTES=value". *set gets
+ * a bit per field named, and FM_COSTS_SIZES_BIT for any per-size cost (may be NULL). 0, or -1
+ * with err (if not NULL) saying what is wrong. */
 int fm_costs_parse(const char *text, struct fm_costs *c, unsigned *set, char *err, size_t errlen);
 
-/* Copy the fields of src whose bits are in set into dst. */
+/* Copy the fields of src whose bits are in set into dst; FM_COSTS_SIZES_BIT copies the
+ * per-size tables. A gap or latency per byte set without them empties dst's tables (the value
+ * given holds at every size). */
 void fm_costs_merge(struct fm_costs *dst, const struct fm_costs *src, unsigned set);
+
+/* Record the link's costs for packets of bytes payload bytes (an entry of that size is
+ * replaced). 0, or -1 when the table is full or bytes is not positive. */
+int fm_costs_set_at(struct fm_costs *c, double bytes, double gap_byte, double lat_byte);
+
+/* *out = *c with gap_byte and lat_byte those of the entry nearest to payload bytes (by
+ * ratio), when c has entries. */
+void fm_costs_at(const struct fm_costs *c, size_t payload, struct fm_costs *out);
 
 /* Write every field as "key value" lines, after comment lines naming what was measured (note,
  * may be NULL). 0 or -1 (errno set). */

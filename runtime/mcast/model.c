@@ -264,6 +264,15 @@ static size_t credit_sent(int w, int k, int m)
     return (size_t)(last < m ? last : m - 1);
 }
 
+/* Credits go back in a packet of their own once half the window is owed: 1 when packet j
+ * completes a half-window (its receiver then sends a credit packet: CPU time, off the
+ * packet's own path). */
+static int credit_packet_after(const struct sim *s, int j)
+{
+    int w = s->job ? s->job->window : 0, half = (w + 1) / 2;
+    return w > 0 && (j + 1) % half == 0;
+}
+
 /* When the credit kid sends as it releases a packet at rel reaches its parent: `latency`
  * later, and over a net with routes back, after waiting behind what is queued on each link of
  * the way back (a credit is a header-sized frame). */
@@ -395,12 +404,18 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
         s->paid[j] = 1;
     s->local_in[kid] = (unsigned char)local;
     double work = c->send_pkt + bytes + (j == 0 ? c->send_msg : 0);
+    /* The first copy past a window's worth waits for the child's credit packet, which the
+     * sender takes in first (one per half-window). */
+    int fresh = w > 0 && j >= w && (j - w) % ((w + 1) / 2) == 0;
+    if (fresh)
+        work += c->recv_pkt;
     cpu = run_cpu(s, v, cpu, work);
     s->busy[v] += work;
     double ready = cpu;
     if (w > 0 && j >= w) { /* a credit: the child released packet j - w, and it came back */
         double credit =
-            credit_back(s, kid, s->rel_prev[(size_t)kid * m + credit_sent(w, j - w, m)]);
+            credit_back(s, kid, s->rel_prev[(size_t)kid * m + credit_sent(w, j - w, m)]) +
+            (fresh ? c->recv_pkt : 0);
         ready = credit > ready ? credit : ready;
     }
     double left = s->net         ? net_send(s, kid, j, ready, size)
@@ -501,6 +516,10 @@ static double simulate_member(struct sim *s, int v, double *held)
         s->rel[(size_t)v * m + (size_t)j] = r;
         if (s->fair)
             s->fair_cpu[j] = cpu;
+        if (!root && credit_packet_after(s, j)) { /* then its credit packet to its parent */
+            cpu = run_cpu(s, v, cpu, c->send_pkt);
+            s->busy[v] += c->send_pkt;
+        }
     }
     for (int i = now; i < d; i++)
         for (int j = 0; j < m; j++)
@@ -905,6 +924,9 @@ static int sim_run(const struct fm_model_tree *t, int m, size_t payload, size_t 
 {
     if (!args_ok(t, m, payload, bytes, mode, c, out))
         return FM_ERR_INVALID;
+    struct fm_costs sized; /* the link's costs at this packet size, where they were measured */
+    fm_costs_at(c, payload, &sized);
+    c = &sized;
     /* (over a net every copy has its own stream: no shared link to order) */
     /* (nor on a fair link: its copies share it, none waits for another) */
     int k =

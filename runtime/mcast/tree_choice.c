@@ -32,10 +32,6 @@
 #include "ipmc/ipmc_model.h"
 
 #define CHOICE_CACHE 64
-/* Smallest packet payload auto considers: below it per-packet costs dominate everywhere. */
-#define FM_MCAST_MIN_PACKET 1024
-/* Packet sizes auto weighs: FM_PACKET_SIZE and this many halvings of it. */
-#define FM_MCAST_PACKET_CHOICES 6
 /* Parameters auto weighs per builder, at most. */
 #define FM_MCAST_PARAMS 16
 
@@ -113,8 +109,10 @@ static int packets(size_t bytes, size_t payload)
 
 /* The classic model's lambda in steps for B-byte packets: from the start of a copy until its
  * receiver can forward it, over the time a sender is busy per copy. */
-static double lambda_steps(const struct fm_costs *c, double B)
+static double lambda_steps(const struct fm_costs *all, double B)
 {
+    struct fm_costs sized, *c = &sized;
+    fm_costs_at(all, (size_t)B, &sized);
     double cpu = c->send_pkt + B * c->send_byte, wire = B * c->gap_byte;
     double step = cpu > wire ? cpu : wire;
     double lambda = cpu + wire + c->latency + B * c->lat_byte + c->recv_pkt + B * c->recv_byte;

@@ -9,6 +9,12 @@
 #include "costs.h"
 #include "trees/tree.h"
 
+/* Smallest packet payload auto considers: below it per-packet costs dominate everywhere. */
+#define FM_MCAST_MIN_PACKET 1024
+/* Packet sizes auto weighs: FM_PACKET_SIZE and this many halvings of it (calibration
+ * measures the link at each where a network's costs change with the size). */
+#define FM_MCAST_PACKET_CHOICES 6
+
 /* The model's mode (enum fm_model_mode) for fm_mcast_begin's flags; -1 for unknown or
  * conflicting flags. */
 int fm_mcast_mode(unsigned flags);

@@ -133,6 +133,73 @@ static void file_round_trip(void **state)
     unlink(path);
 }
 
+/* A packet size's own link costs: parsed, chosen by the nearest size, merged, refused when
+ * bad (nothing changed), and through the cost file. */
+static void per_size(void **state)
+{
+    (void)state;
+    struct fm_costs c = {.gap_byte = 1e-9, .lat_byte = 0};
+    unsigned set = 0;
+    char err[160];
+    assert_int_equal(fm_costs_parse("gap_ns_per_kib@16384=2048, latency_ns_per_kib@16384=1024,"
+                                    "gap_ns_per_kib@65536=512",
+                                    &c, &set, err, sizeof err),
+                     0);
+    assert_int_equal(set, FM_COSTS_SIZES_BIT);
+    assert_true(close_to(c.gap_byte, 1e-9)); /* the value for other sizes: kept */
+    struct fm_costs at;
+    fm_costs_at(&c, 16384, &at);
+    assert_true(close_to(at.gap_byte, 2e-9) && close_to(at.lat_byte, 1e-9));
+    fm_costs_at(&c, 8192, &at); /* (2x from 16 KiB, 8x from 64 KiB) */
+    assert_true(close_to(at.gap_byte, 2e-9));
+    fm_costs_at(&c, 40000, &at); /* (1.6x from 64 KiB, 2.4x from 16 KiB) */
+    assert_true(close_to(at.gap_byte, 0.5e-9) && at.lat_byte == 0);
+    fm_costs_at(&c, 1 << 20, &at);
+    assert_true(close_to(at.gap_byte, 0.5e-9));
+    const char *bad[] = {"gap_ns_per_kib@0=1", "send_pkt_ns@1024=1", "gap_ns_per_kib@x=1",
+                         "latency_ns_per_kib@1024=-1", "gap_ns_per_kib@1024="};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct fm_costs b = c;
+        assert_int_equal(fm_costs_parse(bad[i], &b, NULL, err, sizeof err), -1);
+        assert_memory_equal(&b, &c, sizeof c);
+    }
+    struct fm_costs full = {0};
+    char many[400] = "";
+    for (int k = 0; k <= FM_COSTS_SIZES; k++) /* one size more than the table holds */
+        snprintf(many + strlen(many), sizeof many - strlen(many), "gap_ns_per_kib@%d=1 ",
+                 1024 << k);
+    assert_int_equal(fm_costs_parse(many, &full, NULL, err, sizeof err), -1);
+    assert_true(full.at_bytes[0] == 0);
+    /* merged with the sizes' bit, the table comes along; a gap given without it holds at
+     * every size (the table is emptied) */
+    struct fm_costs dst = {0};
+    fm_costs_merge(&dst, &c, FM_COSTS_SIZES_BIT);
+    fm_costs_at(&dst, 16384, &at);
+    assert_true(close_to(at.gap_byte, 2e-9));
+    unsigned gap_only = 0;
+    struct fm_costs env = {0};
+    assert_int_equal(fm_costs_parse("gap_ns_per_kib=4096", &env, &gap_only, err, sizeof err), 0);
+    fm_costs_merge(&dst, &env, gap_only);
+    fm_costs_at(&dst, 16384, &at);
+    assert_true(close_to(at.gap_byte, 4e-9));
+    /* the cost file keeps the table */
+    char path[] = "/tmp/fm-costs-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(fm_costs_save(path, &c, NULL, err, sizeof err), 0);
+    struct fm_costs back = {0};
+    assert_int_equal(fm_costs_load(path, &back, err, sizeof err), 0);
+    unlink(path);
+    for (size_t size = 1024; size <= (1u << 20); size *= 2) {
+        struct fm_costs x, y;
+        fm_costs_at(&c, size, &x);
+        fm_costs_at(&back, size, &y);
+        assert_true(fabs(x.gap_byte - y.gap_byte) <= 1e-5 * x.gap_byte &&
+                    fabs(x.lat_byte - y.lat_byte) <= 1e-5 * x.lat_byte);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -140,6 +207,7 @@ int main(void)
         cmocka_unit_test(older_form),
         cmocka_unit_test(bad_text_changes_nothing),
         cmocka_unit_test(file_round_trip),
+        cmocka_unit_test(per_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -310,6 +310,23 @@ static void loggp_fair_link(void **state)
     assert_true(fabs(member[1] - 30) < 1e-9 && fabs(out.T - 40) < 1e-9);
 }
 
+/* The link's costs measured at a packet size of their own (costs.h at_*) are the model's for
+ * packets of that size: root -> 1, one 1000-byte packet, post 1, link 0.01 per byte (there at
+ * 11); with 0.02 per byte and 5 more latency measured at 1000 bytes, there at 1 + 20 + 5. */
+static void loggp_sized_link(void **state)
+{
+    (void)state;
+    int first[3] = {0, 1, 1}, kids[1] = {1};
+    struct fm_model_tree t = {2, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01};
+    struct fm_model_out out = {0};
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, NULL, &out), FM_OK);
+    assert_true(fabs(out.T - 11) < 1e-9);
+    assert_int_equal(fm_costs_set_at(&c, 1000, 0.02, 0.005), 0);
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, NULL, &out), FM_OK);
+    assert_true(fabs(out.T - 26) < 1e-9);
+}
+
 /* Root 0 -> {1, 2}, 1 -> {3}, one 1000-byte packet: post 1, link 0.01 per byte, receive 10,
  * no latency, the link's order of one packet's copies random (job.orders). The root's link
  * has two slots: copies leave at 11 and 21. In posting order child 1 has the first: it is
@@ -540,7 +557,8 @@ static void net_hops(void **state)
  * latency 10, nothing else. Packets 0-3 leave at 1-4 and arrive (and are released) at 11-14;
  * the credits of 0 and 1 go back with 1's release (12, back at 22), those of 2 and 3 with 3's
  * (14, back at 24): packets 4 and 5 leave at 22, packet 6 at 24 and arrives at 34 (a credit
- * per packet would have it at 33). */
+ * per packet would have it at 33). Member 1's credit packets (a post each, after it released
+ * 1 and 3, and 5) delay none of its packets. */
 static void credits_half_window(void **state)
 {
     (void)state;
@@ -614,9 +632,13 @@ static void torus_routes(void **state)
 }
 
 /* Chain 0 -> 1, 3 packets, post 1, latency 1, receive 5, one credit: packet j + 1 leaves only
- * once member 1 released packet j and the credit came back (latency). Packet 0 there at 2,
- * taken by 7; packet 1 leaves at 7 + 1, there at 9, taken by 14; packet 2 leaves at 15, there
- * at 16, taken by 21. Without the limit: there at 2, 3, 4, taken by 7, 12, 17. */
+ * once member 1 released packet j and its credit packet came back (latency) and the root took
+ * it in (receive 5); member 1 spends a post (1) sending each credit packet after it released
+ * the packet. Packet 0 there at 2, taken by 7 (credit sent by 8); the credit back at 8, taken
+ * in by 13: packet 1 there at 14, taken by 19; its credit back at 20, in by 25: packet 2
+ * there at 26, taken by 31. Three credits (a credit packet per two packets): there at 2, 3,
+ * 4; taken by 7 and 12, member 1 sends the credit of 0 and 1 (to 13), packet 2 taken by 18.
+ * Without credits: taken by 7, 12, 17. */
 static void loggp_credit_window(void **state)
 {
     (void)state;
@@ -624,9 +646,9 @@ static void loggp_credit_window(void **state)
     struct fm_model_tree t = {2, 0, first, kids};
     struct fm_costs c = {.send_pkt = 1, .latency = 1, .recv_pkt = 5};
     struct fm_model_job job = {.window = 1};
-    assert_true(sim(&t, 3, &c, &job, FM_MODEL_FPFS, NULL, NULL) == 21);
+    assert_true(sim(&t, 3, &c, &job, FM_MODEL_FPFS, NULL, NULL) == 31);
     job.window = 3;
-    assert_true(sim(&t, 3, &c, &job, FM_MODEL_FPFS, NULL, NULL) == 17);
+    assert_true(sim(&t, 3, &c, &job, FM_MODEL_FPFS, NULL, NULL) == 18);
     assert_true(sim(&t, 3, &c, NULL, FM_MODEL_FPFS, NULL, NULL) == 17);
 }
 
@@ -694,31 +716,19 @@ static void loggp_fcfs_buffers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(design_examples),
-        cmocka_unit_test(per_member_by_hand),
-        cmocka_unit_test(chain_closed_forms),
-        cmocka_unit_test(flat_closed_forms),
-        cmocka_unit_test(fpfs_never_loses),
-        cmocka_unit_test(run_on_given_tree),
-        cmocka_unit_test(bad_trees_and_args),
-        cmocka_unit_test(seconds_form),
-        cmocka_unit_test(loggp_chain_by_hand),
-        cmocka_unit_test(loggp_link_and_burst),
-        cmocka_unit_test(loggp_fair_link),
-        cmocka_unit_test(loggp_link_order),
-        cmocka_unit_test(loggp_local_copies),
-        cmocka_unit_test(loggp_shared_payload),
-        cmocka_unit_test(loggp_lent_packets),
-        cmocka_unit_test(loggp_credit_window),
-        cmocka_unit_test(loggp_shared_cores),
-        cmocka_unit_test(loggp_fcfs_buffers),
-        cmocka_unit_test(net_own_links),
-        cmocka_unit_test(net_shared_link),
-        cmocka_unit_test(net_hops),
-        cmocka_unit_test(torus_routes),
-        cmocka_unit_test(net_shared_cores),
-        cmocka_unit_test(credits_half_window),
-        cmocka_unit_test(net_credits_back),
+        cmocka_unit_test(design_examples),      cmocka_unit_test(per_member_by_hand),
+        cmocka_unit_test(chain_closed_forms),   cmocka_unit_test(flat_closed_forms),
+        cmocka_unit_test(fpfs_never_loses),     cmocka_unit_test(run_on_given_tree),
+        cmocka_unit_test(bad_trees_and_args),   cmocka_unit_test(seconds_form),
+        cmocka_unit_test(loggp_chain_by_hand),  cmocka_unit_test(loggp_link_and_burst),
+        cmocka_unit_test(loggp_fair_link),      cmocka_unit_test(loggp_sized_link),
+        cmocka_unit_test(loggp_link_order),     cmocka_unit_test(loggp_local_copies),
+        cmocka_unit_test(loggp_shared_payload), cmocka_unit_test(loggp_lent_packets),
+        cmocka_unit_test(loggp_credit_window),  cmocka_unit_test(loggp_shared_cores),
+        cmocka_unit_test(loggp_fcfs_buffers),   cmocka_unit_test(net_own_links),
+        cmocka_unit_test(net_shared_link),      cmocka_unit_test(net_hops),
+        cmocka_unit_test(torus_routes),         cmocka_unit_test(net_shared_cores),
+        cmocka_unit_test(credits_half_window),  cmocka_unit_test(net_credits_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
