@@ -16,8 +16,9 @@
  *   gap            a stream of many packets to the partner, and (two partners) to both at once:
  *                  when it is slower than sending and receiving allow, the link paces it
  *                  (a simulated transport, whose network makes every message a flow that
- *                  shares the link with those under way: from a train of full packets sent
- *                  at once, beyond one full packet's round trip)
+ *                  shares the link with those under way: the gap at which the model takes
+ *                  as long as a train of full packets sent at once did; and so, with a
+ *                  round trip, at every smaller packet size auto weighs)
  *   latency        half the round trip of small messages, less send and receive; how it
  *                  grows per byte: a full packet out and a small one back, less the small
  *                  one's half, the full one's send, link time and receive, less the latency
