@@ -188,6 +188,7 @@ struct plan {
     size_t smaller[FM_MCAST_PACKET_CHOICES];
     int nsmaller;
     int partners[PARTNERS], npartners;
+    int far; /* the second partner is in another rack (FM_TOPOLOGY's file: "HOST RACK ...") */
     const unsigned char *buf;
 };
 
@@ -665,7 +666,38 @@ static int answer_pair(fm_context *ctx, const struct plan *pl, uint64_t *seen)
     return rc;
 }
 
-/* The partners: rank 1, and a rank on another host than rank 0 (else the last rank). */
+/* Rank r's rack (FM_TOPOLOGY's file, "HOST RACK POSITION"); -1 without racks. */
+static int rack_of(fm_context *ctx, int r)
+{
+    int at[3];
+    if (!ctx->topo || fm_topo_kind(ctx->topo) != FM_TOPO_FILE || fm_topo_ndims(ctx->topo) < 2 ||
+        fm_topo_coord(ctx->topo, r, at) != FM_OK)
+        return -1;
+    return at[0];
+}
+
+/* Where FM_TOPOLOGY names racks: the first rank in rank 0's rack and the first in another
+ * (pl->far). Else rank 1, and a rank on another host than rank 0, else the last rank. */
+static void partners_of(fm_context *ctx, struct plan *pl)
+{
+    int near = -1, far = -1, r0 = rack_of(ctx, 0);
+    for (int r = 1; r < ctx->size && r0 >= 0; r++) {
+        int rr = rack_of(ctx, r);
+        near = near < 0 && rr == r0 ? r : near;
+        far = far < 0 && rr >= 0 && rr != r0 ? r : far;
+    }
+    pl->far = near > 0 && far > 0;
+    pl->npartners = 1;
+    pl->partners[0] = pl->far ? near : 1;
+    int other = pl->far ? far : -1;
+    for (int r = 2; r < ctx->size && other < 0 && ctx->topo; r++)
+        if (!fm_topo_same_host(ctx->topo, 0, r))
+            other = r;
+    if (other < 0 && ctx->size > 2)
+        other = ctx->size - 1;
+    if (other > 0)
+        pl->partners[pl->npartners++] = other;
+}
 static void plan_of(fm_context *ctx, struct plan *pl)
 {
     size_t P = ctx->packet_size;
@@ -676,16 +708,7 @@ static void plan_of(fm_context *ctx, struct plan *pl)
     for (int i = 1; ctx->tp->info.simulated && i <= FM_MCAST_PACKET_CHOICES; i++)
         if ((P >> i) >= FM_MCAST_MIN_PACKET)
             pl->smaller[pl->nsmaller++] = P >> i;
-    pl->npartners = 1;
-    pl->partners[0] = 1;
-    int other = -1;
-    for (int r = 2; r < ctx->size && other < 0 && ctx->topo; r++)
-        if (!fm_topo_same_host(ctx->topo, 0, r))
-            other = r;
-    if (other < 0 && ctx->size > 2)
-        other = ctx->size - 1;
-    if (other > 0)
-        pl->partners[pl->npartners++] = other;
+    partners_of(ctx, pl);
 }
 
 static int measure(fm_context *ctx, const struct plan *pl, uint64_t *seen, struct fm_costs *out)
@@ -709,7 +732,17 @@ static int measure(fm_context *ctx, const struct plan *pl, uint64_t *seen, struc
         costs_of(pl, &r[w], byte_copy, ctx->tp->info.local_only, ctx->tp->info.simulated, &each[w]);
         hot[w] = r[w].rtt / 2;
     }
-    median_costs(each, pl->npartners, out);
+    if (pl->far && pl->npartners == 2) {
+        /* racks: rank 1's costs (within rank 0's rack), and how much longer the other
+         * partner's small messages take to arrive */
+        *out = each[0];
+        out->far_latency = each[0].latency > 0 ? each[1].latency / each[0].latency : 0;
+    } else {
+        median_costs(each, pl->npartners, out);
+    }
+    if (out->far_latency > 0)
+        fm_log(1, "calibrated latency to rank %d's rack %.2fx that within rank 0's",
+               pl->partners[1], out->far_latency);
     for (int i = 0; i < FM_COSTS_SIZES && out->at_bytes[i] > 0; i++)
         fm_log(1, "calibrated at %.0f-byte packets: gap %.3f ns/KiB, latency + %.3f ns/KiB",
                out->at_bytes[i], out->at_gap[i] * 1e9 * 1024, out->at_lat[i] * 1e9 * 1024);

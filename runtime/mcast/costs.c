@@ -29,7 +29,8 @@
     X("spin_ns", spin, NS)                                                                         \
     X("poll_ns", poll, NS)                                                                         \
     X("burst_bytes", burst, 1.0)                                                                   \
-    X("link_fair", link_fair, 1.0)
+    X("link_fair", link_fair, 1.0)                                                                 \
+    X("far_latency_x", far_latency, 1.0)
 
 struct field {
     const char *key;

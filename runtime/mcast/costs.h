@@ -36,6 +36,10 @@ struct fm_costs {
      * 1: every copy is a flow of its own, and the flows past their latency share the link
      * equally (SimGrid's network models, where each MPI message is such a flow) */
     double link_fair;
+    /* a copy between members in different racks (the first coordinate of FM_TOPOLOGY's
+     * file) takes this many times the latency (both parts) of one within a rack; 0 or 1: the
+     * same */
+    double far_latency;
     /* The link's costs measured at other packet sizes as well (a network whose rate and
      * latency change with the message size in steps, as SMPI's do): packets of at_bytes[i]
      * payload bytes (0: no entry) move at at_gap[i] and take at_lat[i] more latency per byte.
@@ -45,7 +49,7 @@ struct fm_costs {
 
 /* How many fields, and the i-th's key and unit scale in text (value in text x scale = the
  * field in seconds, seconds per byte or bytes). */
-#define FM_COSTS_NFIELDS 15
+#define FM_COSTS_NFIELDS 16
 /* The key of field i ("send_pkt_ns", "gap_ns_per_kib", ...) or NULL past the last. */
 const char *fm_costs_key(int i);
 /* Field i of c (0 <= i < FM_COSTS_NFIELDS), in seconds, seconds per byte or bytes. */

@@ -276,7 +276,7 @@ static int credit_packet_after(const struct sim *s, int j)
 /* When the credit kid sends as it releases a packet at rel reaches its parent: `latency`
  * later, and over a net with routes back, after waiting behind what is queued on each link of
  * the way back (a credit is a header-sized frame). */
-static double credit_back(const struct sim *s, int kid, double rel)
+static double credit_back(const struct sim *s, int kid, double rel, double times)
 {
     const struct fm_model_net *net = s->net;
     double at = rel;
@@ -284,7 +284,7 @@ static double credit_back(const struct sim *s, int kid, double rel)
         for (int e = net->back_first[kid]; e < net->back_first[kid + 1]; e++)
             at += queued(s, net->back_links[e], at) +
                   (MODEL_CREDIT_FRAME + MODEL_FRAME_HEADER) * s->c->gap_byte + net->hop;
-    return at + s->c->latency;
+    return at + s->c->latency * times;
 }
 
 static int fair_link(const struct sim *s)
@@ -295,10 +295,13 @@ static int fair_link(const struct sim *s)
 /* A copy to kid of packet j, ready at ready, goes on the fair link: it is under way once its
  * latency has passed; when it arrives is known only once every copy it shares the link with
  * is (fair_finish). Returns ready (the copy is handed over). */
-static double fair_add(struct sim *s, int kid, int j, double ready, double size)
+static double fair_add(struct sim *s, int kid, int j, double ready, double size, double lx)
 {
-    s->fair[s->nfair++] = (struct fair_copy){
-        .start = ready + s->c->latency + size * s->c->lat_byte, .size = size, .kid = kid, .j = j};
+    s->fair[s->nfair++] =
+        (struct fair_copy){.start = ready + lx * (s->c->latency + size * s->c->lat_byte),
+                           .size = size,
+                           .kid = kid,
+                           .j = j};
     return ready;
 }
 
@@ -391,6 +394,14 @@ static void fair_finish(struct sim *s, int v, int keep)
     s->nfair = 0;
 }
 
+/* How many times the latency a copy from v to kid takes: far_latency across racks. */
+static double latency_times(const struct sim *s, int v, int kid)
+{
+    const int *rack = s->job ? s->job->rack : NULL;
+    double far = s->c->far_latency;
+    return rack && far > 1 && rack[v] >= 0 && rack[kid] >= 0 && rack[v] != rack[kid] ? far : 1;
+}
+
 /* Member v posts packet j to its i-th child at CPU time cpu; returns the CPU time after. */
 static double post(struct sim *s, struct link *l, int v, int i, int j, double cpu)
 {
@@ -407,6 +418,7 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     /* The first copy past a window's worth waits for the child's credit packet, which the
      * sender takes in first (one per half-window). */
     int fresh = w > 0 && j >= w && (j - w) % ((w + 1) / 2) == 0;
+    double lx = latency_times(s, v, kid);
     if (fresh)
         work += c->recv_pkt;
     cpu = run_cpu(s, v, cpu, work);
@@ -414,15 +426,15 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     double ready = cpu;
     if (w > 0 && j >= w) { /* a credit: the child released packet j - w, and it came back */
         double credit =
-            credit_back(s, kid, s->rel_prev[(size_t)kid * m + credit_sent(w, j - w, m)]) +
+            credit_back(s, kid, s->rel_prev[(size_t)kid * m + credit_sent(w, j - w, m)], lx) +
             (fresh ? c->recv_pkt : 0);
         ready = credit > ready ? credit : ready;
     }
     double left = s->net         ? net_send(s, kid, j, ready, size)
                   : local        ? ready
-                  : fair_link(s) ? fair_add(s, kid, j, ready, size)
+                  : fair_link(s) ? fair_add(s, kid, j, ready, size, lx)
                                  : link_send(l, c, ready, size);
-    double at = left + c->latency + size * c->lat_byte;
+    double at = left + lx * (c->latency + size * c->lat_byte);
     if (s->net && route_len(s->net, kid) > 1) { /* routers pass each frame on whole */
         double frame =
             size + MODEL_FRAME_HEADER < s->net->frame ? size + MODEL_FRAME_HEADER : s->net->frame;

@@ -78,6 +78,9 @@ struct fm_model_job {
      * sender's own host goes through memory, not the sender's link (no gap, no share of the
      * host's link); without a net only (a net's routes say it themselves). */
     const int *host;
+    /* NULL, or n: each member's rack (< 0: unknown). A copy between members of two known racks
+     * takes c->far_latency times the latency (when above 1), and so does its credit back. */
+    const int *rack;
     /* 1: a member's copies of one packet to children of its own host share its bytes (sm's
      * shared payloads, FM_SM_SHARE): the first pays send_byte, the others send_pkt alone. */
     int shared;

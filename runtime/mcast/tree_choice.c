@@ -138,10 +138,16 @@ static void job_view(fm_context *ctx, const struct fm_tree_desc *d, struct job_v
     const struct fm_tree_topo *topo = d->topo;
     if (cores == 0 && !topo)
         return; /* where the members are is unknown: no sharing */
-    /* (the members' hosts after the groups, in the same allocation) */
-    v->group = calloc(2 * (size_t)d->n, sizeof *v->group);
+    /* (the members' hosts and racks after the groups, in the same allocation) */
+    v->group = calloc(3 * (size_t)d->n, sizeof *v->group);
     if (!v->group)
         return;
+    if (topo && topo->ndims >= 2 && ctx->topo && fm_topo_kind(ctx->topo) == FM_TOPO_FILE) {
+        int *rack = v->group + 2 * (size_t)d->n, xyz[3];
+        for (int p = 0; p < d->n; p++) /* (a rack layout's file: "HOST RACK POSITION") */
+            rack[p] = topo->coord(topo->arg, p, xyz) == FM_OK ? xyz[0] : -1;
+        v->job.rack = rack;
+    }
     for (int p = 0; cores == 0 && p < d->n; p++)
         v->group[p] = topo->host(topo->arg, p);
     if (topo) {

@@ -84,7 +84,7 @@
       "the model's costs for FM_TREE=auto, as key=value items (send_msg_ns, send_pkt_ns, "         \
       "send_ns_per_kib, fill_ns_per_kib, gap_ns_per_kib, recv_pkt_ns, recv_ns_per_kib, "           \
       "copy_ns_per_kib, latency_ns, latency_ns_per_kib, wake_ns, spin_ns, poll_ns, burst_bytes, "  \
-      "link_fair; "                                                                                \
+      "link_fair, far_latency_x, and gap_ns_per_kib@BYTES, latency_ns_per_kib@BYTES; "             \
       "runtime/mcast/README.md) or "                                                               \
       "the older "                                                                                 \
       "SEND_PKT_NS:NS_PER_KIB:LATENCY_NS; the keys given win over the cost file and "              \

@@ -327,6 +327,30 @@ static void loggp_sized_link(void **state)
     assert_true(fabs(out.T - 26) < 1e-9);
 }
 
+/* Racks (job.rack) with far_latency: root 0 -> {1, 2}, one packet, post 1, latency 10; 1 in
+ * the root's rack, 2 in another, far_latency 2: 1 has it at 1 + 10, 2 at 2 + 20. Without
+ * racks (or far_latency 0) both take 10. Root -> 1 in another rack, one credit, two packets:
+ * the first there at 21, its credit back 20 later, the second there at 41 + 20 = 61. */
+static void loggp_rack_latency(void **state)
+{
+    (void)state;
+    int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2}, rack[3] = {0, 0, 1};
+    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_costs c = {.send_pkt = 1, .latency = 10, .far_latency = 2};
+    struct fm_model_job job = {.rack = rack};
+    double member[3];
+    struct fm_model_out out = {.member = member};
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(fabs(member[1] - 11) < 1e-9 && fabs(member[2] - 22) < 1e-9);
+    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, NULL, &out), FM_OK);
+    assert_true(fabs(member[2] - 12) < 1e-9);
+    int f2[3] = {0, 1, 1}, k2[1] = {1}, r2[2] = {0, 1};
+    struct fm_model_tree pair = {2, 0, f2, k2};
+    struct fm_model_job one = {.rack = r2, .window = 1};
+    assert_int_equal(fm_model_sim(&pair, 2, 1000, 2000, FM_MODEL_FPFS, &c, &one, &out), FM_OK);
+    assert_true(fabs(out.T - 61) < 1e-9);
+}
+
 /* Root 0 -> {1, 2}, 1 -> {3}, one 1000-byte packet: post 1, link 0.01 per byte, receive 10,
  * no latency, the link's order of one packet's copies random (job.orders). The root's link
  * has two slots: copies leave at 11 and 21. In posting order child 1 has the first: it is
@@ -716,19 +740,33 @@ static void loggp_fcfs_buffers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(design_examples),      cmocka_unit_test(per_member_by_hand),
-        cmocka_unit_test(chain_closed_forms),   cmocka_unit_test(flat_closed_forms),
-        cmocka_unit_test(fpfs_never_loses),     cmocka_unit_test(run_on_given_tree),
-        cmocka_unit_test(bad_trees_and_args),   cmocka_unit_test(seconds_form),
-        cmocka_unit_test(loggp_chain_by_hand),  cmocka_unit_test(loggp_link_and_burst),
-        cmocka_unit_test(loggp_fair_link),      cmocka_unit_test(loggp_sized_link),
-        cmocka_unit_test(loggp_link_order),     cmocka_unit_test(loggp_local_copies),
-        cmocka_unit_test(loggp_shared_payload), cmocka_unit_test(loggp_lent_packets),
-        cmocka_unit_test(loggp_credit_window),  cmocka_unit_test(loggp_shared_cores),
-        cmocka_unit_test(loggp_fcfs_buffers),   cmocka_unit_test(net_own_links),
-        cmocka_unit_test(net_shared_link),      cmocka_unit_test(net_hops),
-        cmocka_unit_test(torus_routes),         cmocka_unit_test(net_shared_cores),
-        cmocka_unit_test(credits_half_window),  cmocka_unit_test(net_credits_back),
+        cmocka_unit_test(design_examples),
+        cmocka_unit_test(per_member_by_hand),
+        cmocka_unit_test(chain_closed_forms),
+        cmocka_unit_test(flat_closed_forms),
+        cmocka_unit_test(fpfs_never_loses),
+        cmocka_unit_test(run_on_given_tree),
+        cmocka_unit_test(bad_trees_and_args),
+        cmocka_unit_test(seconds_form),
+        cmocka_unit_test(loggp_chain_by_hand),
+        cmocka_unit_test(loggp_link_and_burst),
+        cmocka_unit_test(loggp_fair_link),
+        cmocka_unit_test(loggp_sized_link),
+        cmocka_unit_test(loggp_rack_latency),
+        cmocka_unit_test(loggp_link_order),
+        cmocka_unit_test(loggp_local_copies),
+        cmocka_unit_test(loggp_shared_payload),
+        cmocka_unit_test(loggp_lent_packets),
+        cmocka_unit_test(loggp_credit_window),
+        cmocka_unit_test(loggp_shared_cores),
+        cmocka_unit_test(loggp_fcfs_buffers),
+        cmocka_unit_test(net_own_links),
+        cmocka_unit_test(net_shared_link),
+        cmocka_unit_test(net_hops),
+        cmocka_unit_test(torus_routes),
+        cmocka_unit_test(net_shared_cores),
+        cmocka_unit_test(credits_half_window),
+        cmocka_unit_test(net_credits_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

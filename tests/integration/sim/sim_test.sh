@@ -8,7 +8,8 @@
 #     finish in exactly ../shared/DESIGN.md's FPFS step counts, and a second run (with the
 #     payload in SMPI's shared memory) gives the same times to the nanosecond;
 #   calibrate: fm_mcast_calibrate under SimGrid finishes, the calibrated model is exact on the
-#     ideal platform, and auto is never slower than flat, chain and binomial there.
+#     ideal platform, and auto is never slower than flat, chain and binomial there; on the
+#     fat tree told its leaves as racks, it measures twice the latency to another leaf.
 # Skips (77) only when SimGrid is not installed; tests/setup-deps.sh installs it.
 # usage: sim_test.sh every-tree|fpfs-steps|calibrate BUILD_ROOT SOURCE_ROOT
 set -euo pipefail
@@ -113,6 +114,19 @@ for r in autos:
                  f"the best of flat, chain and binomial {best[r['size']]} us")
 print("ok: the calibrated model predicts flat, chain and binomial exactly; auto is never slower")
 PY
+  # Racks: 128 ranks on the fat tree, told its two leaves as racks (run's FM_TOPOLOGY file).
+  # Calibration measures against the first rank of the other leaf (rank 64), whose route has
+  # 4 links of 250 ns against 2 within a leaf, so its small messages take 2x the latency
+  # (SMPI scales both by the same factor).
+  FM_VERBOSE=1 "${run[@]}" --platform fattree --ranks 128 --sizes 8 --trees binomial -r 1 -i 1 \
+    > "$out/racks.txt" 2>&1
+  ratio=$(sed -n "s/.*calibrated latency to rank 64's rack \([0-9.]*\)x.*/\1/p" "$out/racks.txt")
+  if [ -z "$ratio" ] || ! python3 -c "import sys; sys.exit(not 1.8 <= float(sys.argv[1]) <= 2.2)" "$ratio"; then
+    echo "FAIL: latency across the fat tree's leaves: '${ratio}'x that within one, want 2 (+-10 %)"
+    grep -i "calibrated\|error" "$out/racks.txt" | head -5
+    exit 1
+  fi
+  echo "ok: calibration measured the latency to another leaf at ${ratio}x that within one"
   ;;
 *) echo "usage: sim_test.sh every-tree|fpfs-steps|calibrate BUILD_ROOT SOURCE_ROOT" >&2; exit 2 ;;
 esac
