@@ -118,7 +118,7 @@ PY
   # Calibration measures against the first rank of the other leaf (rank 64), whose route has
   # 4 links of 250 ns against 2 within a leaf, so its small messages take 2x the latency
   # (SMPI scales both by the same factor).
-  FM_VERBOSE=1 "${run[@]}" --platform fattree --ranks 128 --sizes 8 --trees binomial -r 1 -i 1 \
+  FM_VERBOSE=1 "${run[@]}" --platform fattree --ranks 128 --rack-hosts 64 --sizes 8 --trees binomial -r 1 -i 1 \
     > "$out/racks.txt" 2>&1
   ratio=$(sed -n "s/.*calibrated latency to rank 64's rack \([0-9.]*\)x.*/\1/p" "$out/racks.txt")
   if [ -z "$ratio" ] || ! python3 -c "import sys; sys.exit(not 1.8 <= float(sys.argv[1]) <= 2.2)" "$ratio"; then
