@@ -516,11 +516,11 @@ static void costs_of(const struct plan *pl, const struct pair *r, double byte_co
     c->gap_byte = local ? 0 : gap / (double)Bmax;
     c->burst = 0;
     c->latency = positive(r->rtt / 2 - r->send[0] - r->recv[0]);
-    /* A full packet's one-way trip beyond its send, its link time and its receive: what the
-     * latency grows by with the bytes, if anything. */
-    double big = r->rtt_big - r->rtt / 2 - r->send[SIZES - 1] - (double)Bmax * c->gap_byte -
-                 r->recv[SIZES - 1];
-    c->lat_byte = Bmax > pl->sizes[0] ? positive(big - c->latency) / (double)Bmax : 0;
+    /* What the latency grows by with the bytes, if anything. */
+    c->lat_byte = Bmax > pl->sizes[0]
+                      ? lat_per_byte(c, (double)Bmax, r->rtt, r->rtt_big, r->send[SIZES - 1],
+                                     r->recv[SIZES - 1], c->gap_byte)
+                      : 0;
     /* A network that makes every message a flow of its own, sharing the link with the others
      * under way (SimGrid's, under which the transport runs simulated): the rate at which the
      * model takes as long as a train of full packets sent at once did (one stream's pace,
@@ -529,10 +529,11 @@ static void costs_of(const struct plan *pl, const struct pair *r, double byte_co
     if (c->link_fair > 0) {
         double g = train_gap(c, (double)Bmax, r, r->rtt_big, r->train, r->send[SIZES - 1],
                              r->recv[SIZES - 1]);
-        if (g * (double)Bmax > 1.15 * ends) /* (the link paces it, as for the stream above) */
+        if (g * (double)Bmax > 1.15 * ends) { /* (the link paces it, as for the stream above) */
             c->gap_byte = g;
-        c->lat_byte = lat_per_byte(c, (double)Bmax, r->rtt, r->rtt_big, r->send[SIZES - 1],
-                                   r->recv[SIZES - 1], c->gap_byte);
+            c->lat_byte = lat_per_byte(c, (double)Bmax, r->rtt, r->rtt_big, r->send[SIZES - 1],
+                                       r->recv[SIZES - 1], g);
+        }
     }
     if (pl->nsmaller > 0)
         sized_costs(pl, r, c);

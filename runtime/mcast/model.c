@@ -368,8 +368,9 @@ static void fair_share(struct sim *s)
             V += (arrive - t) / (gap * len); /* (gap 0: every copy is done at once) */
         }
         t = arrive;
-        key[next] = (len > 0 ? V : 0) + f[next].size;
-        V = len > 0 ? V : 0;
+        if (len == 0) /* (an idle link: virtual time starts over) */
+            V = 0;
+        key[next] = V + f[next].size;
         heap_push(heap, &len, key, (int)next);
         next++;
     }
