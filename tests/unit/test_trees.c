@@ -345,6 +345,65 @@ static void prefix_one_copy_per_host(void **state)
     }
 }
 
+/* The two trees of a split multicast: each spans every member with at most two children, no
+ * deeper than a binary tree needs; a member forwards in one of them (two copies of its half),
+ * but for one member when n - 1 is odd (two of three when it is 3); no parent-child pair is in both
+ * (their halves would share the pair's credits). */
+static void twotree_one(int n, int root)
+{
+    static struct tree t[2];
+    for (int w = 0; w < 2; w++) {
+        struct fm_tree_desc d = desc("twotree", w, n, root);
+        check_tree(&d, 2);
+        collect(&d, &t[w]);
+        for (int p = 0, depth; p < n; p++) { /* depth <= 1 + floor(log2(n - 1)) + 1 */
+            int q = p;
+            for (depth = 0; q != root; depth++)
+                q = t[w].parent[q];
+            int lg = 0;
+            while ((2 << lg) <= n - 1)
+                lg++;
+            assert_true(depth <= lg + 2);
+        }
+    }
+    assert_true(n < 2 || t[0].deg[root] == 1);
+    int both = 0;
+    for (int p = 0; p < n; p++) {
+        if (p == root)
+            continue;
+        both += t[0].deg[p] && t[1].deg[p];
+        assert_true(t[0].deg[p] + t[1].deg[p] <= 3);
+        if (t[0].parent[p] == t[1].parent[p])
+            assert_true(n <= 2); /* (one member: the root is its parent in both) */
+    }
+    assert_true(both <= (n == 4 ? 2 : (n - 1) % 2 ? 1 : 0));
+}
+
+/* n = 7 by hand: tree 0 over the six non-root members by their bits, tree 1 its mirror. */
+static void twotree_seven(void **state)
+{
+    (void)state;
+    static const int kids[2][7][2] = {
+        {{1, -1}, {5, -1}, {-1, -1}, {2, 4}, {-1, -1}, {3, 6}, {-1, -1}},
+        {{6, -1}, {-1, -1}, {4, 1}, {-1, -1}, {5, 3}, {-1, -1}, {2, -1}}};
+    for (int w = 0; w < 2; w++) {
+        struct fm_tree_desc d = desc("twotree", w, 7, 0);
+        for (int p = 0; p < 7; p++) {
+            int out[2] = {-1, -1}, k = fm_tree_children(&d, p, out, 2, NULL);
+            assert_int_equal(k, (kids[w][p][0] >= 0) + (kids[w][p][1] >= 0));
+            assert_memory_equal(out, kids[w][p], sizeof out);
+        }
+    }
+    struct fm_tree_desc bad = desc("twotree", 2, 7, 0);
+    assert_int_equal(fm_tree_check(&bad), FM_ERR_INVALID);
+}
+
+static void twotree_spans(void **state)
+{
+    (void)state;
+    every_n_and_root(twotree_one);
+}
+
 static void flat_spans(void **state)
 {
     (void)state;
@@ -933,7 +992,7 @@ static void parser(void **state)
     parse_bad("", "unknown tree ''");
     parse_bad("star",
               "unknown tree 'star' (known: flat, chain, binomial, kbinomial, postal, prefix, ipmc, "
-              "sepaddr, utorus, storus, mdtorus, mutorus, node)");
+              "sepaddr, utorus, storus, mdtorus, mutorus, node, twotree)");
     parse_bad("Binomial", "unknown");
     parse_bad("binomia", "unknown");
     parse_bad("binomial:3", "takes no parameter");
@@ -964,6 +1023,8 @@ int main(void)
         cmocka_unit_test(binomial_spans),
         cmocka_unit_test(kbinomial_spans),
         cmocka_unit_test(postal_spans),
+        cmocka_unit_test(twotree_spans),
+        cmocka_unit_test(twotree_seven),
         cmocka_unit_test(prefix_spans),
         cmocka_unit_test(prefix_one_copy_per_host),
         cmocka_unit_test(single_member),
