@@ -57,7 +57,7 @@ int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire
     fm_recv_unlend(ctx, payload); /* the copy may leave after the loan is over */
     fm_wire_encode(h, c->buf);
     c->payload = payload;
-    c->len = payload->len;
+    c->len = h->payload_len; /* (the payload's, or a split stream's descriptor alone) */
     c->peer = dest;
     payload->refs++;
     if (payload->kind == FM_PKT_RECV_BUF && payload->fwd_sends++ == 0) {
@@ -76,6 +76,68 @@ static fm_pkt **multi_aborts(const fm_stream *s)
     return (fm_pkt **)(void *)(s->dest_msg_ids + s->ndest);
 }
 
+/* Packet p with header h to destination i, or its message ends here, cut short. */
+static void copy_or_cut(fm_stream *s, fm_pkt *p, int i, fm_wire_hdr *h)
+{
+    fm_context *ctx = s->ctx;
+    fm_pkt **aborts = multi_aborts(s);
+    if (!aborts[i])
+        return; /* its message was cut short */
+    h->msg_id = s->dest_msg_ids[i];
+    if (fm_multi_send_copy(ctx, p, s->dests[i], h) == FM_OK)
+        return;
+    if (h->seq > 0) /* (before packet 0 it has heard of nothing: nothing to end) */
+        fm_multi_abort(ctx, aborts[i], s->dests[i], h);
+    else
+        fm_pool_put_copy(ctx, aborts[i]);
+    aborts[i] = NULL;
+}
+
+/* An empty last packet to destination i, with header h; cut short when no header is free. */
+static void split_end(fm_stream *s, int i, fm_wire_hdr *h)
+{
+    fm_context *ctx = s->ctx;
+    fm_pkt **aborts = multi_aborts(s);
+    fm_pkt *c = aborts[i] ? fm_pool_get_copy(ctx) : NULL;
+    if (!c) {
+        if (aborts[i])
+            fm_multi_abort(ctx, aborts[i], s->dests[i], h);
+        aborts[i] = NULL;
+        return;
+    }
+    h->msg_id = s->dest_msg_ids[i];
+    fm_wire_encode(h, c->buf);
+    c->payload = NULL;
+    c->len = 0;
+    c->peer = s->dests[i];
+    fm_send_queue(ctx, c);
+}
+
+/* Packet h->seq of a split stream to its one destination; the last to every destination. */
+static void split_submit(fm_stream *s, fm_pkt *p, fm_wire_hdr *h)
+{
+    uint32_t k = h->seq, n = (uint32_t)s->ndest;
+    int last = (h->flags & FM_PKT_LAST) != 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t had = k >= i ? (k - i) / n + 1 : 0; /* positions i, i + n, ... up to k */
+        if (i != k % n && !last)
+            continue;
+        h->seq = i == k % n ? k / n : had;
+        h->payload_len = i == k % n ? p->len : had ? 0 : s->desc_len;
+        if (h->seq == 0)
+            s->dest_msg_ids[i] = s->ctx->peers[s->dests[i]].next_msg_id++;
+        if (h->payload_len || i == k % n)
+            copy_or_cut(s, p, (int)i, h);
+        else
+            split_end(s, (int)i, h);
+    }
+}
+
+void fm_multi_split(fm_stream *s)
+{
+    s->multi = FM_MULTI_SPLIT;
+}
+
 void fm_multi_submit(fm_stream *s, fm_pkt *p, int last)
 {
     fm_context *ctx = s->ctx;
@@ -92,21 +154,14 @@ void fm_multi_submit(fm_stream *s, fm_pkt *p, int last)
         s->tap(s, p, last);
     p->refs = 1; /* ours until every copy is queued: an injected copy is done at once */
     fm_pool_mark_held(ctx, p); /* until every destination has its copy (pool.c) */
-    fm_pkt **aborts = multi_aborts(s);
-    if (h.seq == 0) /* numbered as the first packets leave, as send.c does */
+    if (s->multi == FM_MULTI_SPLIT) {
+        split_submit(s, p, &h);
+    } else {
+        if (h.seq == 0) /* numbered as the first packets leave, as send.c does */
+            for (int i = 0; i < s->ndest; i++)
+                s->dest_msg_ids[i] = ctx->peers[s->dests[i]].next_msg_id++;
         for (int i = 0; i < s->ndest; i++)
-            s->dest_msg_ids[i] = ctx->peers[s->dests[i]].next_msg_id++;
-    for (int i = 0; i < s->ndest; i++) {
-        if (!aborts[i])
-            continue; /* its message was cut short */
-        h.msg_id = s->dest_msg_ids[i];
-        if (fm_multi_send_copy(ctx, p, s->dests[i], &h) == FM_OK)
-            continue;
-        if (h.seq > 0) /* (before packet 0 it has heard of nothing: nothing to end) */
-            fm_multi_abort(ctx, aborts[i], s->dests[i], &h);
-        else
-            fm_pool_put_copy(ctx, aborts[i]);
-        aborts[i] = NULL;
+            copy_or_cut(s, p, i, &h);
     }
     fm_multi_unref(ctx, p);
 }

@@ -11,6 +11,10 @@
 int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t cap, int handler,
                   const unsigned char *desc, size_t desc_len, fm_stream **stream);
 void fm_multi_submit(fm_stream *s, fm_pkt *p, int last);
+/* Make an opened multi-destination stream a split one (multi.c): each packet to one
+ * destination in turn, the descriptor leading each one's first packet. */
+#define FM_MULTI_SPLIT 2
+void fm_multi_split(fm_stream *s);
 int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire_hdr *h);
 /* Release what the stream holds for its destinations. FM_ERR_NOMEM when a destination's
  * message had to be cut short (a copy could not be made), else FM_OK. */

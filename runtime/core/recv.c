@@ -677,7 +677,7 @@ void fm_recv_ext_more(fm_context *ctx, fm_stream *s, fm_pkt *p, int last)
     p->peer = s->peer;
     p->seq = s->next_seq;
     p->off = 0;
-    p->flags = last ? FM_PKT_LAST : 0;
+    p->flags = !last ? 0 : last == FM_RECV_EXT_CUT ? FM_PKT_LAST | FM_PKT_ABORT : FM_PKT_LAST;
     p->zc = FM_ZC_NONE;
     p->refs = 1;
     s->counted += p->len;
@@ -686,6 +686,22 @@ void fm_recv_ext_more(fm_context *ctx, fm_stream *s, fm_pkt *p, int last)
     ctx->stats.bytes_received += p->len;
     stream_insert(s, p);
     stream_run(ctx, s);
+}
+
+fm_pkt *fm_recv_take(fm_stream *s, uint32_t *off)
+{
+    for (fm_pkt *p = s->ready.head; p; p = p->next) {
+        if (p->off == p->len)
+            continue;
+        if (p->zc)
+            return NULL; /* (multicasts have none) */
+        *off = p->off;
+        s->avail -= p->len - p->off;
+        p->off = p->len;
+        p->refs++;
+        return p;
+    }
+    return NULL;
 }
 
 /* A credit packet holds no credit; the credits it returns are in (they were returned within

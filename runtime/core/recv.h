@@ -39,7 +39,14 @@ void fm_recv_resume(fm_context *ctx, fm_stream *s);
  * fm_finalize). No credits: the lender bounds the memory itself. fm_recv_ext_begin: NULL
  * when out of memory. */
 fm_stream *fm_recv_ext_begin(fm_context *ctx, int origin, unsigned handler, uint64_t len);
+/* last: 0, 1 (the message is whole), or FM_RECV_EXT_CUT (it ends here, cut short: its
+ * handler sees FM_ERR_TRUNCATED). */
+#define FM_RECV_EXT_CUT 2
 void fm_recv_ext_more(fm_context *ctx, fm_stream *s, fm_pkt *p, int last);
+/* The next unread packet of s taken whole, for a layer that passes the bytes on itself (the
+ * two-tree multicast's join): marked read, with a hold of the caller's on it (fm_multi_unref
+ * drops it), its unread bytes from *off on. NULL when none is unread. */
+fm_pkt *fm_recv_take(fm_stream *s, uint32_t *off);
 int fm_recv_repost(fm_context *ctx);
 
 #endif

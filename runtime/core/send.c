@@ -211,7 +211,9 @@ static int next_packet(fm_stream *s, int nowait)
 static int lead_packet(fm_stream *s, int nowait)
 {
     int rc = next_packet(s, nowait);
-    if (rc == FM_OK && s->seq == 0 && s->desc_len) { /* a multicast's descriptor leads */
+    /* A multicast's descriptor leads (each destination's first packet of a split stream) */
+    if (rc == FM_OK && s->desc_len &&
+        s->seq < (s->multi == FM_MULTI_SPLIT ? (uint32_t)s->ndest : 1)) {
         memcpy(s->cur->buf + FM_WIRE_HDR_LEN, s->desc, s->desc_len);
         s->cur->len = s->desc_len;
     }

@@ -41,6 +41,7 @@
 #include "ack.h"
 #include "forward.h"
 #include "group.h"
+#include "join.h"
 #include "log.h"
 #include "mcast_desc.h"
 #include "mcast_state.h"
@@ -54,6 +55,9 @@
 
 struct fm_fwd {
     struct fm_ack *ack; /* FM_DESC_ACK: acknowledged once this copy is complete (ack.c) */
+    uint16_t handler;   /* the message's handler id, which the copies carry */
+    int8_t half;        /* FM_DESC_SPLIT: which of the two trees this stream came down (its
+                         * bytes go through join.c); -1 otherwise */
     int nkids;
     int hold_from;     /* children from this one on get the message from held copies */
     int refused;       /* no room for the copies: those children get packet 0 and an abort */
@@ -127,7 +131,21 @@ static struct fm_fwd *fwd_route(fm_context *ctx, const fm_mcast_desc *d, const s
     return f;
 }
 
-/* Children (as ranks) of this member; NULL when the descriptor does not fit this member. */
+/* This member's children in td's tree as positions into kids (NULL: count only), when src is
+ * its parent there; -1 otherwise. */
+static int tree_kids(const struct fm_tree_desc *td, int pos, int src, const fm_mcast_desc *d,
+                     const struct fm_group *g, void *scratch, int *kids, int cap)
+{
+    int parent = -1;
+    if (fm_tree_parent(td, pos, scratch, &parent) != FM_OK || parent < 0 ||
+        member_rank(d, g, parent) != src)
+        return -1;
+    return fm_tree_children(td, pos, kids, cap, scratch);
+}
+
+/* Children (as ranks) of this member; NULL when the descriptor does not fit this member. A
+ * split multicast's half is in the tree where src is this member's parent (the two trees
+ * share no parent-child pair: twotree.c). */
 static struct fm_fwd *fwd_build(fm_context *ctx, const fm_mcast_desc *d, const struct fm_group *g,
                                 int src)
 {
@@ -139,8 +157,9 @@ static struct fm_fwd *fwd_build(fm_context *ctx, const fm_mcast_desc *d, const s
                               .lambda = d->lambda_milli / 1000.0};
     struct fm_mcast_topo_view view;
     td.topo = fm_mcast_topo_view(&view, ctx->topo, g ? g->members : NULL, d, (int)d->n);
-    int pos = my_position(ctx, d, g), parent = -1;
-    if (pos < 0 || pos == td.root || d->param > 1000000 || fm_tree_check(&td) != FM_OK)
+    int pos = my_position(ctx, d, g), split = (d->flags & FM_DESC_SPLIT) != 0, half = -1;
+    if (pos < 0 || pos == td.root || d->param > 1000000 || fm_tree_check(&td) != FM_OK ||
+        (split && (d->builder != fm_tree_lookup("twotree") || d->param != 0)))
         return NULL;
     struct fm_fwd *f = NULL;
     if (d->builder == fm_tree_lookup("prefix")) {
@@ -149,9 +168,11 @@ static struct fm_fwd *fwd_build(fm_context *ctx, const fm_mcast_desc *d, const s
         size_t scratch_len = fm_tree_scratch_size(&td);
         void *scratch = scratch_len ? malloc(scratch_len) : NULL;
         int nk = -1;
-        if ((scratch || !scratch_len) && fm_tree_parent(&td, pos, scratch, &parent) == FM_OK &&
-            parent >= 0 && member_rank(d, g, parent) == src)
-            nk = fm_tree_children(&td, pos, NULL, 0, scratch);
+        for (int t = 0; t <= split && nk < 0 && (scratch || !scratch_len); t++) {
+            td.param = split ? t : td.param;
+            if ((nk = tree_kids(&td, pos, src, d, g, scratch, NULL, 0)) >= 0)
+                half = split ? t : -1;
+        }
         if (nk >= 0 && (f = fwd_alloc(nk))) {
             fm_tree_children(&td, pos, f->kids, nk, scratch);
             for (int i = 0; i < nk; i++)
@@ -159,6 +180,8 @@ static struct fm_fwd *fwd_build(fm_context *ctx, const fm_mcast_desc *d, const s
         }
         free(scratch);
     }
+    if (f)
+        f->half = (int8_t)half;
     for (int i = 0; f && i < f->nkids; i++)
         f->kid_ids[i] = ctx->peers[f->kids[i]].next_msg_id++;
     /* (FCFS with one child: that child is the first, nothing to hold) */
@@ -227,6 +250,18 @@ int fm_fwd_start(fm_context *ctx, fm_stream *s, fm_pkt *p)
     if (!f)
         return FM_MCAST_DROP;
     s->fwd = f;
+    f->handler = s->handler;
+    if (f->half >= 0) { /* one half of a split multicast: its bytes go through the join */
+        int rc = fm_join_attach(ctx, s, d.root_rank, d.split_id, f->half);
+        if (rc) {
+            fm_log(0, "%s a split multicast from rank %u: dropped here",
+                   rc == FM_ERR_NOMEM ? "out of memory for" : "a second copy of a half of",
+                   d.root_rank);
+            f->half = -1;
+            fm_fwd_free(s);
+            return FM_MCAST_DROP;
+        }
+    }
     if ((d.flags & FM_DESC_ACK) &&
         !(f->ack = fm_ack_member(ctx, d.root_rank, d.ack_id, p->peer, f->nkids))) {
         fm_log(0, "out of memory for a multicast from rank %u: dropped here", d.root_rank);
@@ -252,7 +287,7 @@ static void header_for(const fm_stream *s, const fm_pkt *p, fm_wire_hdr *h)
                        .job_key = s->ctx->job_key,
                        .seq = p->seq,
                        .payload_len = p->len,
-                       .handler = s->handler,
+                       .handler = s->fwd->handler,
                        .msg_len = last ? s->total : s->declared};
 }
 
@@ -392,6 +427,8 @@ void fm_fwd_free(fm_stream *s)
         return;
     if (f->ack) /* over before its last packet came: cut short */
         fm_ack_own(s->ctx, f->ack, FM_ERR_TRUNCATED);
+    if (f->half >= 0)
+        fm_join_detach(s->ctx, s);
     while (f->held.head) {
         fm_pkt *q = f->held.head;
         f->held.head = q->next;

@@ -16,6 +16,7 @@
 #include "group.h"
 #include "hooks.h"
 #include "ipmc/ipmc.h"
+#include "join.h"
 #include "mcast.h"
 #include "mcast_desc.h"
 #include "members.h"
@@ -28,13 +29,22 @@
 #include "topo_view.h"
 #include "tree_choice.h"
 
+/* A read external run goes back to whoever lent it: a split multicast's join, or ipmc. */
+static void ext_release(fm_context *ctx, fm_pkt *p)
+{
+    if (fm_join_owns(p))
+        fm_join_release(ctx, p);
+    else
+        fm_ipmc_ext_release(ctx, p);
+}
+
 static const struct fm_mcast_hooks hooks = {.start = fm_fwd_start,
                                             .packet = fm_fwd_packet,
                                             .release = fm_fwd_free,
                                             .progress = fm_ipmc_progress,
                                             .busy = fm_ipmc_busy,
                                             .pending = fm_ipmc_pending,
-                                            .ext_release = fm_ipmc_ext_release};
+                                            .ext_release = ext_release};
 
 int fm_mcast_init(fm_context *ctx)
 {
@@ -47,7 +57,9 @@ int fm_mcast_init(fm_context *ctx)
         rc = fm_prefix_router_init(ctx);
     if (rc == FM_OK)
         rc = fm_ipmc_init(ctx);
-    return rc ? rc : fm_calibrate_init(ctx);
+    if (rc == FM_OK)
+        rc = fm_calibrate_init(ctx);
+    return rc ? rc : fm_join_init(ctx);
 }
 
 void fm_mcast_fini(fm_context *ctx)
@@ -56,6 +68,7 @@ void fm_mcast_fini(fm_context *ctx)
     if (!mc)
         return;
     fm_ipmc_fini(ctx); /* (before the acks: its members' shares are among them) */
+    fm_join_fini(ctx);
     fm_group_free_all(ctx);
     fm_ack_fini(ctx);
     fm_prefix_router_fini(ctx);
@@ -70,7 +83,7 @@ void fm_mcast_fini(fm_context *ctx)
 /* The root's children as ranks into kids (room for td->n): routed for prefix trees
  * (prefix_router.c), else from the tree builder. Returns their count or an error. */
 static int root_children(fm_context *ctx, const struct fm_tree_desc *td, const int *members,
-                         int *kids)
+                         int split, int *kids)
 {
     if (!kids)
         return FM_ERR_NOMEM;
@@ -80,6 +93,11 @@ static int root_children(fm_context *ctx, const struct fm_tree_desc *td, const i
     void *scratch = scratch_len ? malloc(scratch_len) : NULL;
     int nk = scratch || !scratch_len ? fm_tree_children(td, td->root, kids, td->n, scratch)
                                      : FM_ERR_NOMEM;
+    if (split && nk == 1) { /* the top of the second tree: twotree's root has one child in each */
+        struct fm_tree_desc t1 = *td;
+        t1.param = 1;
+        nk += fm_tree_children(&t1, td->root, kids + 1, 1, scratch);
+    }
     for (int i = 0; i < nk; i++)
         kids[i] = members[kids[i]];
     free(scratch);
@@ -94,7 +112,9 @@ static int open_root(fm_context *ctx, const struct fm_tree_desc *td, fm_mcast_de
 {
     size_t desc_len = fm_mcast_desc_len(d);
     unsigned char *desc = malloc(desc_len);
-    int *kids = malloc((size_t)td->n * sizeof *kids), nk = root_children(ctx, td, members, kids);
+    int split = (d->flags & FM_DESC_SPLIT) != 0;
+    int *kids = malloc((size_t)td->n * sizeof *kids),
+        nk = root_children(ctx, td, members, split, kids);
     struct fm_ack *a = NULL;
     if (ack && nk >= 0)
         d->ack_id = fm_ack_root_open(ctx, nk, &a);
@@ -102,6 +122,8 @@ static int open_root(fm_context *ctx, const struct fm_tree_desc *td, fm_mcast_de
     if (desc && kids && nk >= 0 && (!ack || !nk || a)) {
         fm_mcast_desc_encode(d, members, desc);
         rc = fm_multi_open(ctx, kids, nk, len, payload, handler, desc, desc_len, stream);
+        if (rc == FM_OK && split)
+            fm_multi_split(*stream);
     }
     if (a && rc == FM_OK)
         fm_ack_root_commit(ctx, a, ack);
@@ -132,6 +154,20 @@ static void set_form(fm_context *ctx, const int *members, int n, fm_mcast_desc *
     d->set_bytes = set;
 }
 
+/* A two-tree multicast is split (every other packet down each tree, join.c) when it has two
+ * packets or more, at least two members besides the root, and nothing that would have every
+ * member hold or acknowledge it (store-and-forward, FCFS, FM_MCAST_ACK): otherwise it goes
+ * down tree 0 alone, an ordinary tree. */
+static void split_form(fm_context *ctx, fm_mcast_desc *d, size_t len, size_t payload)
+{
+    d->param = 0;
+    unsigned whole = FM_DESC_STORE_FORWARD | FM_DESC_FCFS | FM_DESC_ACK;
+    if (d->n < 3 || (d->flags & whole) || len + fm_mcast_desc_len(d) + FM_DESC_SPLIT_LEN <= payload)
+        return;
+    d->flags |= FM_DESC_SPLIT;
+    d->split_id = ++ctx->mcast->split_next;
+}
+
 /* The root's descriptor d (its tree chosen) and stream, once the arguments are checked. */
 static int mcast_open(fm_context *ctx, const int *members, int n, fm_mcast_desc *d,
                       const char *tree, int mode, size_t len, int handler, fm_request *ack,
@@ -156,6 +192,10 @@ static int mcast_open(fm_context *ctx, const int *members, int n, fm_mcast_desc 
         return FM_ERR_TOO_LONG;
     d->builder = (uint8_t)td.builder;
     d->param = (uint32_t)td.param;
+    if (td.builder == fm_tree_lookup("twotree")) {
+        split_form(ctx, d, len, payload);
+        td.param = 0; /* (tree 1 only as the split's second) */
+    }
     d->lambda_milli = (uint32_t)(td.lambda * 1000.0 + 0.5);
     td.lambda = d->lambda_milli / 1000.0; /* exactly what the members will use */
     return open_root(ctx, &td, d, members, len, payload, handler, ack, stream);

@@ -14,12 +14,19 @@ size_t fm_mcast_desc_size(int list_members)
     return FM_DESC_FIXED + 4 * (size_t)(list_members > 0 ? list_members : 0);
 }
 
+/* Bytes after the members: FM_DESC_ACK's fields, then FM_DESC_SPLIT's. */
+static size_t trailer_len(unsigned flags)
+{
+    return (flags & FM_DESC_ACK ? FM_DESC_ACK_LEN : 0) +
+           (flags & FM_DESC_SPLIT ? FM_DESC_SPLIT_LEN : 0);
+}
+
 size_t fm_mcast_desc_len(const fm_mcast_desc *d)
 {
     size_t body = d->flags & FM_DESC_SET
                       ? FM_DESC_FIXED + d->set_len
                       : fm_mcast_desc_size(d->flags & FM_DESC_GROUP ? 0 : (int)d->n);
-    return body + (d->flags & FM_DESC_ACK ? FM_DESC_ACK_LEN : 0);
+    return body + trailer_len(d->flags);
 }
 
 void fm_mcast_desc_encode(const fm_mcast_desc *d, const int *members, void *buf)
@@ -41,9 +48,15 @@ void fm_mcast_desc_encode(const fm_mcast_desc *d, const int *members, void *buf)
     else
         for (uint32_t i = 0; list && i < d->n; i++)
             fm_put32(p + FM_DESC_FIXED + 4 * i, (uint32_t)members[i]);
+    unsigned char *t = p + len - trailer_len(d->flags);
     if (d->flags & FM_DESC_ACK) {
-        fm_put32(p + len - FM_DESC_ACK_LEN, d->ack_id);
-        fm_put32(p + len - 4, 0);
+        fm_put32(t, d->ack_id);
+        fm_put32(t + 4, 0);
+        t += FM_DESC_ACK_LEN;
+    }
+    if (d->flags & FM_DESC_SPLIT) {
+        fm_put32(t, d->split_id);
+        fm_put32(t + 4, 0);
     }
 }
 
@@ -55,7 +68,7 @@ int fm_mcast_desc_member(const fm_mcast_desc *d, uint32_t i)
 /* A set (FM_DESC_SET) into set_out: exactly n ascending ranks, the root's at root_pos. */
 static int set_ok(fm_mcast_desc *d, const unsigned char *p, int nranks, int *set_out)
 {
-    size_t ack = d->flags & FM_DESC_ACK ? FM_DESC_ACK_LEN : 0;
+    size_t ack = trailer_len(d->flags);
     if (!set_out || d->flags & FM_DESC_GROUP || d->group != 0 ||
         d->desc_len < FM_DESC_FIXED + ack + 1 || d->n > (uint32_t)nranks)
         return -1;
@@ -105,7 +118,7 @@ int fm_mcast_desc_decode(const void *buf, size_t len, int nranks, unsigned char 
     d->group = fm_get64(p + 24);
     int list = !(d->flags & FM_DESC_GROUP);
     unsigned both = FM_DESC_STORE_FORWARD | FM_DESC_FCFS;
-    if ((d->flags & ~(both | FM_DESC_GROUP | FM_DESC_ACK | FM_DESC_SET)) ||
+    if ((d->flags & ~(both | FM_DESC_GROUP | FM_DESC_ACK | FM_DESC_SET | FM_DESC_SPLIT)) ||
         (d->flags & both) == both || !fm_tree_builder_get(d->builder) || d->n < 1 ||
         d->root_pos >= d->n || d->root_rank >= (uint32_t)nranks || d->desc_len > len)
         return -1;
@@ -118,9 +131,16 @@ int fm_mcast_desc_decode(const void *buf, size_t len, int nranks, unsigned char 
         if (d->desc_len != fm_mcast_desc_len(d) || (list ? d->group != 0 : d->group == 0))
             return -1;
     }
+    const unsigned char *t = p + d->desc_len - trailer_len(d->flags);
     if (d->flags & FM_DESC_ACK) {
-        d->ack_id = fm_get32(p + d->desc_len - FM_DESC_ACK_LEN);
-        if (fm_get32(p + d->desc_len - 4) != 0)
+        d->ack_id = fm_get32(t);
+        if (fm_get32(t + 4) != 0)
+            return -1;
+        t += FM_DESC_ACK_LEN;
+    }
+    if (d->flags & FM_DESC_SPLIT) {
+        d->split_id = fm_get32(t);
+        if (fm_get32(t + 4) != 0)
             return -1;
     }
     if (!list || d->set)

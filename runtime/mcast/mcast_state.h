@@ -21,7 +21,10 @@ struct fm_mcast {
     int acks_early;                   /* of them, acknowledgements for none known here yet */
     uint32_t ack_next;                /* the last id this root gave one */
     int ack_handler;
-    struct fm_ipmc *ipmc; /* the two-stage multicast (ipmc/) */
+    struct fm_ipmc *ipmc;  /* the two-stage multicast (ipmc/) */
+    struct fm_join *joins; /* split multicasts whose halves are being joined here (join.c) */
+    int join_handler;      /* the halves' internal handler id (join.c) */
+    uint32_t split_next;   /* the last id this root gave a split multicast */
 };
 
 #endif

@@ -12,7 +12,7 @@
 #include "prefix/prefix_route.h"
 
 #define NRANKS    16
-#define NBUILDERS 13 /* ids 0..12 (trees/registry.c) */
+#define NBUILDERS 14 /* ids 0..13 (trees/registry.c) */
 
 static unsigned char seen[NRANKS];
 static int set_out[NRANKS];
@@ -76,6 +76,38 @@ static void fcfs_round_trip(void **state)
 /* Delivery acknowledgement: 8 bytes after the fixed part and the list (the id, then a zero
  * word), in list and group mode; a length without them, or a non-zero reserved word, is
  * refused. */
+/* A split multicast's id after the acknowledgement's fields, both present or either alone. */
+static void split_round_trip(void **state)
+{
+    (void)state;
+    int members[] = {4, 0, 7};
+    fm_mcast_desc d = {.builder = 13,
+                       .flags = FM_DESC_SPLIT,
+                       .n = 3,
+                       .root_rank = 4,
+                       .split_id = 0x01020304u},
+                  e;
+    unsigned char buf[64];
+    fm_mcast_desc_encode(&d, members, buf);
+    assert_int_equal(fm_mcast_desc_len(&d), 32 + 12 + 8);
+    assert_int_equal(buf[44], 0x04); /* little-endian id right after the list */
+    assert_int_equal(buf[48] | buf[49] | buf[50] | buf[51], 0);
+    assert_int_equal(fm_mcast_desc_decode(buf, 52, NRANKS, seen, set_out, &e), 0);
+    assert_int_equal(e.split_id, 0x01020304u);
+    buf[50] = 1;
+    assert_int_equal(fm_mcast_desc_decode(buf, 52, NRANKS, seen, set_out, &e), -1); /* reserved */
+    d.flags = FM_DESC_SPLIT | FM_DESC_ACK;
+    d.ack_id = 0xAABBCCDDu;
+    fm_mcast_desc_encode(&d, members, buf);
+    assert_int_equal(fm_mcast_desc_len(&d), 32 + 12 + 16);
+    assert_int_equal(buf[44], 0xDD); /* the acknowledgement's id first, then the split's */
+    assert_int_equal(buf[52], 0x04);
+    assert_int_equal(fm_mcast_desc_decode(buf, 60, NRANKS, seen, set_out, &e), 0);
+    assert_int_equal(e.ack_id, 0xAABBCCDDu);
+    assert_int_equal(e.split_id, 0x01020304u);
+    assert_int_equal(fm_mcast_desc_decode(buf, 59, NRANKS, seen, set_out, &e), -1); /* cut */
+}
+
 static void ack_round_trip(void **state)
 {
     (void)state;
@@ -283,10 +315,10 @@ static void random_bytes_never_crash(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(list_round_trip),          cmocka_unit_test(group_round_trip),
-        cmocka_unit_test(fcfs_round_trip),          cmocka_unit_test(rejects_each_fault),
-        cmocka_unit_test(ack_round_trip),           cmocka_unit_test(set_round_trip),
-        cmocka_unit_test(random_bytes_never_crash),
+        cmocka_unit_test(list_round_trip),  cmocka_unit_test(group_round_trip),
+        cmocka_unit_test(fcfs_round_trip),  cmocka_unit_test(rejects_each_fault),
+        cmocka_unit_test(ack_round_trip),   cmocka_unit_test(set_round_trip),
+        cmocka_unit_test(split_round_trip), cmocka_unit_test(random_bytes_never_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,11 @@
  *   sf-refused store-and-forward where rank 1's FM_MCAST_BUFFER (set below, before fm_init)
  *              cannot hold the message: rank 1 gets it whole, ranks below it get packet 0
  *              and then FM_ERR_TRUNCATED, and nobody waits for more.
+ *   twotree    the split two-tree multicast instead of the chain, on 7 ranks: every member
+ *              gets the message whole, and every member forwards, none more than the
+ *              message's packets (plus the halves' first and last): half of them to each of
+ *              its two children in the one tree where it has children. Down one binary tree
+ *              (no split) three members would forward nothing and two twice the message.
  * Every rank prints PASS or FAIL with the reason. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,8 +86,9 @@ static int root(void)
     for (int i = 0; i < n; i++)
         members[i] = i;
     unsigned flags = strcmp(mode, "sf-refused") ? 0 : FM_MCAST_STORE_FORWARD;
+    const char *tree = strcmp(mode, "twotree") ? "chain" : "twotree";
     fm_stream *s;
-    int rc = fm_mcast_begin_list(ctx, members, n, "chain", flags, len, H_DATA, &s);
+    int rc = fm_mcast_begin_list(ctx, members, n, tree, flags, len, H_DATA, &s);
     if (rc)
         return fail(fm_strerror(rc));
     if ((rc = st_send_body(s, 0, 0, 0, len, 1)) || (rc = fm_end_message(s)))
@@ -107,6 +113,12 @@ static int check_member(const fm_stats *st, size_t budget)
     }
     if (status != FM_OK || got != len)
         return fail("incomplete message");
+    if (!strcmp(mode, "twotree")) {
+        uint64_t fwd = st->fwd_by_reference + st->fwd_copied, most = len / pkt + 4;
+        printf("rank %d: forwarded %llu packets (message: %zu)\n", me, (unsigned long long)fwd,
+               (len + pkt - 1) / pkt);
+        return fwd > 0 && fwd <= most ? 0 : fail("not one forwarding tree a member, half each");
+    }
     if (leaf)
         return 0;
     if (!strcmp(mode, "fast") &&
@@ -135,8 +147,8 @@ int main(int argc, char **argv)
         return fail(fm_strerror(rc));
     me = fm_rank(ctx);
     n = fm_size(ctx);
-    if (n < 3 || n > 64)
-        return fail("needs 3..64 ranks");
+    if (n < 3 || n > 64 || (!strcmp(mode, "twotree") && n != 7))
+        return fail("needs 3..64 ranks (twotree: 7)");
     len = 60 * st_packet_size() + 5;
     if (fm_register_handler(ctx, H_DATA, on_data, NULL) ||
         fm_register_handler(ctx, H_ACK, on_ack, NULL) || fm_barrier(ctx))
