@@ -440,7 +440,7 @@ static double train_model(const struct fm_costs *c, double B, double rtt, double
                           double send, double recv, double g)
 {
     int first[3] = {0, 1, 1}, kids[1] = {1};
-    struct fm_model_tree t = {2, 0, first, kids};
+    struct fm_model_tree t = {2, 0, first, kids, NULL, NULL};
     struct fm_costs at = *c;
     memset(at.at_bytes, 0, sizeof at.at_bytes);
     at.gap_byte = g;

@@ -47,9 +47,9 @@ struct join_half {
 struct fm_join {
     struct fm_join *next;
     uint32_t root, id;
-    fm_stream *ext;         /* the message; NULL once its last run is given */
-    struct join_run *end;   /* the closing run, kept from the start so that ending needs no
-                             * memory */
+    fm_stream *ext;       /* the message; NULL once its last run is given */
+    struct join_run *end; /* the closing run, kept from the start so that ending needs no
+                           * memory */
     struct join_run *head[2], *tail[2];
     struct join_half halves[2];
     uint8_t seen[2], live[2], ended[2];

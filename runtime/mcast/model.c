@@ -17,7 +17,10 @@
 #include "mix.h"
 #include "model.h"
 
-#define MODEL_PASSES       12
+#define MODEL_PASSES 12
+#define MODEL_SPLIT_PASSES                                                                         \
+    40                          /* a split multicast's members wait on two parents: the walk       \
+                                 * follows one tree's order, the other's needs more passes */
 #define SHARE_BUCKETS      256  /* of a sharing group's load profile over time */
 #define SHARE_SPAN         2.0  /* the profile covers this x the unshared completion (or bound) */
 #define NET_ROUNDS         12   /* of link shares, at most */
@@ -48,6 +51,7 @@ struct sim {
     size_t payload, bytes;
     double *arrival, *rel, *rel_prev, *busy, *sent;
     double *last_copy; /* per packet of the member being simulated: when its last copy left */
+    int *porder;       /* split: the member's packets in the order it takes them */
     /* per packet of the member being simulated: a copy to a child of its host has paid for
      * the bytes, which the later ones share (job->shared) */
     unsigned char *paid;
@@ -85,11 +89,39 @@ struct fair_copy {
     int kid, j;
 };
 
+/* Member v's children for packet j (the second tree's for odd j of a split multicast), their
+ * count into *d when d is not NULL. */
+static const int *kids_for(const struct sim *s, int v, int j, int *d)
+{
+    const struct fm_model_tree *t = s->t;
+    const int *first = t->first2 && j % 2 ? t->first2 : t->first;
+    if (d)
+        *d = first[v + 1] - first[v];
+    return (t->first2 && j % 2 ? t->kids2 : t->kids) + first[v];
+}
+
+/* Packet j's place among its tree's packets (a parent and child exchange only those), that
+ * tree's packet count, and back from such a place k. */
+static int tree_index(const struct sim *s, int j)
+{
+    return s->t->first2 ? j / 2 : j;
+}
+
+static int tree_packets(const struct sim *s, int j)
+{
+    return s->t->first2 ? (s->m - j % 2 + 1) / 2 : s->m;
+}
+
+static int from_tree_index(const struct sim *s, int j, int k)
+{
+    return s->t->first2 ? 2 * k + j % 2 : k;
+}
+
 /* Children idx[0..len) of v got packet j in posting order; deal their arrival times out in a
  * random order instead (the link's slots stay; which child has which slot changes). */
 static void shuffle_run(struct sim *s, int v, int j, const int *idx, int len, uint64_t x)
 {
-    const int *kid = s->t->kids + s->t->first[v];
+    const int *kid = kids_for(s, v, j, NULL);
     for (int i = len - 1; i > 0; i--) { /* Fisher-Yates */
         x = fm_mix64(x);
         int k = (int)(x % (uint64_t)(i + 1));
@@ -270,7 +302,7 @@ static size_t credit_sent(int w, int k, int m)
 static int credit_packet_after(const struct sim *s, int j)
 {
     int w = s->job ? s->job->window : 0, half = (w + 1) / 2;
-    return w > 0 && (j + 1) % half == 0;
+    return w > 0 && (tree_index(s, j) + 1) % half == 0;
 }
 
 /* When the credit kid sends as it releases a packet at rel reaches its parent: `latency`
@@ -407,7 +439,8 @@ static double latency_times(const struct sim *s, int v, int kid)
 static double post(struct sim *s, struct link *l, int v, int i, int j, double cpu)
 {
     const struct fm_costs *c = s->c;
-    int kid = s->t->kids[s->t->first[v] + i], m = s->m, w = s->job ? s->job->window : 0;
+    int kid = kids_for(s, v, j, NULL)[i], m = s->m, w = s->job ? s->job->window : 0;
+    int k = tree_index(s, j); /* (the pair's own packet count, for its credits) */
     double size = psize(s, j);
     const int *host = s->job ? s->job->host : NULL;
     int local = !s->net && host && host[v] >= 0 && host[v] == host[kid];
@@ -418,17 +451,17 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     double work = c->send_pkt + bytes + (j == 0 ? c->send_msg : 0);
     /* The first copy past a window's worth waits for the child's credit packet, which the
      * sender takes in first (one per half-window). */
-    int fresh = w > 0 && j >= w && (j - w) % ((w + 1) / 2) == 0;
+    int fresh = w > 0 && k >= w && (k - w) % ((w + 1) / 2) == 0;
     double lx = latency_times(s, v, kid);
     if (fresh)
         work += c->recv_pkt;
     cpu = run_cpu(s, v, cpu, work);
     s->busy[v] += work;
     double ready = cpu;
-    if (w > 0 && j >= w) { /* a credit: the child released packet j - w, and it came back */
-        double credit =
-            credit_back(s, kid, s->rel_prev[(size_t)kid * m + credit_sent(w, j - w, m)], lx) +
-            (fresh ? c->recv_pkt : 0);
+    if (w > 0 && k >= w) { /* a credit: the child released packet k - w, and it came back */
+        size_t back = (size_t)from_tree_index(s, j, (int)credit_sent(w, k - w, tree_packets(s, j)));
+        double credit = credit_back(s, kid, s->rel_prev[(size_t)kid * m + back], lx) +
+                        (fresh ? c->recv_pkt : 0);
         ready = credit > ready ? credit : ready;
     }
     double left = s->net         ? net_send(s, kid, j, ready, size)
@@ -467,7 +500,11 @@ static double take(struct sim *s, int v, int j, double cpu)
         s->busy[v] += size * c->fill_byte;
         return run_cpu(s, v, cpu, size * c->fill_byte);
     }
-    int lent = s->job && s->job->lent && s->local_in[v] && s->t->first[v + 1] == s->t->first[v];
+    int d0, d1 = 0;
+    kids_for(s, v, 0, &d0);
+    if (s->t->first2)
+        kids_for(s, v, 1, &d1);
+    int lent = s->job && s->job->lent && s->local_in[v] && d0 + d1 == 0;
     double at = s->arrival[(size_t)v * s->m + (size_t)j];
     double work = c->recv_pkt + (lent ? 0 : size * c->recv_byte);
     double idle = at - cpu; /* (cpu: when it last finished work; 0 before the first) */
@@ -497,6 +534,26 @@ static double held_peak(const struct sim *s, int v)
     return peak;
 }
 
+/* A split multicast's member takes its packets as they come from its two parents: its
+ * packets in order of arrival (each parent's come in order: the two runs merged). NULL: in
+ * order (one tree, or the root). */
+static const int *arrival_order(struct sim *s, int v)
+{
+    if (!s->t->first2 || v == s->t->root)
+        return NULL;
+    const double *at = s->arrival + (size_t)v * s->m;
+    int e = 0, o = 1;
+    for (int x = 0; x < s->m; x++) {
+        int even = e < s->m && (o >= s->m || at[e] <= at[o]);
+        s->porder[x] = even ? e : o;
+        if (even)
+            e += 2;
+        else
+            o += 2;
+    }
+    return s->porder;
+}
+
 /* One member's packets, in its mode; returns its completion. */
 static double simulate_member(struct sim *s, int v, double *held)
 {
@@ -513,14 +570,19 @@ static double simulate_member(struct sim *s, int v, double *held)
         s->paid[j] = 0;
     }
     s->busy[v] = s->sent[v] = 0;
-    for (int j = 0; j < m; j++) {
+    const int *order = arrival_order(s, v);
+    for (int x = 0; x < m; x++) {
+        int j = order ? order[x] : x;
         double size = psize(s, j);
         double got = root ? 0 : s->arrival[(size_t)v * m + (size_t)j];
+        int nj = now;
+        if (s->t->first2) /* (split: FPFS, each packet to its own tree's children) */
+            kids_for(s, v, j, &nj);
         cpu = take(s, v, j, cpu);
-        for (int i = 0; i < now; i++)
+        for (int i = 0; i < nj; i++)
             cpu = post(s, &l, v, i, j, cpu);
-        if (s->order_seed && now > 1 && c->gap_byte > 0 && !fair_link(s))
-            shuffle_arrivals(s, v, j, now);
+        if (s->order_seed && nj > 1 && c->gap_byte > 0 && !fair_link(s))
+            shuffle_arrivals(s, v, j, nj);
         double copies = (keep ? size * c->copy_byte : 0) + (root ? 0 : size * c->copy_byte);
         cpu = run_cpu(s, v, cpu, copies);
         s->busy[v] += copies;
@@ -705,8 +767,9 @@ static void share_restart(struct share *sh)
 static int run_passes(struct sim *s, const int *order, int sharing, struct fm_model_out *out)
 {
     int credits = s->job && s->job->window > 0 && s->job->window < s->m;
+    int passes = s->t->first2 ? MODEL_SPLIT_PASSES : credits || sharing ? MODEL_PASSES : 1;
     double last = -1;
-    for (int pass = 0; pass < (credits || sharing ? MODEL_PASSES : 1); pass++) {
+    for (int pass = 0; pass < passes; pass++) {
         double moved = one_pass(s, order, out), eps = 1e-12 * (out->T > 0 ? out->T : 1);
         int settled = moved <= eps && (!sharing || fabs(out->T - last) <= 1e-3 * out->T);
         if (sharing && !(s->sh.width > 0)) {
@@ -864,17 +927,24 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     s.busy = calloc((size_t)t->n, sizeof *s.busy);
     s.sent = calloc((size_t)t->n, sizeof *s.sent);
     s.last_copy = calloc((size_t)m, sizeof *s.last_copy);
+    s.porder = t->first2 ? malloc((size_t)m * sizeof *s.porder) : NULL;
     s.paid = calloc((size_t)m, 1);
     s.local_in = calloc((size_t)t->n, 1);
     s.q_ready = calloc(2 * (size_t)t->n, sizeof *s.q_ready); /* (a member has < n children) */
     s.q_left = s.q_ready ? s.q_ready + t->n : NULL;
     s.q_idx = malloc((size_t)t->n * sizeof *s.q_idx);
     int rc = order && s.arrival && s.rel && s.rel_prev && s.busy && s.sent && s.last_copy &&
-                     s.paid && s.local_in && s.q_ready && s.q_idx
+                     s.paid && s.local_in && s.q_ready && s.q_idx && (s.porder || !t->first2)
                  ? FM_OK
                  : FM_ERR_NOMEM;
     if (rc == FM_OK && visit_order(t, order))
         rc = FM_ERR_INVALID;
+    if (rc == FM_OK && t->first2) { /* the second tree must be one too (its order unused) */
+        struct fm_model_tree t2 = {t->n, t->root, t->first2, t->kids2, NULL, NULL};
+        if (!tree_shape_ok(&t2) || visit_order(&t2, order) || visit_order(t, order) ||
+            mode != FM_MODEL_FPFS || s.net)
+            rc = FM_ERR_INVALID;
+    }
     /* Pass 1 takes every credit as back at `latency` (rel_prev all 0); each later pass
      * limits by the last pass's releases. */
     int sharing = rc == FM_OK ? share_init(&s) : 0;
@@ -906,6 +976,7 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     free(s.busy);
     free(s.sent);
     free(s.last_copy);
+    free(s.porder);
     free(s.paid);
     free(s.local_in);
     free(s.q_ready);
@@ -925,7 +996,7 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
 static int fans_out(const struct fm_model_tree *t)
 {
     for (int v = 0; v < t->n; v++)
-        if (t->first[v + 1] - t->first[v] > 1)
+        if (t->first[v + 1] - t->first[v] > 1 || (t->first2 && t->first2[v + 1] - t->first2[v] > 1))
             return 1;
     return 0;
 }
@@ -1007,6 +1078,38 @@ int fm_model_layout(const struct fm_tree_desc *d, int **first, int **kids)
     return rc;
 }
 
+int fm_model_splits(const struct fm_tree_desc *d, int m, int mode)
+{
+    return d->builder == fm_tree_lookup("twotree") && mode == FM_MODEL_FPFS && m >= 2 && d->n >= 3;
+}
+
+int fm_model_tree_of(const struct fm_tree_desc *d, int split, struct fm_model_tree *t)
+{
+    int *first, *kids, *first2 = NULL, *kids2 = NULL;
+    *t = (struct fm_model_tree){0};
+    int rc = fm_model_layout(d, &first, &kids);
+    if (rc == FM_OK && split) {
+        struct fm_tree_desc d1 = *d;
+        d1.param = 1;
+        if ((rc = fm_model_layout(&d1, &first2, &kids2)) != FM_OK) {
+            free(first);
+            free(kids);
+        }
+    }
+    if (rc == FM_OK)
+        *t = (struct fm_model_tree){d->n, d->root, first, kids, first2, kids2};
+    return rc;
+}
+
+void fm_model_tree_free(struct fm_model_tree *t)
+{
+    free((void *)t->first);
+    free((void *)t->kids);
+    free((void *)t->first2);
+    free((void *)t->kids2);
+    *t = (struct fm_model_tree){0};
+}
+
 /* Lays d out whole and simulates it with lambda in steps. */
 static int run_desc(const struct fm_tree_desc *d, int m, double lambda, enum fm_model_mode mode,
                     double *T, double *per_member)
@@ -1014,7 +1117,7 @@ static int run_desc(const struct fm_tree_desc *d, int m, double lambda, enum fm_
     int *first, *kids;
     int rc = fm_model_layout(d, &first, &kids);
     if (rc == FM_OK) {
-        struct fm_model_tree t = {d->n, d->root, first, kids};
+        struct fm_model_tree t = {d->n, d->root, first, kids, NULL, NULL};
         rc = fm_model_run(&t, m, lambda, mode, T, per_member);
     }
     free(first);

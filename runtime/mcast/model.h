@@ -35,10 +35,14 @@
 enum fm_model_mode { FM_MODEL_FPFS = 0, FM_MODEL_STORE_FORWARD = 1, FM_MODEL_FCFS = 2 };
 
 /* A whole tree by position: children of p are kids[first[p]] .. kids[first[p+1] - 1], in send
- * order (fm_tree_layout's format). */
+ * order (fm_tree_layout's format). A split multicast (twotree, join.c) has a second tree,
+ * first2 and kids2 alike, down which the odd packets go (the even ones down the first); a
+ * member then takes its packets in the order they arrive, from both parents, and the credits
+ * between a parent and a child count that pair's packets alone. FPFS only; no net. */
 struct fm_model_tree {
     int n, root;
     const int *first, *kids;
+    const int *first2, *kids2; /* NULL: one tree */
 };
 
 /* The network between the members' hosts when it is more than one link per host (a torus,
@@ -135,5 +139,13 @@ int fm_model_run(const struct fm_model_tree *t, int m, double lambda, enum fm_mo
 /* Lay d out whole for the model: *first (n + 1) and *kids (n - 1, at least 1), malloc'd; the
  * caller frees both. FM_OK, FM_ERR_INVALID or FM_ERR_NOMEM. */
 int fm_model_layout(const struct fm_tree_desc *d, int **first, int **kids);
+/* d laid out into *t, with twotree's second tree when split (what a split multicast sends:
+ * fm_model_splits says when); fm_model_tree_free frees it. FM_OK, FM_ERR_INVALID or
+ * FM_ERR_NOMEM. */
+int fm_model_tree_of(const struct fm_tree_desc *d, int split, struct fm_model_tree *t);
+void fm_model_tree_free(struct fm_model_tree *t);
+/* Whether a multicast down d of m packets in mode goes split (mcast.c's split_form: twotree,
+ * FPFS, at least two packets and three members). */
+int fm_model_splits(const struct fm_tree_desc *d, int m, int mode);
 
 #endif

@@ -281,7 +281,7 @@ static void torus_links(fm_context *ctx, const struct fm_tree_desc *d, fm_mcast_
     int *first, *kids;
     if (d->builder == fm_tree_lookup("ipmc") || fm_model_layout(d, &first, &kids))
         return;
-    struct fm_model_tree t = {d->n, d->root, first, kids};
+    struct fm_model_tree t = {d->n, d->root, first, kids, NULL, NULL};
     struct fm_model_net net;
     if (torus_view(ctx, d, &t, &net) == 1) {
         char *used = calloc((size_t)net.nlinks, 1);
@@ -329,7 +329,6 @@ int fm_mcast_model_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t
                            size_t payload, int mode, double *T, double *held)
 {
     const struct fm_costs *c = fm_mcast_costs(ctx, NULL);
-    int *first, *kids;
     if (!c)
         return FM_ERR_NOMEM;
     if (d->builder == fm_tree_lookup("ipmc")) { /* no tree to simulate */
@@ -338,13 +337,16 @@ int fm_mcast_model_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t
             *held = (double)packets(bytes, payload); /* (every member keeps it all) */
         return FM_OK;
     }
-    int rc = fm_model_layout(d, &first, &kids);
+    struct fm_model_tree t;
+    int split = fm_model_splits(d, packets(bytes ? bytes : 1, payload), mode);
+    int rc = fm_model_tree_of(d, split, &t);
     if (rc == FM_OK) {
         struct job_view v;
         job_view(ctx, d, &v);
-        struct fm_model_tree t = {d->n, d->root, first, kids};
         struct fm_model_net net;
-        int on_torus = torus_view(ctx, d, &t, &net);
+        /* (a split multicast's members have two parents: no routes; on a torus its copies
+         * are modelled as on a star) */
+        int on_torus = split ? 0 : torus_view(ctx, d, &t, &net);
         v.job.net = on_torus == 1 ? &net : NULL;
         rc = on_torus < 0 ? FM_ERR_NOMEM
                           : model_time(&t, c, &v.job, bytes ? bytes : 1, payload, mode, T, held);
@@ -352,8 +354,7 @@ int fm_mcast_model_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t
             free((void *)net.route_first);
         free(v.group);
     }
-    free(first);
-    free(kids);
+    fm_model_tree_free(&t);
     return rc;
 }
 

@@ -150,7 +150,7 @@ static int model_seconds(const struct args *a, const struct fm_tree_desc *d)
     int rc = fm_model_layout(d, &first, &kids);
     if (rc != FM_OK)
         return rc;
-    struct fm_model_tree t = {d->n, d->root, first, kids};
+    struct fm_model_tree t = {d->n, d->root, first, kids, NULL, NULL};
     struct fm_model_job job = {.window = a->credits};
     struct fm_model_net net = {0};
     if (a->torus) {

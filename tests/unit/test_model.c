@@ -134,7 +134,7 @@ static void run_on_given_tree(void **state)
 {
     (void)state;
     int first[8] = {0, 1, 6, 6, 6, 6, 6, 6}, kids[6] = {1, 2, 3, 4, 5, 6};
-    struct fm_model_tree t = {7, 0, first, kids};
+    struct fm_model_tree t = {7, 0, first, kids, NULL, NULL};
     double T, per[7];
     assert_int_equal(fm_model_run(&t, 3, 1.0, FM_MODEL_FPFS, &T, per), FM_OK);
     assert_true(T == 16);
@@ -150,7 +150,7 @@ static void bad_trees_and_args(void **state)
     double T;
     int first[5] = {0, 1, 2, 3, 3}, cycle[3] = {1, 2, 1}, shared[3] = {1, 2, 2};
     int out_of_range[3] = {1, 2, 9}, bad_first[5] = {0, 2, 1, 3, 3};
-    struct fm_model_tree t = {4, 0, first, cycle};
+    struct fm_model_tree t = {4, 0, first, cycle, NULL, NULL};
     assert_int_equal(fm_model_run(&t, 1, 1, FM_MODEL_FPFS, &T, NULL), FM_ERR_INVALID);
     t.kids = shared;
     assert_int_equal(fm_model_run(&t, 1, 1, FM_MODEL_FPFS, &T, NULL), FM_ERR_INVALID);
@@ -229,7 +229,7 @@ static void loggp_chain_by_hand(void **state)
 {
     (void)state;
     int first[4] = {0, 1, 2, 2}, kids[2] = {1, 2};
-    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_model_tree t = {3, 0, first, kids, NULL, NULL};
     struct fm_costs c = {
         .fill_byte = 0.25, .send_pkt = 1, .latency = 3, .recv_pkt = 2, .copy_byte = 0.5};
     double member[3];
@@ -263,7 +263,7 @@ static void loggp_link_and_burst(void **state)
 {
     (void)state;
     int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2};
-    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_model_tree t = {3, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01};
     double member[3];
     struct fm_model_out out = {.member = member};
@@ -288,7 +288,7 @@ static void loggp_fair_link(void **state)
 {
     (void)state;
     int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2};
-    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_model_tree t = {3, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01, .latency = 2};
     double member[3];
     struct fm_model_out out = {.member = member};
@@ -298,7 +298,7 @@ static void loggp_fair_link(void **state)
     assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, NULL, &out), FM_OK);
     assert_true(fabs(member[1] - 22) < 1e-9 && fabs(member[2] - 23) < 1e-9);
     int cfirst[4] = {0, 1, 2, 2}, ckids[2] = {1, 2};
-    struct fm_model_tree chain = {3, 0, cfirst, ckids};
+    struct fm_model_tree chain = {3, 0, cfirst, ckids, NULL, NULL};
     struct fm_costs l = {.gap_byte = 0.01};
     assert_int_equal(fm_model_sim(&chain, 2, 1000, 2000, FM_MODEL_FPFS, &l, NULL, &out), FM_OK);
     assert_true(fabs(member[1] - 20) < 1e-9 && fabs(out.T - 30) < 1e-9);
@@ -317,7 +317,7 @@ static void loggp_sized_link(void **state)
 {
     (void)state;
     int first[3] = {0, 1, 1}, kids[1] = {1};
-    struct fm_model_tree t = {2, 0, first, kids};
+    struct fm_model_tree t = {2, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01};
     struct fm_model_out out = {0};
     assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, NULL, &out), FM_OK);
@@ -335,7 +335,7 @@ static void loggp_rack_latency(void **state)
 {
     (void)state;
     int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2}, rack[3] = {0, 0, 1};
-    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_model_tree t = {3, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .latency = 10, .far_latency = 2};
     struct fm_model_job job = {.rack = rack};
     double member[3];
@@ -345,7 +345,7 @@ static void loggp_rack_latency(void **state)
     assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, NULL, &out), FM_OK);
     assert_true(fabs(member[2] - 12) < 1e-9);
     int f2[3] = {0, 1, 1}, k2[1] = {1}, r2[2] = {0, 1};
-    struct fm_model_tree pair = {2, 0, f2, k2};
+    struct fm_model_tree pair = {2, 0, f2, k2, NULL, NULL};
     struct fm_model_job one = {.rack = r2, .window = 1};
     assert_int_equal(fm_model_sim(&pair, 2, 1000, 2000, FM_MODEL_FPFS, &c, &one, &out), FM_OK);
     assert_true(fabs(out.T - 61) < 1e-9);
@@ -362,7 +362,7 @@ static void loggp_link_order(void **state)
 {
     (void)state;
     int first[5] = {0, 2, 3, 3, 3}, kids[3] = {1, 2, 3};
-    struct fm_model_tree t = {4, 0, first, kids};
+    struct fm_model_tree t = {4, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01, .recv_pkt = 10};
     struct fm_model_job job = {.orders = 1};
     double member[4];
@@ -400,7 +400,7 @@ static void loggp_local_copies(void **state)
 {
     (void)state;
     int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2}, host[3] = {7, 7, 3};
-    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_model_tree t = {3, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01};
     struct fm_model_job job = {.orders = 1, .host = host};
     double member[3];
@@ -415,7 +415,7 @@ static void loggp_local_copies(void **state)
      * queued together, so in random orders they trade slots (means strictly between 11 and
      * 21); the copy through memory between them neither splits them nor moves. */
     int first4[5] = {0, 3, 3, 3, 3}, kids4[3] = {1, 2, 3}, host4[4] = {7, 3, 7, 3};
-    struct fm_model_tree t4 = {4, 0, first4, kids4};
+    struct fm_model_tree t4 = {4, 0, first4, kids4, NULL, NULL};
     double member4[4];
     struct fm_model_out out4 = {.member = member4};
     struct fm_model_job job4 = {.orders = 64, .host = host4};
@@ -434,7 +434,7 @@ static void loggp_shared_payload(void **state)
 {
     (void)state;
     int first[6] = {0, 4, 4, 4, 4, 4}, kids[4] = {1, 2, 3, 4}, host[5] = {0, 0, 0, 0, 1};
-    struct fm_model_tree t = {5, 0, first, kids};
+    struct fm_model_tree t = {5, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .send_byte = 0.002, .gap_byte = 0.01};
     struct fm_model_job job = {.orders = 1, .host = host};
     double member[5];
@@ -459,7 +459,7 @@ static void loggp_lent_packets(void **state)
 {
     (void)state;
     int first[5] = {0, 2, 3, 3, 3}, kids[3] = {1, 2, 3}, host[4] = {0, 0, 1, 0};
-    struct fm_model_tree t = {4, 0, first, kids};
+    struct fm_model_tree t = {4, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .recv_byte = 0.004, .gap_byte = 0.01};
     struct fm_model_job job = {.orders = 1, .host = host};
     double member[4];
@@ -480,7 +480,7 @@ static void net_own_links(void **state)
 {
     (void)state;
     int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2};
-    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_model_tree t = {3, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01};
     int route_first[4] = {0, 0, 1, 2}, route_links[2] = {0, 1};
     struct fm_model_net net = {.nlinks = 2, .route_first = route_first, .route_links = route_links};
@@ -499,7 +499,7 @@ static void net_shared_link(void **state)
 {
     (void)state;
     int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2};
-    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_model_tree t = {3, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01};
     int route_first[4] = {0, 0, 1, 2}, route_links[2] = {0, 0};
     struct fm_model_net net = {.nlinks = 1, .route_first = route_first, .route_links = route_links};
@@ -533,7 +533,7 @@ static void net_shared_cores(void **state)
         coord[3 * p] = p % 4, coord[3 * p + 1] = p / 4, coord[3 * p + 2] = 0, has[p] = 1;
     }
     struct fm_torus_net tn = {2, {4, 4, 1}, 1};
-    struct fm_model_tree t = {16, 0, first, kids};
+    struct fm_model_tree t = {16, 0, first, kids, NULL, NULL};
     fm_torus_tree_routes(&tn, 16, 0, first, kids, coord, has, parent, rf, rl, NULL, NULL);
     struct fm_costs c = {.send_pkt = 5.65e-6,
                          .send_byte = 0.21e-9,
@@ -563,7 +563,7 @@ static void net_hops(void **state)
 {
     (void)state;
     int first[3] = {0, 1, 1}, kids[1] = {1};
-    struct fm_model_tree t = {2, 0, first, kids};
+    struct fm_model_tree t = {2, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01, .latency = 2};
     int route_first[3] = {0, 0, 3}, route_links[3] = {0, 5, 7};
     struct fm_model_net net = {
@@ -587,7 +587,7 @@ static void credits_half_window(void **state)
 {
     (void)state;
     int first[3] = {0, 1, 1}, kids[1] = {1};
-    struct fm_model_tree t = {2, 0, first, kids};
+    struct fm_model_tree t = {2, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .latency = 10};
     struct fm_model_job job = {.window = 4};
     double member[2];
@@ -607,7 +607,7 @@ static void net_credits_back(void **state)
     int first[4] = {0, 1, 2, 2}, kids[2] = {1, 2}, coord[9] = {0, 0, 0, 1, 0, 0, 2, 0, 0};
     int parent[3], rf[4], rl[3 * 3], bf[4], bl[3 * 3];
     char has[3] = {1, 1, 1};
-    struct fm_model_tree t = {3, 0, first, kids};
+    struct fm_model_tree t = {3, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01};
     double T[2][2];
     for (int uni = 0; uni < 2; uni++) {
@@ -667,7 +667,7 @@ static void loggp_credit_window(void **state)
 {
     (void)state;
     int first[3] = {0, 1, 1}, kids[1] = {1};
-    struct fm_model_tree t = {2, 0, first, kids};
+    struct fm_model_tree t = {2, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .latency = 1, .recv_pkt = 5};
     struct fm_model_job job = {.window = 1};
     assert_true(sim(&t, 3, &c, &job, FM_MODEL_FPFS, NULL, NULL) == 31);
@@ -687,7 +687,7 @@ static void loggp_shared_cores(void **state)
 {
     (void)state;
     int first[5] = {0, 3, 3, 3, 3}, kids[3] = {1, 2, 3}, group[4] = {0, 0, 0, 0};
-    struct fm_model_tree t = {4, 0, first, kids};
+    struct fm_model_tree t = {4, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1, .recv_pkt = 10};
     struct fm_model_job job = {.group = group, .cores = 1};
     assert_true(sim(&t, 1, &c, NULL, FM_MODEL_FPFS, NULL, NULL) == 13);
@@ -724,7 +724,7 @@ static void loggp_fcfs_buffers(void **state)
 {
     (void)state;
     int first[5] = {0, 1, 3, 3, 3}, kids[3] = {1, 2, 3};
-    struct fm_model_tree t = {4, 0, first, kids};
+    struct fm_model_tree t = {4, 0, first, kids, NULL, NULL};
     struct fm_costs c = {.send_pkt = 1};
     double held[4], member[4];
     assert_true(sim(&t, 4, &c, NULL, FM_MODEL_FPFS, member, held) == 9);
@@ -735,6 +735,41 @@ static void loggp_fcfs_buffers(void **state)
     assert_true(member[2] == 5 && member[3] == 9);
     assert_true(sim(&t, 4, &c, NULL, FM_MODEL_STORE_FORWARD, member, held) == 12);
     assert_true(held[1] == 4 && member[2] == 8 && member[3] == 12);
+}
+
+/* A split multicast on three members, unit steps (one step a copy, lambda 1), 4 packets,
+ * by hand: tree 0 is root -> 1 -> 2 and tree 1 root -> 2 -> 1. The root sends p0 to 1 (at 1),
+ * p1 to 2 (2), p2 to 1 (3), p3 to 2 (4). Member 1 sends p0 on to 2 in [1, 2]; member 2 takes
+ * p0 and p1 at 2 and sends p1 on to 1 in [2, 3]; member 1 takes p2 (3) first, sends it on
+ * in [3, 4], then p1; member 2 sends p3 (4) on in [4, 5]. So member 1 has its last packet at
+ * 5 and member 2 at 4 (a chain: 4 and 5); down one tree of three the root would send 8
+ * copies. Then at 64 members and 64 packets the split takes under 0.7 of tree 0 alone (a
+ * binary tree: every inner member sends each packet twice). */
+static void split_two_trees(void **state)
+{
+    (void)state;
+    struct fm_tree_desc d = {.builder = fm_tree_lookup("twotree"), .n = 3, .m = 1, .lambda = 1};
+    struct fm_model_tree t;
+    assert_int_equal(fm_model_splits(&d, 4, FM_MODEL_FPFS), 1);
+    assert_int_equal(fm_model_splits(&d, 1, FM_MODEL_FPFS), 0);
+    assert_int_equal(fm_model_splits(&d, 4, FM_MODEL_FCFS), 0);
+    assert_int_equal(fm_model_tree_of(&d, 1, &t), FM_OK);
+    double T = 0, each[3];
+    assert_int_equal(fm_model_run(&t, 4, 1.0, FM_MODEL_FPFS, &T, each), FM_OK);
+    assert_true(fabs(T - 5) < 1e-9);
+    assert_true(fabs(each[1] - 5) < 1e-9 && fabs(each[2] - 4) < 1e-9);
+    assert_int_equal(fm_model_run(&t, 4, 1.0, FM_MODEL_FCFS, &T, each), FM_ERR_INVALID);
+    fm_model_tree_free(&t);
+
+    d.n = 64;
+    double split = 0, single = 0;
+    assert_int_equal(fm_model_tree_of(&d, 1, &t), FM_OK);
+    assert_int_equal(fm_model_run(&t, 64, 1.0, FM_MODEL_FPFS, &split, NULL), FM_OK);
+    fm_model_tree_free(&t);
+    assert_int_equal(fm_model_tree_of(&d, 0, &t), FM_OK);
+    assert_int_equal(fm_model_run(&t, 64, 1.0, FM_MODEL_FPFS, &single, NULL), FM_OK);
+    fm_model_tree_free(&t);
+    assert_true(split >= 64 && split < 0.7 * single);
 }
 
 int main(void)
@@ -767,6 +802,7 @@ int main(void)
         cmocka_unit_test(net_shared_cores),
         cmocka_unit_test(credits_half_window),
         cmocka_unit_test(net_credits_back),
+        cmocka_unit_test(split_two_trees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,7 +146,7 @@ static void long_messages_extrapolate(void **state)
                                  FM_OK);
                 int first[14], kids[12];
                 assert_int_equal(fm_tree_layout(&d, first, kids), FM_OK);
-                struct fm_model_tree t = {13, 3, first, kids};
+                struct fm_model_tree t = {13, 3, first, kids, NULL, NULL};
                 struct fm_model_job job = {.window = window};
                 struct fm_model_out out = {0};
                 assert_int_equal(fm_model_sim(&t, 1000, payload, bytes, (enum fm_model_mode)mode,

@@ -30,7 +30,7 @@
     X(10, mdtorus, FM_TREE_TORUS)                                                                  \
     X(11, mutorus, FM_TREE_TORUS)                                                                  \
     X(12, node, FM_TREE_AUTO)                                                                      \
-    X(13, twotree, 0)
+    X(13, twotree, FM_TREE_AUTO)
 
 #define DECLARE(id, name, flags) extern const struct fm_tree_builder fm_tree_##name;
 FM_TREE_BUILDERS(DECLARE)
