@@ -358,7 +358,14 @@ int fm_begin_message_multi(fm_context *ctx, const int *dests, int n, size_t len,
  * their predecessor for what they lost; the root keeps the whole message, and every member its
  * copy, until the next member on the ring has it, within FM_MCAST_BUFFER (a longer message:
  * FM_ERR_TOO_LONG; no datagram multicast here: FM_ERR_TREE; with FM_MCAST_STORE_FORWARD or
- * FM_MCAST_FCFS: FM_ERR_INVALID; runtime/mcast/ipmc/README.md), or "auto": the tree and parameter
+ * FM_MCAST_FCFS: FM_ERR_INVALID; runtime/mcast/ipmc/README.md), "twotree" (two binary trees
+ * over the members but the root, each member forwarding in at most one: the root sends every
+ * other packet down each, every member forwards each half as it comes and gets the two joined
+ * into one ordinary message, so each member sends about the message once in all, not twice as
+ * down one binary tree; a message of one packet, or with FM_MCAST_STORE_FORWARD, FM_MCAST_FCFS or
+ * FM_MCAST_ACK, goes down the first tree alone; packets that come ahead of their turn are copied
+ * out within FM_MCAST_BUFFER, beyond which they wait in their receive buffers; runtime/mcast/
+ * join.c), or "auto": the tree and parameter
  * the model predicts fastest for this member count, message size and mode. The model simulates each
  * member's sends, receives and copies packet by packet as forwarding does, with credits, wake-ups
  * and members sharing cores, from the costs fm_mcast_calibrate measured (or FM_MCAST_COSTS_FILE,

@@ -78,8 +78,9 @@
       "size for each message), "                                                                   \
       "flat, chain, binomial, kbinomial[:k], postal[:lambda], prefix[:b], node[:k] (one copy "     \
       "per host, to a leader, then within each host), ipmc (the two-stage multicast over IP "      \
-      "multicast: FM_MCAST_DGRAM), and the torus trees sepaddr, utorus, storus, mdtorus, "         \
-      "mutorus[:r] (over FM_TOPOLOGY's coordinates)")                                              \
+      "multicast: FM_MCAST_DGRAM), twotree (every other packet down each of two binary trees), "   \
+      "and the torus trees sepaddr, utorus, storus, mdtorus, mutorus[:r] (over FM_TOPOLOGY's "     \
+      "coordinates)")                                                                              \
     X(FM_MCAST_COSTS, mcast_costs, STR, "", 0, 0,                                                  \
       "the model's costs for FM_TREE=auto, as key=value items (send_msg_ns, send_pkt_ns, "         \
       "send_ns_per_kib, fill_ns_per_kib, gap_ns_per_kib, recv_pkt_ns, recv_ns_per_kib, "           \
