@@ -1110,18 +1110,15 @@ void fm_model_tree_free(struct fm_model_tree *t)
     *t = (struct fm_model_tree){0};
 }
 
-/* Lays d out whole and simulates it with lambda in steps. */
+/* Lays d out whole (both trees of a split multicast) and simulates it with lambda in steps. */
 static int run_desc(const struct fm_tree_desc *d, int m, double lambda, enum fm_model_mode mode,
                     double *T, double *per_member)
 {
-    int *first, *kids;
-    int rc = fm_model_layout(d, &first, &kids);
-    if (rc == FM_OK) {
-        struct fm_model_tree t = {d->n, d->root, first, kids, NULL, NULL};
+    struct fm_model_tree t;
+    int rc = fm_model_tree_of(d, fm_model_splits(d, m, mode), &t);
+    if (rc == FM_OK)
         rc = fm_model_run(&t, m, lambda, mode, T, per_member);
-    }
-    free(first);
-    free(kids);
+    fm_model_tree_free(&t);
     return rc;
 }
 

@@ -29,7 +29,9 @@ static const char usage[] =
     "  BUILDER          flat, chain, binomial, kbinomial[:K], postal[:LAMBDA], prefix[:B],\n"
     "                   sepaddr, utorus, storus, mdtorus, mutorus[:R] (torus trees: here\n"
     "                   without coordinates, their documented list-order fallbacks)\n"
-    "                   kbinomial without K: the optimal k for N and M (told on stderr)\n"
+    "                   kbinomial without K: the optimal k for N and M (told on stderr);\n"
+    "                   node[:K]; twotree[:T] (children in tree T; with M >= 2 and N >= 3\n"
+    "                   the model runs the split multicast down both trees)\n"
     "  -n N             members (>= 1)\n"
     "  -m M             packets per message (default 1)\n"
     "  --lambda L       steps from the start of a send until the receiver can forward (>= 1);\n"
@@ -146,30 +148,30 @@ static int model_seconds(const struct args *a, const struct fm_tree_desc *d)
         fprintf(stderr, "fastmsg-tree: --costs %s: %s\n", a->costs, err);
         return FM_ERR_CONFIG;
     }
-    int *first, *kids, m = (int)((a->bytes + a->packet - 1) / a->packet);
-    int rc = fm_model_layout(d, &first, &kids);
+    int m = (int)((a->bytes + a->packet - 1) / a->packet);
+    int mode = a->store_forward ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS;
+    struct fm_model_tree t;
+    int rc = fm_model_tree_of(d, fm_model_splits(d, m, mode), &t);
     if (rc != FM_OK)
         return rc;
-    struct fm_model_tree t = {d->n, d->root, first, kids, NULL, NULL};
     struct fm_model_job job = {.window = a->credits};
     struct fm_model_net net = {0};
-    if (a->torus) {
-        rc = fm_torus_model_net(&a->net, d->n, d->root, first, kids, torus_coord, a, 1514, &net);
+    if (a->torus) { /* (a split multicast has no routes: the model says FM_ERR_INVALID) */
+        rc =
+            fm_torus_model_net(&a->net, d->n, d->root, t.first, t.kids, torus_coord, a, 1514, &net);
         job.net = &net;
     }
     struct fm_model_out out = {0};
     if (rc == FM_OK)
-        rc =
-            fm_model_sim(&t, m, (size_t)a->packet, (size_t)a->bytes,
-                         a->store_forward ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS, &c, &job, &out);
+        rc = fm_model_sim(&t, m, (size_t)a->packet, (size_t)a->bytes, (enum fm_model_mode)mode, &c,
+                          &job, &out);
     if (rc == FM_OK) {
         printf("seconds %.9g\n", out.T);
         if (a->torus)
             printf("links %d %d\n", out.link_visits, out.links_used);
     }
     free((void *)net.route_first);
-    free(first);
-    free(kids);
+    fm_model_tree_free(&t);
     return rc;
 }
 
