@@ -18,6 +18,10 @@
  *              message's packets (plus the halves' first and last): half of them to each of
  *              its two children in the one tree where it has children. Down one binary tree
  *              (no split) three members would forward nothing and two twice the message.
+ *   twotree-slow the same, but rank 6 (the second tree's top, where rank 2 gets its odd
+ *              packets from) sleeps through the start: rank 2's even packets come ahead of
+ *              their turn, and it copies at most FM_MCAST_BUFFER bytes of them before it holds
+ *              them (and its parent's credits); every member still gets the message whole.
  * Every rank prints PASS or FAIL with the reason. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +90,7 @@ static int root(void)
     for (int i = 0; i < n; i++)
         members[i] = i;
     unsigned flags = strcmp(mode, "sf-refused") ? 0 : FM_MCAST_STORE_FORWARD;
-    const char *tree = strcmp(mode, "twotree") ? "chain" : "twotree";
+    const char *tree = strncmp(mode, "twotree", 7) ? "chain" : "twotree";
     fm_stream *s;
     int rc = fm_mcast_begin_list(ctx, members, n, tree, flags, len, H_DATA, &s);
     if (rc)
@@ -113,6 +117,12 @@ static int check_member(const fm_stats *st, size_t budget)
     }
     if (status != FM_OK || got != len)
         return fail("incomplete message");
+    if (!strcmp(mode, "twotree-slow")) {
+        printf("rank %d: held at most %llu B\n", me, (unsigned long long)st->mcast_held_peak);
+        if (st->mcast_held_peak > budget)
+            return fail("held more than FM_MCAST_BUFFER for packets ahead of their turn");
+        return me != 2 || st->mcast_held_peak > 0 ? 0 : fail("rank 2 held nothing: not slow");
+    }
     if (!strcmp(mode, "twotree")) {
         uint64_t fwd = st->fwd_by_reference + st->fwd_copied, most = len / pkt + 4;
         printf("rank %d: forwarded %llu packets (message: %zu)\n", me, (unsigned long long)fwd,
@@ -147,7 +157,7 @@ int main(int argc, char **argv)
         return fail(fm_strerror(rc));
     me = fm_rank(ctx);
     n = fm_size(ctx);
-    if (n < 3 || n > 64 || (!strcmp(mode, "twotree") && n != 7))
+    if (n < 3 || n > 64 || (!strncmp(mode, "twotree", 7) && n != 7))
         return fail("needs 3..64 ranks (twotree: 7)");
     len = 60 * st_packet_size() + 5;
     if (fm_register_handler(ctx, H_DATA, on_data, NULL) ||
@@ -157,7 +167,7 @@ int main(int argc, char **argv)
     if (me == 0) {
         failed = root();
     } else {
-        if (!strcmp(mode, "slow") && me == n - 1)
+        if ((!strcmp(mode, "slow") && me == n - 1) || (!strcmp(mode, "twotree-slow") && me == 6))
             sleep(1); /* no progress: the message piles up at the parent */
         failed = wait_done();
         fm_stats st;
