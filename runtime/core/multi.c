@@ -17,7 +17,15 @@
  * then and there with an abort packet (FM_PKT_ABORT) in its place, sent from a header kept
  * for that purpose since the message began: the destination's handler sees FM_ERR_TRUNCATED
  * instead of waiting for packets that will never come, and the writer's fm_end_message
- * returns the error. */
+ * returns the error.
+ *
+ * A split stream (fm_multi_split: a two-tree multicast's root) sends packet k to destination
+ * k % ndest alone, as that destination's packet k / ndest, the descriptor leading each one's
+ * first. A destination's last packet says so as it leaves when what is left of the declared
+ * length fits the other destinations' next turns; one whose message is still open when the
+ * stream ends (a message ended short of its length) gets an empty last packet then (or, when
+ * it has had nothing yet, the descriptor alone): an extra packet down its whole tree, after
+ * the last bytes, which the message's end would otherwise wait for. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,23 +121,56 @@ static void split_end(fm_stream *s, int i, fm_wire_hdr *h)
     fm_send_queue(ctx, c);
 }
 
-/* Packet h->seq of a split stream to its one destination; the last to every destination. */
+/* Per destination of a split stream: 1 once its last packet has gone. After the descriptor
+ * in fm_multi_open's allocation. */
+static unsigned char *split_ended(const fm_stream *s)
+{
+    return (unsigned char *)s->dests +
+           (size_t)s->ndest * (sizeof(int) + sizeof(uint32_t) + sizeof(fm_pkt *)) + s->desc_len;
+}
+
+/* Whether packet k, not the stream's last, is the last its destination gets: what is left of
+ * the declared length fits the other destinations' next turns (full packets leave as they
+ * fill, so only the stream's last can be short). */
+static int split_dest_done(const fm_stream *s, uint32_t k)
+{
+    uint64_t room = 0;
+    for (uint32_t i = 1; i < (uint32_t)s->ndest; i++)
+        room += s->cap - (k + i < (uint32_t)s->ndest ? s->desc_len : 0);
+    return s->declared - s->written <= room;
+}
+
+/* Packet h->seq of a split stream to its one destination; at the stream's end, an end to every
+ * destination whose message is still open. */
 static void split_submit(fm_stream *s, fm_pkt *p, fm_wire_hdr *h)
 {
-    uint32_t k = h->seq, n = (uint32_t)s->ndest;
+    uint32_t k = h->seq, n = (uint32_t)s->ndest, j = k % n;
     int last = (h->flags & FM_PKT_LAST) != 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t had = k >= i ? (k - i) / n + 1 : 0; /* positions i, i + n, ... up to k */
-        if (i != k % n && !last)
-            continue;
-        h->seq = i == k % n ? k / n : had;
-        h->payload_len = i == k % n ? p->len : had ? 0 : s->desc_len;
+    unsigned char *ended = split_ended(s);
+    if (!ended[j]) { /* (else an empty last packet after every destination's: nothing to send) */
+        ended[j] = (unsigned char)(last || split_dest_done(s, k));
+        h->seq = k / n;
+        h->flags = ended[j] ? FM_PKT_LAST : 0;
+        h->msg_len = last ? s->written : s->declared; /* (a half's end: the whole's length) */
         if (h->seq == 0)
+            s->dest_msg_ids[j] = s->ctx->peers[s->dests[j]].next_msg_id++;
+        copy_or_cut(s, p, (int)j, h);
+    }
+    for (uint32_t i = 0; last && i < n; i++) {
+        if (ended[i])
+            continue;
+        uint32_t had = k >= i ? (k - i) / n + 1 : 0; /* positions i, i + n, ... up to k */
+        ended[i] = 1;
+        h->seq = had;
+        h->flags = FM_PKT_LAST;
+        h->msg_len = s->written;
+        h->payload_len = had ? 0 : s->desc_len;
+        if (!had) {
             s->dest_msg_ids[i] = s->ctx->peers[s->dests[i]].next_msg_id++;
-        if (h->payload_len || i == k % n)
             copy_or_cut(s, p, (int)i, h);
-        else
+        } else {
             split_end(s, (int)i, h);
+        }
     }
 }
 
@@ -187,14 +228,16 @@ int fm_multi_close(fm_stream *s)
 int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t cap, int handler,
                   const unsigned char *desc, size_t desc_len, fm_stream **stream)
 {
-    /* One allocation: the ranks, their message ids, abort headers, the descriptor. Freed by
+    /* One allocation: the ranks, their message ids, abort headers, the descriptor (and a split
+     * stream's ended flags). Freed by
      * close. */
     size_t ids_at = (size_t)n * sizeof(int);
     size_t aborts_at = ids_at + (size_t)n * sizeof(uint32_t);
     size_t desc_at = aborts_at + (size_t)n * sizeof(fm_pkt *);
-    unsigned char *mem = malloc(desc_at + desc_len + 1);
+    unsigned char *mem = malloc(desc_at + desc_len + (size_t)n + 1); /* (+ split_ended) */
     if (!mem)
         return FM_ERR_NOMEM;
+    memset(mem + desc_at + desc_len, 0, (size_t)n);
     fm_pkt **aborts = (fm_pkt **)(void *)(mem + aborts_at);
     int got = 0;
     while (got < n && (aborts[got] = fm_pool_get_copy(ctx)))
