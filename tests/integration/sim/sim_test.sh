@@ -6,7 +6,8 @@
 #   fpfs-steps: 16 ranks on the ideal platform (no latency, no transfer time, 1 us charged
 #     per packet sent: lambda = 1), m-packet multicasts down flat, chain and binomial trees
 #     finish in exactly ../shared/DESIGN.md's FPFS step counts, and a second run (with the
-#     payload in SMPI's shared memory) gives the same times to the nanosecond;
+#     payload in SMPI's shared memory) gives the same times to the nanosecond; the split
+#     two-tree multicast on 3 ranks in exactly the steps counted by hand;
 #   calibrate: fm_mcast_calibrate under SimGrid finishes, the calibrated model is exact on the
 #     ideal platform, and auto is never slower than flat, chain and binomial there; on the
 #     fat tree told its leaves as racks, it measures twice the latency to another leaf.
@@ -28,7 +29,7 @@ run=("$src/bench/sim/run" --build "$build/sim")
 case "$what" in
 every-tree)
   trees=flat,chain,binomial,kbinomial,kbinomial:3,postal,postal:2,prefix,node,sepaddr,utorus
-  trees+=,storus,mdtorus,mutorus,auto
+  trees+=,storus,mdtorus,mutorus,twotree,auto
   "${run[@]}" --platform star --ranks 16 --sizes 8,100K,1M --trees "$trees" -r 1 -i 3 \
     --mpi binomial_tree --csv > "$out/rows.csv"
   python3 - "$out/rows.csv" "$trees" <<'PY'
@@ -81,6 +82,23 @@ for r in rows:
 if checked != 9:
     sys.exit(f"FAIL: {checked} rows, want 9")
 print("ok: flat, chain and binomial at 1, 3 and 9 packets took exactly their FPFS steps")
+PY
+  # The split two-tree multicast on 3 ranks, same platform, by hand (tree 0: root -> 1 -> 2,
+  # tree 1: root -> 2 -> 1; a packet's send is a step, nothing else costs): one packet goes
+  # down tree 0 alone, a chain: 2 steps. Two (8 + 1 KiB: each half's first packet carries the
+  # descriptor): p0 to 1 in step 1, p1 to 2 in step 2 while 1 sends p0 on to 2, then 2 sends
+  # p1 on to 1: 3 steps. Four (8 + 3 KiB): the root sends p0..p3 in steps 1-4 (to 1, 2, 1, 2);
+  # 1 sends p0 on in step 2 and p2 in step 4, 2 sends p1 on in step 3 and p3 in step 5: 5.
+  FM_CREDITS=64 "${run[@]}" --platform ideal --ranks 3 --packet 1K --costs send=1e-6,recv=0 \
+    --sizes 8,1032,3080 --trees twotree -r 1 -i 3 --csv > "$out/two.csv"
+  python3 - "$out/two.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith('#')))
+want = {'8': 2.0, '1032': 3.0, '3080': 5.0}
+got = {r['size']: float(r['completion_us']) for r in rows if r['tree'] == 'twotree'}
+if sorted(got) != sorted(want) or any(abs(got[k] - want[k]) > 1e-3 for k in want):
+    sys.exit(f"FAIL: twotree on 3 ranks took {got} us, by hand {want}")
+print("ok: twotree on 3 ranks at 1, 2 and 4 packets took exactly the hand-counted steps")
 PY
   ;;
 calibrate)
