@@ -97,14 +97,29 @@ static void give_end(fm_context *ctx, struct fm_join *j)
     fm_recv_ext_more(ctx, ext, &e->p, j->cut ? FM_RECV_EXT_CUT : 1);
 }
 
+/* The message is over (cut short): what waits, and what still comes, is dropped. */
+static void drop_queued(fm_context *ctx, struct fm_join *j)
+{
+    for (int h = 0; h < 2; h++)
+        while (j->head[h]) {
+            struct join_run *r = j->head[h];
+            j->head[h] = r->next;
+            fm_join_release(ctx, &r->p);
+        }
+    j->tail[0] = j->tail[1] = NULL;
+}
+
 /* Lend the runs whose turn has come; end the message when both halves are over. */
 static void pump(fm_context *ctx, struct fm_join *j)
 {
+    if (!j->ext)
+        drop_queued(ctx, j);
     while (j->ext) {
         int h = j->turn;
         struct join_run *r = j->head[h];
         if (j->cut) {
             give_end(ctx, j);
+            drop_queued(ctx, j);
         } else if (r) {
             if (!(j->head[h] = r->next))
                 j->tail[h] = NULL;
