@@ -17,9 +17,9 @@
  *   --tag is ignored: a marker the test script finds the job's processes by.
  *
  * The victim prints "dead_peer: rank R raising SIGKILL at NS" (CLOCK_REALTIME ns) just before
- * the signal; a survivor whose call fails prints "dead_peer: rank R: CALL failed at NS: ...",
- * calls fm_finalize (which must not hang either), prints "dead_peer: rank R exiting at NS" and
- * exits 1 (bench/dead-rank.sh times these). */
+ * the signal, also into the file DEAD_PEER_LOG names, if any; a survivor whose call fails prints
+ * "dead_peer: rank R: CALL failed at NS: ...", calls fm_finalize (which must not hang either),
+ * prints "dead_peer: rank R exiting at NS" and exits 1 (bench/dead-rank.sh times these). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,9 +54,19 @@ static long long now_ns(void)
 
 static void die(void)
 {
-    printf("dead_peer: rank %d raising %s at %lld\n", me,
-           opt.sig == SIGKILL ? "SIGKILL" : "SIGSTOP", now_ns());
+    char line[128];
+    snprintf(line, sizeof line, "dead_peer: rank %d raising %s at %lld\n", me,
+             opt.sig == SIGKILL ? "SIGKILL" : "SIGSTOP", now_ns());
+    fputs(line, stdout);
     fflush(stdout);
+    /* Also where no launcher forwards it: mpiexec.mpich's proxy may lose a killed job's output
+     * (it did once, its PMI socket broken, every rank's line gone). */
+    const char *log = getenv("DEAD_PEER_LOG");
+    FILE *f = log ? fopen(log, "a") : NULL;
+    if (f) {
+        fputs(line, f);
+        fclose(f);
+    }
     raise(opt.sig);
     /* Only a stopped victim gets here, once continued. */
     _exit(2);

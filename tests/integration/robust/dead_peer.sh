@@ -40,6 +40,8 @@ export FM_PROVIDER=$provider FI_TCP_IFACE=lo FM_TIMEOUT=60 FM_VERBOSE=0
 tag=dead-peer-$$-$RANDOM
 out=$(mktemp)
 mark=$(mktemp) # older than anything the job creates
+DEAD_PEER_LOG=$(mktemp) # the victim's line, should the launcher lose the job's output
+export DEAD_PEER_LOG
 cleanup() {
     # A stopped rank ignores everything but SIGKILL and SIGCONT.
     pkill -CONT -f -- "$tag" 2>/dev/null || true
@@ -57,7 +59,7 @@ cleanup() {
         st=$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null || true)
         [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] || rm -f "$f" # gone, or a zombie
     done
-    rm -f "$out" "$mark"
+    rm -f "$out" "$mark" "$DEAD_PEER_LOG"
 }
 trap cleanup EXIT
 
@@ -109,7 +111,8 @@ if [ "$victim" -lt 0 ]; then
 fi
 
 [ "$rc" -ne 0 ] || fail "exit status 0 although rank $victim died"
-t_kill=$(sed -n "s/^dead_peer: rank $victim raising SIG[A-Z]* at \([0-9]*\)$/\1/p" "$out" | head -1)
+t_kill=$(sed -n "s/^dead_peer: rank $victim raising SIG[A-Z]* at \([0-9]*\)$/\1/p" "$out" \
+    "$DEAD_PEER_LOG" | head -1)
 [ -n "$t_kill" ] || fail "rank $victim never got to its signal"
 secs() { echo "$(($1 / 1000)).$(printf %03d $(($1 % 1000))) s"; }
 
