@@ -155,15 +155,17 @@ static void set_form(fm_context *ctx, const int *members, int n, fm_mcast_desc *
 }
 
 /* A two-tree multicast is split (every other packet down each tree, join.c) when it has two
- * packets or more, at least two members besides the root, and nothing that would have every
+ * packets or more, at least two members besides the root, a descriptor that leaves room for
+ * data in a packet, and nothing that would have every
  * member hold or acknowledge it (store-and-forward, FCFS, FM_MCAST_ACK): otherwise it goes
  * down tree 0 alone, an ordinary tree. */
 static void split_form(fm_context *ctx, fm_mcast_desc *d, size_t len, size_t payload)
 {
     d->param = 0;
     unsigned whole = FM_DESC_STORE_FORWARD | FM_DESC_FCFS | FM_DESC_ACK;
-    if (d->n < 3 || (d->flags & whole) || len + fm_mcast_desc_len(d) + FM_DESC_SPLIT_LEN <= payload)
-        return;
+    size_t desc_len = fm_mcast_desc_len(d) + FM_DESC_SPLIT_LEN;
+    if (d->n < 3 || (d->flags & whole) || len + desc_len <= payload || desc_len >= payload)
+        return; /* (the split's descriptor must leave room in each half's first packet) */
     d->flags |= FM_DESC_SPLIT;
     d->split_id = ++ctx->mcast->split_next;
 }
