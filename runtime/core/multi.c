@@ -42,19 +42,25 @@ int fm_multi_drained(const fm_stream *s)
     return 1;
 }
 
+/* The copy header c sent alone, as header h, to dest. */
+static void header_alone(fm_context *ctx, fm_pkt *c, int dest, const fm_wire_hdr *h)
+{
+    fm_wire_encode(h, c->buf);
+    c->payload = NULL;
+    c->len = 0;
+    c->peer = dest;
+    fm_send_queue(ctx, c);
+}
+
 void fm_multi_abort(fm_context *ctx, fm_pkt *c, int dest, const fm_wire_hdr *h)
 {
     fm_wire_hdr a = *h;
     a.flags = FM_PKT_LAST | FM_PKT_ABORT;
     a.payload_len = 0;
     a.msg_len = 0;
-    fm_wire_encode(&a, c->buf);
-    c->payload = NULL;
-    c->len = 0;
-    c->peer = dest;
     fm_log(0, "message %u to rank %d cut short after %u packets: out of memory for its copies",
            a.msg_id, dest, a.seq);
-    fm_send_queue(ctx, c);
+    header_alone(ctx, c, dest, &a);
 }
 
 int fm_multi_send_copy(fm_context *ctx, fm_pkt *payload, int dest, const fm_wire_hdr *h)
@@ -114,11 +120,7 @@ static void split_end(fm_stream *s, int i, fm_wire_hdr *h)
         return;
     }
     h->msg_id = s->dest_msg_ids[i];
-    fm_wire_encode(h, c->buf);
-    c->payload = NULL;
-    c->len = 0;
-    c->peer = s->dests[i];
-    fm_send_queue(ctx, c);
+    header_alone(ctx, c, s->dests[i], h);
 }
 
 /* Per destination of a split stream: 1 once its last packet has gone. After the descriptor
@@ -228,9 +230,8 @@ int fm_multi_close(fm_stream *s)
 int fm_multi_open(fm_context *ctx, const int *dests, int n, size_t len, size_t cap, int handler,
                   const unsigned char *desc, size_t desc_len, fm_stream **stream)
 {
-    /* One allocation: the ranks, their message ids, abort headers, the descriptor (and a split
-     * stream's ended flags). Freed by
-     * close. */
+    /* One allocation: the ranks, their message ids, abort headers, the descriptor, and a split
+     * stream's ended flags. Freed by close. */
     size_t ids_at = (size_t)n * sizeof(int);
     size_t aborts_at = ids_at + (size_t)n * sizeof(uint32_t);
     size_t desc_at = aborts_at + (size_t)n * sizeof(fm_pkt *);

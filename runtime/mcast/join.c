@@ -51,6 +51,8 @@ struct fm_join {
     struct join_run *end; /* the closing run, kept from the start so that ending needs no
                            * memory */
     struct join_run *head[2], *tail[2];
+    struct join_run *raw[2]; /* the first queued run still in its receive buffer: it and all
+                              * after it (copies are made in queue order) */
     struct join_half halves[2];
     uint8_t seen[2], live[2], ended[2];
     uint8_t cut;  /* a half ended early: the message ends so */
@@ -106,7 +108,7 @@ static void drop_queued(fm_context *ctx, struct fm_join *j)
             j->head[h] = r->next;
             fm_join_release(ctx, &r->p);
         }
-    j->tail[0] = j->tail[1] = NULL;
+    j->tail[0] = j->tail[1] = j->raw[0] = j->raw[1] = NULL;
 }
 
 /* Lend the runs whose turn has come; end the message when both halves are over. */
@@ -123,6 +125,8 @@ static void pump(fm_context *ctx, struct fm_join *j)
         } else if (r) {
             if (!(j->head[h] = r->next))
                 j->tail[h] = NULL;
+            if (j->raw[h] == r)
+                j->raw[h] = r->next;
             j->turn ^= 1;
             fm_recv_ext_more(ctx, j->ext, &r->p, 0);
         } else if (!j->ended[h]) {
@@ -140,9 +144,7 @@ static void pump(fm_context *ctx, struct fm_join *j)
 static void settle(fm_context *ctx, struct fm_join *j)
 {
     for (int h = 0; h < 2; h++)
-        for (struct join_run *r = j->head[h]; r; r = r->next) {
-            if (r->src->kind != FM_PKT_RECV_BUF)
-                continue; /* (copied already) */
+        for (struct join_run *r; (r = j->raw[h]); j->raw[h] = r->next) {
             fm_pkt *q = fm_pool_get_held(ctx, 0);
             if (!q)
                 return;
@@ -180,6 +182,8 @@ static int on_half(fm_stream *s, int sender, void *arg)
         else
             j->head[hf->half] = r;
         j->tail[hf->half] = r;
+        if (!j->raw[hf->half])
+            j->raw[hf->half] = r;
     }
     if (fm_stream_complete(s) && !fm_stream_available(s)) {
         j->ended[hf->half] = 1;

@@ -156,9 +156,9 @@ static void set_form(fm_context *ctx, const int *members, int n, fm_mcast_desc *
 
 /* A two-tree multicast is split (every other packet down each tree, join.c) when it has two
  * packets or more, at least two members besides the root, a descriptor that leaves room for
- * data in a packet, and nothing that would have every
- * member hold or acknowledge it (store-and-forward, FCFS, FM_MCAST_ACK): otherwise it goes
- * down tree 0 alone, an ordinary tree. */
+ * data in a packet, and nothing that would have every member hold or acknowledge it
+ * (store-and-forward, FCFS, FM_MCAST_ACK): otherwise it goes down tree 0 alone, an ordinary
+ * tree. */
 static void split_form(fm_context *ctx, fm_mcast_desc *d, size_t len, size_t payload)
 {
     d->param = 0;

@@ -17,10 +17,10 @@
 #include "mix.h"
 #include "model.h"
 
-#define MODEL_PASSES 12
-#define MODEL_SPLIT_PASSES                                                                         \
-    40                          /* a split multicast's members wait on two parents: the walk       \
-                                 * follows one tree's order, the other's needs more passes */
+/* A split multicast's members wait on two parents: the walk follows one tree's order, the
+ * other's needs more passes. */
+#define MODEL_SPLIT_PASSES 40
+#define MODEL_PASSES       12
 #define SHARE_BUCKETS      256  /* of a sharing group's load profile over time */
 #define SHARE_SPAN         2.0  /* the profile covers this x the unshared completion (or bound) */
 #define NET_ROUNDS         12   /* of link shares, at most */
@@ -490,6 +490,12 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     return cpu;
 }
 
+/* Whether member v has no children in any of t's trees. */
+static int forwards_nothing(const struct fm_model_tree *t, int v)
+{
+    return t->first[v + 1] == t->first[v] && (!t->first2 || t->first2[v + 1] == t->first2[v]);
+}
+
 /* Member v takes packet j in: the root writes it from the caller's piece; others wait for it
  * (a member idle for longer than its wait polls has to wake up first) and receive it. */
 static double take(struct sim *s, int v, int j, double cpu)
@@ -500,11 +506,7 @@ static double take(struct sim *s, int v, int j, double cpu)
         s->busy[v] += size * c->fill_byte;
         return run_cpu(s, v, cpu, size * c->fill_byte);
     }
-    int d0, d1 = 0;
-    kids_for(s, v, 0, &d0);
-    if (s->t->first2)
-        kids_for(s, v, 1, &d1);
-    int lent = s->job && s->job->lent && s->local_in[v] && d0 + d1 == 0;
+    int lent = s->job && s->job->lent && s->local_in[v] && forwards_nothing(s->t, v);
     double at = s->arrival[(size_t)v * s->m + (size_t)j];
     double work = c->recv_pkt + (lent ? 0 : size * c->recv_byte);
     double idle = at - cpu; /* (cpu: when it last finished work; 0 before the first) */
@@ -937,14 +939,13 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
                      s.paid && s.local_in && s.q_ready && s.q_idx && (s.porder || !t->first2)
                  ? FM_OK
                  : FM_ERR_NOMEM;
-    if (rc == FM_OK && visit_order(t, order))
-        rc = FM_ERR_INVALID;
-    if (rc == FM_OK && t->first2) { /* the second tree must be one too (its order unused) */
+    if (rc == FM_OK && t->first2) { /* the second tree must be one too (order: scratch) */
         struct fm_model_tree t2 = {t->n, t->root, t->first2, t->kids2, NULL, NULL};
-        if (!tree_shape_ok(&t2) || visit_order(&t2, order) || visit_order(t, order) ||
-            mode != FM_MODEL_FPFS || s.net)
+        if (!tree_shape_ok(&t2) || visit_order(&t2, order) || mode != FM_MODEL_FPFS || s.net)
             rc = FM_ERR_INVALID;
     }
+    if (rc == FM_OK && visit_order(t, order))
+        rc = FM_ERR_INVALID;
     /* Pass 1 takes every credit as back at `latency` (rel_prev all 0); each later pass
      * limits by the last pass's releases. */
     int sharing = rc == FM_OK ? share_init(&s) : 0;
