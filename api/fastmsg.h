@@ -499,7 +499,8 @@ typedef struct fm_mcast_prediction {
     uint64_t buffer_bytes; /* bytes of one packet buffer as fm_stats counts them */
     /* On a torus of hosts (FM_TOPOLOGY=torus:..., one position per host): the links the
      * tree's copies cross under dimension-ordered routing, summed (link visits) and distinct
-     * (links used); link concentration is their ratio. 0 elsewhere. */
+     * (links used); link concentration is their ratio (a split multicast, FM_TREE=twotree:
+     * both trees' routes, each carrying half the packets). 0 elsewhere. */
     uint32_t link_visits, links_used;
     double tree_seconds; /* tree creation: what the root takes here to work out its children
                           * (the builder run once; measured, median of 5) */

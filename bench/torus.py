@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.join(compare.HERE, "cluster"))
 import links as linkstat  # noqa: E402 (bench/cluster/links.py)
 
 TORUS_TREES = ["sepaddr", "utorus", "storus", "mdtorus", "mutorus"]
-BLIND_TREES = ["binomial", "kbinomial", "postal"]
+BLIND_TREES = ["binomial", "kbinomial", "postal", "twotree"]
 COUNT_SIZE = 64 << 10  # the message of the link-counting runs
 COUNT_ITERS = 10
 FRAME, SEGMENT = 1514, 1448  # an Ethernet frame and the TCP payload it carries (timestamps on)

@@ -63,10 +63,10 @@ struct sim {
     int *q_idx;
     struct share sh;
     uint64_t order_seed; /* 0: copies leave in posting order; else the seed of a random one */
-    /* Over a net (job->net), per member: when its incoming copy's stream may take its next
-     * packet (pipe), the share of the stream's busiest link it waits for (share: 1 alone,
-     * 2 with one other under way, ...), and the span it was under way in this pass; per link,
-     * the members whose copies cross it (link_edges[link_first[l] ..]). */
+    /* Over a net (job->net), per stream (stream_of: a member's incoming copies, from each of
+     * its parents): when it may take its next packet (pipe), the share of its busiest link it
+     * waits for (share: 1 alone, 2 with one other under way, ...), and the span it was under
+     * way in this pass; per link, the streams that cross it (link_edges[link_first[l] ..]). */
     const struct fm_model_net *net;
     double *pipe, *tokens, *share, *span0, *span1;
     int *link_first, *link_edges;
@@ -77,8 +77,8 @@ struct sim {
     size_t nfair;
     double *fair_cpu, *fair_key;
     int *fair_heap;
-    /* With routes back (net->back_first): when each copy (v * m + j) was handed to its
-     * stream's first link and when it left, in this pass and the last. */
+    /* With routes back (net->back_first): when each copy (stream u's k-th: u * m + k) was
+     * handed to its stream's first link and when it left, in this pass and the last. */
     double *posted, *gone, *posted_prev, *gone_prev;
 };
 
@@ -115,6 +115,18 @@ static int tree_packets(const struct sim *s, int j)
 static int from_tree_index(const struct sim *s, int j, int k)
 {
     return s->t->first2 ? 2 * k + j % 2 : k;
+}
+
+/* Over a net: the stream packet j reaches kid by (a split multicast's second tree's copies
+ * come by a route of their own, stream n + kid), and how many streams there are. */
+static int stream_of(const struct sim *s, int kid, int j)
+{
+    return s->t->first2 && j % 2 ? s->t->n + kid : kid;
+}
+
+static int streams(const struct sim *s)
+{
+    return s->t->first2 ? 2 * s->t->n : s->t->n;
 }
 
 /* Children idx[0..len) of v got packet j in posting order; deal their arrival times out in a
@@ -245,21 +257,22 @@ static int route_len(const struct fm_model_net *net, int v)
  * and tokens; a copy to a member of the sender's own host leaves at once). */
 static double net_send(struct sim *s, int kid, int j, double ready, double size)
 {
-    if (route_len(s->net, kid) == 0)
+    int u = stream_of(s, kid, j);
+    if (route_len(s->net, u) == 0)
         return ready;
-    double gap = s->c->gap_byte * s->share[kid], burst = s->c->burst / s->share[kid];
-    if (j == 0) {
-        s->tokens[kid] = burst;
-        s->pipe[kid] = ready;
-        s->span0[kid] = ready;
+    double gap = s->c->gap_byte * s->share[u], burst = s->c->burst / s->share[u];
+    if (tree_index(s, j) == 0) {
+        s->tokens[u] = burst;
+        s->pipe[u] = ready;
+        s->span0[u] = ready;
     }
-    double start = ready > s->pipe[kid] ? ready : s->pipe[kid];
-    double tokens = gap > 0 ? s->tokens[kid] + (start - s->pipe[kid]) / gap : size;
+    double start = ready > s->pipe[u] ? ready : s->pipe[u];
+    double tokens = gap > 0 ? s->tokens[u] + (start - s->pipe[u]) / gap : size;
     tokens = tokens > burst ? burst : tokens;
     double wait = size > tokens ? (size - tokens) * gap : 0;
-    s->tokens[kid] = size > tokens ? 0 : tokens - size;
-    s->pipe[kid] = start + wait;
-    return s->pipe[kid];
+    s->tokens[u] = size > tokens ? 0 : tokens - size;
+    s->pipe[u] = start + wait;
+    return s->pipe[u];
 }
 
 /* Link time the copies queued on link l at time at need to leave it (the last pass's): each
@@ -273,7 +286,8 @@ static double queued(const struct sim *s, int l, double at)
         if (s->net->route_links[s->net->route_first[u]] != l)
             continue;
         const double *posted = s->posted_prev + (size_t)u * s->m;
-        int lo = 0, hi = s->m; /* the first copy handed over after at (posted grows with j) */
+        /* the first copy handed over after at (posted grows with k) */
+        int lo = 0, hi = tree_packets(s, u < s->t->n ? 0 : 1);
         while (lo < hi) {
             int mid = (lo + hi) / 2;
             if (posted[mid] <= at)
@@ -305,15 +319,15 @@ static int credit_packet_after(const struct sim *s, int j)
     return w > 0 && (tree_index(s, j) + 1) % half == 0;
 }
 
-/* When the credit kid sends as it releases a packet at rel reaches its parent: `latency`
+/* When the credit a child sends as it releases a packet at rel reaches its parent: `latency`
  * later, and over a net with routes back, after waiting behind what is queued on each link of
- * the way back (a credit is a header-sized frame). */
-static double credit_back(const struct sim *s, int kid, double rel, double times)
+ * the way back of its stream u (a credit is a header-sized frame). */
+static double credit_back(const struct sim *s, int u, double rel, double times)
 {
     const struct fm_model_net *net = s->net;
     double at = rel;
     if (net && net->back_first)
-        for (int e = net->back_first[kid]; e < net->back_first[kid + 1]; e++)
+        for (int e = net->back_first[u]; e < net->back_first[u + 1]; e++)
             at += queued(s, net->back_links[e], at) +
                   (MODEL_CREDIT_FRAME + MODEL_FRAME_HEADER) * s->c->gap_byte + net->hop;
     return at + s->c->latency * times;
@@ -460,8 +474,9 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     double ready = cpu;
     if (w > 0 && k >= w) { /* a credit: the child released packet k - w, and it came back */
         size_t back = (size_t)from_tree_index(s, j, (int)credit_sent(w, k - w, tree_packets(s, j)));
-        double credit = credit_back(s, kid, s->rel_prev[(size_t)kid * m + back], lx) +
-                        (fresh ? c->recv_pkt : 0);
+        double credit =
+            credit_back(s, stream_of(s, kid, j), s->rel_prev[(size_t)kid * m + back], lx) +
+            (fresh ? c->recv_pkt : 0);
         ready = credit > ready ? credit : ready;
     }
     double left = s->net         ? net_send(s, kid, j, ready, size)
@@ -469,21 +484,22 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
                   : fair_link(s) ? fair_add(s, kid, j, ready, size, lx)
                                  : link_send(l, c, ready, size);
     double at = left + lx * (c->latency + size * c->lat_byte);
-    if (s->net && route_len(s->net, kid) > 1) { /* routers pass each frame on whole */
+    int u = stream_of(s, kid, j);
+    if (s->net && route_len(s->net, u) > 1) { /* routers pass each frame on whole */
         double frame =
             size + MODEL_FRAME_HEADER < s->net->frame ? size + MODEL_FRAME_HEADER : s->net->frame;
-        at += (route_len(s->net, kid) - 1) * (frame * c->gap_byte + s->net->hop);
+        at += (route_len(s->net, u) - 1) * (frame * c->gap_byte + s->net->hop);
     }
     s->arrival[(size_t)kid * m + (size_t)j] = at;
     s->q_ready[i] = ready;
     s->q_left[i] = local ? -1 : left;
     if (s->posted) {
-        s->posted[(size_t)kid * m + (size_t)j] = ready;
-        s->gone[(size_t)kid * m + (size_t)j] = left;
+        s->posted[(size_t)u * m + (size_t)k] = ready;
+        s->gone[(size_t)u * m + (size_t)k] = left;
     }
     if (s->net)
-        s->span1[kid] = left; /* (on its links until then) */
-    if (!local)               /* (bytes on the host's link) */
+        s->span1[u] = left; /* (on its links until then) */
+    if (!local)             /* (bytes on the host's link) */
         s->sent[v] += size;
     if (left > s->last_copy[j])
         s->last_copy[j] = left;
@@ -651,15 +667,15 @@ static int tree_shape_ok(const struct fm_model_tree *t)
 /* One pass over every member; returns how far any release moved since the last pass. */
 static double one_pass(struct sim *s, const int *order, struct fm_model_out *out)
 {
-    size_t cells = (size_t)s->t->n * (size_t)s->m;
+    size_t cells = (size_t)s->t->n * (size_t)s->m, copies = (size_t)streams(s) * (size_t)s->m;
     double moved = 0;
     memcpy(s->rel_prev, s->rel, cells * sizeof *s->rel_prev);
     if (s->posted) {
-        memcpy(s->posted_prev, s->posted, cells * sizeof *s->posted);
-        memcpy(s->gone_prev, s->gone, cells * sizeof *s->gone);
+        memcpy(s->posted_prev, s->posted, copies * sizeof *s->posted);
+        memcpy(s->gone_prev, s->gone, copies * sizeof *s->gone);
     }
     if (s->net)
-        memset(s->pipe, 0, (size_t)s->t->n * sizeof *s->pipe);
+        memset(s->pipe, 0, (size_t)streams(s) * sizeof *s->pipe);
     out->T = 0;
     for (int i = 0; i < s->t->n; i++) {
         int v = order[i];
@@ -805,7 +821,7 @@ static int args_ok(const struct fm_model_tree *t, int m, size_t payload, size_t 
 static int queues_init(struct sim *s)
 {
     const struct fm_model_net *net = s->net;
-    int n = s->t->n;
+    int n = streams(s);
     size_t cells = (size_t)n * (size_t)s->m;
     for (int e = net->back_first[0]; e < net->back_first[n]; e++)
         if (net->back_links[e] < 0 || net->back_links[e] >= net->nlinks)
@@ -819,12 +835,12 @@ static int queues_init(struct sim *s)
     return FM_OK;
 }
 
-/* The net's state: every share 1, and which members' copies cross each link; the link
- * concentration into out. FM_OK, FM_ERR_INVALID (a link id out of range) or FM_ERR_NOMEM. */
+/* The net's state: every share 1, and which streams cross each link; the link concentration
+ * into out. FM_OK, FM_ERR_INVALID (a link id out of range) or FM_ERR_NOMEM. */
 static int net_init(struct sim *s, struct fm_model_out *out)
 {
     const struct fm_model_net *net = s->net;
-    int n = s->t->n, nl = net->nlinks, visits = net->route_first[n] - net->route_first[0];
+    int n = streams(s), nl = net->nlinks, visits = net->route_first[n] - net->route_first[0];
     s->pipe = calloc(5 * (size_t)n, sizeof *s->pipe);
     s->link_first = calloc((size_t)nl + 1 + (size_t)(visits > 0 ? visits : 1), sizeof(int));
     if (!s->pipe || !s->link_first)
@@ -883,7 +899,7 @@ static double net_shares(struct sim *s)
 {
     const struct fm_model_net *net = s->net;
     double moved = 0;
-    for (int v = 0; v < s->t->n; v++) {
+    for (int v = 0; v < streams(s); v++) {
         double a = s->span0[v], b = s->span1[v], most = 1;
         if (route_len(net, v) == 0 || !(b > a))
             continue;
@@ -941,7 +957,7 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
                  : FM_ERR_NOMEM;
     if (rc == FM_OK && t->first2) { /* the second tree must be one too (order: scratch) */
         struct fm_model_tree t2 = {t->n, t->root, t->first2, t->kids2, NULL, NULL};
-        if (!tree_shape_ok(&t2) || visit_order(&t2, order) || mode != FM_MODEL_FPFS || s.net)
+        if (!tree_shape_ok(&t2) || visit_order(&t2, order) || mode != FM_MODEL_FPFS)
             rc = FM_ERR_INVALID;
     }
     if (rc == FM_OK && visit_order(t, order))

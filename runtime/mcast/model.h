@@ -38,7 +38,7 @@ enum fm_model_mode { FM_MODEL_FPFS = 0, FM_MODEL_STORE_FORWARD = 1, FM_MODEL_FCF
  * order (fm_tree_layout's format). A split multicast (twotree, join.c) has a second tree,
  * first2 and kids2 alike, down which the odd packets go (the even ones down the first); a
  * member then takes its packets in the order they arrive, from both parents, and the credits
- * between a parent and a child count that pair's packets alone. FPFS only; no net. */
+ * between a parent and a child count that pair's packets alone. FPFS only. */
 struct fm_model_tree {
     int n, root;
     const int *first, *kids;
@@ -55,7 +55,9 @@ struct fm_model_tree {
  * hop). With a net, a member's copies leave by their routes, not through one
  * shaped link of the member's: each stream is a token bucket at its share of the link's rate
  * (1 / gap_byte) and of its bucket (burst), full when the stream starts, and a host's members
- * share no link (link_shared has no effect). */
+ * share no link (link_shared has no effect). A split multicast's member gets two streams, one
+ * from each tree's parent: route_first then has 2n + 1 entries, stream n + v being the
+ * copies of the second tree's (odd) packets to v. */
 struct fm_model_net {
     int nlinks;
     const int *route_first, *route_links;

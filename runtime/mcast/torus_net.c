@@ -74,25 +74,35 @@ void fm_torus_tree_routes(const struct fm_torus_net *net, int n, int root, const
         back_first[n] = back;
 }
 
-int fm_torus_model_net(const struct fm_torus_net *net, int n, int root, const int *first,
-                       const int *kids, int (*coord)(const void *arg, int p, int *c),
-                       const void *arg, double frame, struct fm_model_net *out)
+int fm_torus_model_net(const struct fm_torus_net *net, const struct fm_model_tree *t,
+                       int (*coord)(const void *arg, int p, int *c), const void *arg, double frame,
+                       struct fm_model_net *out)
 {
-    size_t un = (size_t)n, per = (size_t)fm_torus_max_hops(net);
+    size_t un = (size_t)t->n, per = (size_t)fm_torus_max_hops(net);
+    size_t us = t->first2 ? 2 * un : un; /* streams: tree 1's after tree 0's */
     /* routes there and back, then the coordinates, parents and has (scratch) */
-    int *there = malloc((2 * (un + 1 + un * per) + 4 * un) * sizeof *there + un);
+    int *there = malloc((2 * (us + 1 + us * per) + 4 * un) * sizeof *there + un);
     if (!there)
         return FM_ERR_NOMEM;
-    int *links = there + un + 1, *back = links + un * per, *back_links = back + un + 1;
-    int *pos = back_links + un * per, *parent = pos + 3 * un;
+    int *links = there + us + 1, *back = links + us * per, *back_links = back + us + 1;
+    int *pos = back_links + us * per, *parent = pos + 3 * un;
     char *has = (char *)(parent + un);
-    for (int p = 0; p < n; p++) {
+    for (int p = 0; p < t->n; p++) {
         int *c = pos + 3 * (size_t)p;
         c[0] = c[1] = c[2] = 0;
         has[p] = coord(arg, p, c) == FM_OK;
     }
-    fm_torus_tree_routes(net, n, root, first, kids, pos, has, parent, there, links, back,
-                         back_links);
+    fm_torus_tree_routes(net, t->n, t->root, t->first, t->kids, pos, has, parent, there, links,
+                         back, back_links);
+    if (t->first2) { /* (the second call starts its offsets at 0: shift them past the first's) */
+        int hops = there[un], backs = back[un];
+        fm_torus_tree_routes(net, t->n, t->root, t->first2, t->kids2, pos, has, parent, there + un,
+                             links + hops, back + un, back_links + backs);
+        for (size_t v = un; v <= us; v++) {
+            there[v] += hops;
+            back[v] += backs;
+        }
+    }
     *out = (struct fm_model_net){.nlinks = fm_torus_nlinks(net),
                                  .route_first = there,
                                  .route_links = links,

@@ -37,12 +37,14 @@ void fm_torus_tree_routes(const struct fm_torus_net *net, int n, int root, const
                           int *route_first, int *route_links, int *back_first, int *back_links);
 
 struct fm_model_net;
-/* model.h's net for such a tree on net, each member placed by coord(arg, p, c) (FM_OK, or < 0
- * when member p has none: no route to or from it): every member's route from its parent and
- * back, in one block that free((void *)out->route_first) frees; routers pass frames of at
- * most `frame` bytes. FM_OK or FM_ERR_NOMEM. */
-int fm_torus_model_net(const struct fm_torus_net *net, int n, int root, const int *first,
-                       const int *kids, int (*coord)(const void *arg, int p, int *c),
-                       const void *arg, double frame, struct fm_model_net *out);
+struct fm_model_tree;
+/* model.h's net for tree t on net, each member placed by coord(arg, p, c) (FM_OK, or < 0 when
+ * member p has none: no route to or from it): every member's route from its parent and back,
+ * in one block that free((void *)out->route_first) frees; for a split multicast (t->first2)
+ * the routes down the second tree follow the first's, as streams n .. 2n - 1; routers pass
+ * frames of at most `frame` bytes. FM_OK or FM_ERR_NOMEM. */
+int fm_torus_model_net(const struct fm_torus_net *net, const struct fm_model_tree *t,
+                       int (*coord)(const void *arg, int p, int *c), const void *arg, double frame,
+                       struct fm_model_net *out);
 
 #endif

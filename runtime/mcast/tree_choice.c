@@ -269,31 +269,30 @@ static int torus_view(fm_context *ctx, const struct fm_tree_desc *d, const struc
                               .unidirectional = fm_topo_unidirectional(ctx->topo) == 1};
     for (int a = 0; a < topo->ndims; a++)
         tn.dims[a] = topo->dims[a];
-    return fm_torus_model_net(&tn, d->n, t->root, t->first, t->kids, topo->coord, topo->arg,
-                              FM_TORUS_FRAME, net) == FM_OK
-               ? 1
-               : -1;
+    return fm_torus_model_net(&tn, t, topo->coord, topo->arg, FM_TORUS_FRAME, net) == FM_OK ? 1
+                                                                                            : -1;
 }
 
-/* The links d's copies cross on a torus of hosts, summed and distinct (0 and 0 elsewhere). */
-static void torus_links(fm_context *ctx, const struct fm_tree_desc *d, fm_mcast_prediction *out)
+/* The links d's copies of a message of m packets cross on a torus of hosts (both trees' when
+ * it is split), summed and distinct (0 and 0 elsewhere). */
+static void torus_links(fm_context *ctx, const struct fm_tree_desc *d, int m, int mode,
+                        fm_mcast_prediction *out)
 {
-    int *first, *kids;
-    if (d->builder == fm_tree_lookup("ipmc") || fm_model_layout(d, &first, &kids))
+    struct fm_model_tree t;
+    if (d->builder == fm_tree_lookup("ipmc") ||
+        fm_model_tree_of(d, fm_model_splits(d, m, mode), &t) != FM_OK)
         return;
-    struct fm_model_tree t = {d->n, d->root, first, kids, NULL, NULL};
     struct fm_model_net net;
     if (torus_view(ctx, d, &t, &net) == 1) {
         char *used = calloc((size_t)net.nlinks, 1);
-        int visits = net.route_first[d->n];
+        int visits = net.route_first[t.first2 ? 2 * d->n : d->n];
         for (int e = 0; used && e < visits; e++)
             out->links_used += !used[net.route_links[e]]++;
         out->link_visits = used ? (uint32_t)visits : 0;
         free(used);
         free((void *)net.route_first);
     }
-    free(first);
-    free(kids);
+    fm_model_tree_free(&t);
 }
 
 static double seconds_now(void)
@@ -344,9 +343,7 @@ int fm_mcast_model_predict(fm_context *ctx, const struct fm_tree_desc *d, size_t
         struct job_view v;
         job_view(ctx, d, &v);
         struct fm_model_net net;
-        /* (a split multicast's members have two parents: no routes; on a torus its copies
-         * are modelled as on a star) */
-        int on_torus = split ? 0 : torus_view(ctx, d, &t, &net);
+        int on_torus = torus_view(ctx, d, &t, &net);
         v.job.net = on_torus == 1 ? &net : NULL;
         rc = on_torus < 0 ? FM_ERR_NOMEM
                           : model_time(&t, c, &v.job, bytes ? bytes : 1, payload, mode, T, held);
@@ -567,7 +564,7 @@ int fm_mcast_predict(fm_context *ctx, int n, int root, const char *tree, unsigne
         rc = rc == FM_ERR_INVALID ? FM_ERR_TREE : rc;
     }
     if (rc == FM_OK) {
-        torus_links(ctx, &d, out);
+        torus_links(ctx, &d, packets(bytes, payload), mode, out);
         out->tree_seconds = tree_seconds(&d);
     }
     free(ranks);

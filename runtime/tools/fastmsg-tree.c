@@ -156,9 +156,8 @@ static int model_seconds(const struct args *a, const struct fm_tree_desc *d)
         return rc;
     struct fm_model_job job = {.window = a->credits};
     struct fm_model_net net = {0};
-    if (a->torus) { /* (a split multicast has no routes: the model says FM_ERR_INVALID) */
-        rc =
-            fm_torus_model_net(&a->net, d->n, d->root, t.first, t.kids, torus_coord, a, 1514, &net);
+    if (a->torus) {
+        rc = fm_torus_model_net(&a->net, &t, torus_coord, a, 1514, &net);
         job.net = &net;
     }
     struct fm_model_out out = {0};

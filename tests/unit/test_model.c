@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "fastmsg.h"
 #include "model.h"
@@ -577,6 +578,50 @@ static void net_hops(void **state)
                      FM_ERR_INVALID);
 }
 
+/* A split multicast over a ring of 3 hosts: tree 0 is 0 -> 1 -> 2 (even packets), tree 1 is
+ * 0 -> 2 -> 1 (odd ones); 2 packets of 1000 bytes, post 1, 0.01 a byte, nothing else. Both
+ * ways round every copy has a link of its own (0 -> 1 and 1 -> 2 go +x, 0 -> 2 and 2 -> 1
+ * go -x): packet 0 leaves the root at 1, is at member 1 at 11, which posts it (12) and has it
+ * at member 2 at 22; packet 1 leaves the root at 2 on its -x link, is at member 2 at 12, which
+ * posts it (13) and has it at member 1 at 23. On a star the root's two copies share its one
+ * link: packet 1 leaves at 11, is at 2 at 21 and at 1 at 32. One way round the second tree's
+ * copies go the long way (0 -> 1 -> 2 and 2 -> 0 -> 1), sharing links with the first's:
+ * slower than both ways, and 1 + 1 + 2 + 2 link visits over 3 links. */
+static int coord_of(const void *arg, int p, int *c)
+{
+    const int *xyz = (const int *)arg + 3 * p;
+    c[0] = xyz[0], c[1] = xyz[1], c[2] = xyz[2];
+    return FM_OK;
+}
+
+static void net_split(void **state)
+{
+    (void)state;
+    int first[4] = {0, 1, 2, 2}, kids[2] = {1, 2}, first2[4] = {0, 1, 1, 2}, kids2[2] = {2, 1};
+    int coord[9] = {0, 0, 0, 1, 0, 0, 2, 0, 0};
+    struct fm_model_tree t = {3, 0, first, kids, first2, kids2};
+    struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01};
+    struct fm_model_out out = {0};
+    struct fm_model_job star = {0};
+    assert_int_equal(fm_model_sim(&t, 2, 1000, 2000, FM_MODEL_FPFS, &c, &star, &out), FM_OK);
+    assert_true(out.T == 32);
+    double T[2];
+    for (int uni = 0; uni < 2; uni++) {
+        struct fm_torus_net tn = {1, {3, 1, 1}, uni};
+        struct fm_model_net net;
+        assert_int_equal(fm_torus_model_net(&tn, &t, coord_of, coord, 0, &net), FM_OK);
+        assert_int_equal(net.route_first[6], uni ? 6 : 4);
+        struct fm_model_job job = {.net = &net};
+        assert_int_equal(fm_model_sim(&t, 2, 1000, 2000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+        T[uni] = out.T;
+        assert_int_equal(out.link_visits, uni ? 6 : 4);
+        assert_int_equal(out.links_used, uni ? 3 : 4);
+        free((void *)net.route_first);
+    }
+    assert_true(T[0] == 23);
+    assert_true(T[1] > T[0]);
+}
+
 /* Credits come back by half-windows (credits.c): root -> 1, 7 packets, window 4, post 1,
  * latency 10, nothing else. Packets 0-3 leave at 1-4 and arrive (and are released) at 11-14;
  * the credits of 0 and 1 go back with 1's release (12, back at 22), those of 2 and 3 with 3's
@@ -798,6 +843,7 @@ int main(void)
         cmocka_unit_test(net_own_links),
         cmocka_unit_test(net_shared_link),
         cmocka_unit_test(net_hops),
+        cmocka_unit_test(net_split),
         cmocka_unit_test(torus_routes),
         cmocka_unit_test(net_shared_cores),
         cmocka_unit_test(credits_half_window),
