@@ -241,14 +241,25 @@ def rack_hosts(prefix, n, racks):
                     if k * per + p < n)
 
 
-def uplink_bytes(text):
-    """The sum of every uplink's bytes up and down in `cluster.sh counters` output."""
-    total = 0
+def uplink_dirs(text):
+    """Each uplink direction's bytes in `cluster.sh counters` output: {(rack, "up"): bytes,
+    (rack, "down"): bytes, ...}."""
+    dirs = {}
     for line in text.splitlines():
         f = line.split()
         if f and not line.startswith("#") and len(f) >= 3:
-            total += int(f[1]) + int(f[2])
-    return total
+            dirs[(f[0], "up")], dirs[(f[0], "down")] = int(f[1]), int(f[2])
+    return dirs
+
+
+def uplink_bytes(text):
+    """The sum of every uplink's bytes up and down in `cluster.sh counters` output."""
+    return sum(uplink_dirs(text).values())
+
+
+def busiest(before, after):
+    """The most bytes any one uplink direction carried between two uplink_dirs readings."""
+    return max((after[k] - before.get(k, 0) for k in after), default=0)
 
 
 class Cluster:
@@ -289,8 +300,12 @@ class Cluster:
 
     def uplinks(self):
         """Bytes over every uplink so far, up and down (racks only)."""
-        return uplink_bytes(run(["bash", self.tools.cluster, "counters", "--prefix",
-                                 self.prefix]))
+        return sum(self.uplink_dirs().values())
+
+    def uplink_dirs(self):
+        """Bytes so far over each uplink direction (racks only): uplink_dirs."""
+        return uplink_dirs(run(["bash", self.tools.cluster, "counters", "--prefix",
+                                self.prefix]))
 
     def fastmsg(self, prog_args):
         """A fastmsg program on every host through fastmsg-run's agent; its env."""
@@ -492,18 +507,26 @@ def cc_rows(text, who, roots):
     return rows
 
 
-def dag_row(text, who, tree, uplink=None):
+def dag_row(text, who, tree, uplink=None, busiest_dir=None, rate=None):
     """The DAG programs' CSV row (examples/dag and fastmsg-bench-mpi-dag print the same) with
-    the job's uplink bytes; runs = warm-up + timed runs, for the bytes per run."""
+    the job's uplink bytes; runs = warm-up + timed runs, for the bytes per run. With the bytes
+    of the job's busiest uplink direction and the links' rate (bytes a second): that
+    direction's bytes a run, the time they take at the rate (floor_us: no run of this traffic
+    can be shorter) and the floor's share of the makespan (link_use)."""
     rows = csv_rows(text)
     if len(rows) != 1:
         raise ValueError(f"{who} {tree}: expected one DAG row, got {len(rows)}")
     r = rows[0]
     runs = int(r["repeats"]) + 1  # the programs' one warm-up (their default)
+    most = busiest_dir / runs if busiest_dir is not None else None
+    floor = most / rate * 1e6 if most is not None and rate else None
+    makespan = num(r["makespan_us"])
     return {"who": who, "tree": tree, "tasks": int(r["tasks"]), "repeats": int(r["repeats"]),
-            "makespan_us": num(r["makespan_us"]), "min_us": num(r["min_us"]),
+            "makespan_us": makespan, "min_us": num(r["min_us"]),
             "max_us": num(r["max_us"]), "checksum": r["checksum"], "uplink_bytes": uplink,
-            "uplink_per_run": uplink / runs if uplink is not None else None}
+            "uplink_per_run": uplink / runs if uplink is not None else None,
+            "busiest_per_run": most, "floor_us": floor,
+            "link_use": floor / makespan if floor is not None and makespan else None}
 
 
 def descendants(pid):
@@ -631,19 +654,26 @@ def dag(tools, args, cl):
         fail(f"{tools.dag} not built (meson compile -C {tools.build})")
     common = ["-r", str(args.repeats), "--csv"] + args.dag.split()
     rows = []
+    rate = rate_bytes_per_s(cl.rate) if cl.rate else None
+
+    def row(out, who, tree, before):
+        after = cl.uplink_dirs()
+        total = sum(after.values()) - sum(before.values())
+        return dag_row(out, who, tree, total, busiest(before, after), rate)
+
     for tree in DAG_TREES:
         cmd, env = cl.fastmsg([tools.dag, "--tree", tree] + common)
-        before = cl.uplinks()
+        before = cl.uplink_dirs()
         out = run(cmd, env=env, timeout=7200)
-        rows.append(dag_row(out, "fastmsg", tree, cl.uplinks() - before))
+        rows.append(row(out, "fastmsg", tree, before))
     for m in tools.mpis:
         if not os.access(tools.mpi_dag[m], os.X_OK):
             continue
-        before = cl.uplinks()
+        before = cl.uplink_dirs()
         out = mpi_try(cl.mpi(m, [tools.mpi_dag[m]] + common), m,
                       lambda text: len(csv_rows(text)) >= 1)
         if out is not None:
-            rows.append(dag_row(out, m, "p2p", cl.uplinks() - before))
+            rows.append(row(out, m, "p2p", before))
     for r in rows:
         r.update(hosts=cl.n, racks=cl.racks, rate=cl.rate)
     return rows
@@ -728,7 +758,8 @@ def concurrent_report(rows, out_dir, where):
 
 
 DAG_FIELDS = ["hosts", "racks", "rate", "who", "tree", "tasks", "repeats", "makespan_us",
-              "min_us", "max_us", "checksum", "uplink_bytes", "uplink_per_run", "vs_mpi"]
+              "min_us", "max_us", "checksum", "uplink_bytes", "uplink_per_run", "vs_mpi",
+              "busiest_per_run", "floor_us", "link_use"]
 
 
 def dag_report(rows, out_dir, where):
@@ -742,13 +773,20 @@ def dag_report(rows, out_dir, where):
             w.writerow(["" if r.get(c) is None else r[c] for c in DAG_FIELDS])
     print(f"\n# DAG scheduler, {where}: makespan (us, median of each job's runs), uplink bytes "
           "(up and down over every uplink) per run (a job's over its warm-up and timed runs)")
-    print(f"# ratio: makespan / {ref['who'] if ref else 'no MPI'} point-to-point's")
+    print(f"# ratio: makespan / {ref['who'] if ref else 'no MPI'} point-to-point's; floor: the "
+          "busiest uplink direction's bytes a run at the links' rate (no run of that traffic "
+          "is shorter), use: floor / makespan")
     print(f"{'who':>8} {'tree':>9} {'makespan_us':>12} {'min_us':>11} {'max_us':>11} "
-          f"{'uplink/run':>11} {'ratio':>6} {'checksum':>8}")
+          f"{'uplink/run':>11} {'ratio':>6} {'floor_us':>11} {'use':>5} {'checksum':>8}")
     for r in rows:
         print(f"{r['who']:>8} {r['tree']:>9} {fmt(r['makespan_us'], 1):>12} "
               f"{fmt(r['min_us'], 1):>11} {fmt(r['max_us'], 1):>11} "
-              f"{fmt(r['uplink_per_run'], 0):>11} {fmt(r['vs_mpi']):>6} {r['checksum']:>8}")
+              f"{fmt(r['uplink_per_run'], 0):>11} {fmt(r['vs_mpi']):>6} "
+              f"{fmt(r.get('floor_us'), 1):>11} {fmt(r.get('link_use')):>5} {r['checksum']:>8}")
+    for r in rows:  # (what a target of 0.7x the reference asks of the links)
+        if r["who"] == "fastmsg" and r.get("floor_us") and ref and ref["makespan_us"]:
+            print(f"# {r['tree']} at 0.7x {ref['who']}'s makespan: its busiest uplink direction "
+                  f"busy {r['floor_us'] / (0.7 * ref['makespan_us']):.2f} of it")
 
 
 def issue18_targets(cc, dg, sizes=(64 << 10, 1 << 20)):

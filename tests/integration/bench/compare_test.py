@@ -102,6 +102,13 @@ class Parsing(unittest.TestCase):
         self.assertEqual(compare.uplink_bytes(text), 3070)
         self.assertEqual(compare.uplink_bytes("# rack up_bytes down_bytes\n"), 0)
 
+    def test_busiest(self):
+        # Rack 1's down direction moved most between the readings: 900 bytes.
+        before = compare.uplink_dirs("# rack up_bytes down_bytes\n0 1000 2000 1 1\n1 30 40 1 1\n")
+        after = compare.uplink_dirs("0 1500 2100 2 2\n1 60 940 2 2\n")
+        self.assertEqual(before[("1", "down")], 40)
+        self.assertEqual(compare.busiest(before, after), 900)
+
     def test_cc_rows(self):
         text = "# a comment line\n" + fm_cc({("prefix:4", K64): 123.45},
                                              {("prefix:4", K64): 67.891})
@@ -128,6 +135,13 @@ class Parsing(unittest.TestCase):
         self.assertEqual((r["tasks"], r["repeats"], r["checksum"]), (1000, 5, "OK"))
         self.assertAlmostEqual(r["makespan_us"], 74200.0)
         self.assertEqual(r["uplink_per_run"], 1000)  # a warm-up and 5 runs
+        self.assertIsNone(r["floor_us"])
+        # The busiest direction's 6 MB over 6 runs at 12.5 MB/s: 80 ms, of a 100 ms makespan.
+        r = compare.dag_row(dag_out("fastmsg", 100000.0, repeats=5), "fastmsg", "prefix", 9e6,
+                            6e6, 12.5e6)
+        self.assertAlmostEqual(r["busiest_per_run"], 1e6)
+        self.assertAlmostEqual(r["floor_us"], 80000.0)
+        self.assertAlmostEqual(r["link_use"], 0.8)
         with self.assertRaises(ValueError):
             compare.dag_row(DAG_HEAD + "\n", "openmpi", "p2p")
 
