@@ -257,6 +257,12 @@ def uplink_bytes(text):
     return sum(uplink_dirs(text).values())
 
 
+def uplink_rate(rate, n, racks):
+    """The uplinks' rate (bytes a second) as `cluster.sh up N --racks R --rate RATE` shapes
+    them: RATE x hosts a rack (ceil(N / R)) / 4; None without racks or a rate."""
+    return rate_bytes_per_s(rate) * -(-n // racks) / 4 if rate and racks else None
+
+
 def busiest(before, after):
     """The most bytes any one uplink direction carried between two uplink_dirs readings."""
     return max((after[k] - before.get(k, 0) for k in after), default=0)
@@ -510,7 +516,7 @@ def cc_rows(text, who, roots):
 def dag_row(text, who, tree, uplink=None, busiest_dir=None, rate=None):
     """The DAG programs' CSV row (examples/dag and fastmsg-bench-mpi-dag print the same) with
     the job's uplink bytes; runs = warm-up + timed runs, for the bytes per run. With the bytes
-    of the job's busiest uplink direction and the links' rate (bytes a second): that
+    of the job's busiest uplink direction and the uplinks' rate (bytes a second): that
     direction's bytes a run, the time they take at the rate (floor_us: no run of this traffic
     can be shorter) and the floor's share of the makespan (link_use)."""
     rows = csv_rows(text)
@@ -654,7 +660,7 @@ def dag(tools, args, cl):
         fail(f"{tools.dag} not built (meson compile -C {tools.build})")
     common = ["-r", str(args.repeats), "--csv"] + args.dag.split()
     rows = []
-    rate = rate_bytes_per_s(cl.rate) if cl.rate else None
+    rate = uplink_rate(cl.rate, cl.n, cl.racks)
 
     def row(out, who, tree, before):
         after = cl.uplink_dirs()

@@ -8,7 +8,8 @@ uplink twice (up and down). Prints the remote messages too, which the programs p
 "messages": the two implementations must agree.
 
   dag_bytes.py [--tasks 500] [--width 16] [--degree 4] [--bytes 65536] [--seed 1]
-               [--ranks 16] [--racks 4]      (rank r in rack r % racks, as compare.py places them)
+               [--ranks 16] [--racks 4]      (one rank a host, hosts listed round-robin over
+                                              the racks, as compare.py's rack_hosts lists them)
 """
 import argparse
 
@@ -61,6 +62,8 @@ def main():
     ap.add_argument("--racks", type=int, default=4)
     a = ap.parse_args()
     tasks = inputs(a)
+    per = -(-a.ranks // a.racks)  # (cluster.sh's racks: ceil(hosts / racks) hosts each)
+    rack = [k for p in range(per) for k in range(a.racks) if k * per + p < a.ranks]
     ranks_of = [set() for _ in tasks]
     for t, (_, ins) in enumerate(tasks):
         for i in ins:
@@ -70,8 +73,8 @@ def main():
         src = t % a.ranks
         remote = ranks_of[t] - {src}
         messages += len(remote)
-        p2p += 2 * size * sum(1 for r in remote if r % a.racks != src % a.racks)
-        tree += 2 * size * len({r % a.racks for r in remote} - {src % a.racks})
+        p2p += 2 * size * sum(1 for r in remote if rack[r] != rack[src])
+        tree += 2 * size * len({rack[r] for r in remote} - {rack[src]})
     print(f"messages {messages}")
     print(f"uplink payload a run: {tree / 1e6:.1f} MB a copy per rack, {p2p / 1e6:.1f} MB a copy "
           f"per rank ({tree / p2p:.3f})")

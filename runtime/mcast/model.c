@@ -879,10 +879,12 @@ static int net_init(struct sim *s, struct fm_model_out *out)
 /* Room for the copies of the member with the most children. FM_OK or FM_ERR_NOMEM. */
 static int fair_init(struct sim *s)
 {
-    int most = 1;
-    for (int v = 0; v < s->t->n; v++)
-        if (s->t->first[v + 1] - s->t->first[v] > most)
-            most = s->t->first[v + 1] - s->t->first[v];
+    int most = 1; /* (a split multicast's member: its children in both trees, every packet) */
+    for (int v = 0; v < s->t->n; v++) {
+        int d = s->t->first[v + 1] - s->t->first[v];
+        d += s->t->first2 ? s->t->first2[v + 1] - s->t->first2[v] : 0;
+        most = d > most ? d : most;
+    }
     size_t cap = (size_t)most * (size_t)s->m;
     s->fair = malloc(cap * sizeof *s->fair);
     s->fair_cpu = malloc((cap + (size_t)s->m) * sizeof *s->fair_cpu);

@@ -311,6 +311,27 @@ static void loggp_fair_link(void **state)
     assert_true(fabs(member[1] - 30) < 1e-9 && fabs(out.T - 40) < 1e-9);
 }
 
+/* A split multicast on a fair link whose second tree fans out wider than its first: tree 0
+ * the chain 0 -> 1 -> 2 -> 3 (packets 0 and 2), tree 1 the root to all three (1 and 3), four
+ * 1000-byte packets, 0.01 a byte, nothing else. The root's 8 copies share its link from 0:
+ * all there at 80, and member 1 has the whole message. It sends packets 0 and 2 on at once
+ * (each at half its link): member 2 has them at 100, and sends them on to 3: 120. (The root's
+ * copies outnumber a tree's widest fan-out times the packets: the fair link's room counts both
+ * trees.) */
+static void fair_split_wide(void **state)
+{
+    (void)state;
+    int first[5] = {0, 1, 2, 3, 3}, kids[3] = {1, 2, 3};
+    int first2[5] = {0, 3, 3, 3, 3}, kids2[3] = {1, 2, 3};
+    struct fm_model_tree t = {4, 0, first, kids, first2, kids2};
+    struct fm_costs c = {.gap_byte = 0.01, .link_fair = 1};
+    double member[4];
+    struct fm_model_out out = {.member = member};
+    assert_int_equal(fm_model_sim(&t, 4, 1000, 4000, FM_MODEL_FPFS, &c, NULL, &out), FM_OK);
+    assert_true(fabs(member[1] - 80) < 1e-9 && fabs(member[2] - 100) < 1e-9);
+    assert_true(fabs(out.T - 120) < 1e-9);
+}
+
 /* The link's costs measured at a packet size of their own (costs.h at_*) are the model's for
  * packets of that size: root -> 1, one 1000-byte packet, post 1, link 0.01 per byte (there at
  * 11); with 0.02 per byte and 5 more latency measured at 1000 bytes, there at 1 + 20 + 5. */
@@ -844,6 +865,7 @@ int main(void)
         cmocka_unit_test(net_shared_link),
         cmocka_unit_test(net_hops),
         cmocka_unit_test(net_split),
+        cmocka_unit_test(fair_split_wide),
         cmocka_unit_test(torus_routes),
         cmocka_unit_test(net_shared_cores),
         cmocka_unit_test(credits_half_window),

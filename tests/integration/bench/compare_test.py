@@ -108,6 +108,12 @@ class Parsing(unittest.TestCase):
         after = compare.uplink_dirs("0 1500 2100 2 2\n1 60 940 2 2\n")
         self.assertEqual(before[("1", "down")], 40)
         self.assertEqual(compare.busiest(before, after), 900)
+        # cluster.sh's uplinks: 16 hosts in 4 racks at 100 Mbit/s, 4 a rack: 100 Mbit/s; 4 in
+        # 2 racks: 2 a rack, 50 Mbit/s; 10 in 4: 3 a rack, 75 Mbit/s.
+        self.assertAlmostEqual(compare.uplink_rate("100mbit", 16, 4), 12.5e6)
+        self.assertAlmostEqual(compare.uplink_rate("100mbit", 4, 2), 6.25e6)
+        self.assertAlmostEqual(compare.uplink_rate("100mbit", 10, 4), 9.375e6)
+        self.assertIsNone(compare.uplink_rate(None, 16, 4))
 
     def test_cc_rows(self):
         text = "# a comment line\n" + fm_cc({("prefix:4", K64): 123.45},
