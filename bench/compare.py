@@ -304,10 +304,6 @@ class Cluster:
     def in_host0(self, cmd):
         return [self.tools.agent, self.prefix + "0"] + cmd
 
-    def uplinks(self):
-        """Bytes over every uplink so far, up and down (racks only)."""
-        return sum(self.uplink_dirs().values())
-
     def uplink_dirs(self):
         """Bytes so far over each uplink direction (racks only): uplink_dirs."""
         return uplink_dirs(run(["bash", self.tools.cluster, "counters", "--prefix",
@@ -780,7 +776,7 @@ def dag_report(rows, out_dir, where):
     print(f"\n# DAG scheduler, {where}: makespan (us, median of each job's runs), uplink bytes "
           "(up and down over every uplink) per run (a job's over its warm-up and timed runs)")
     print(f"# ratio: makespan / {ref['who'] if ref else 'no MPI'} point-to-point's; floor: the "
-          "busiest uplink direction's bytes a run at the links' rate (no run of that traffic "
+          "busiest uplink direction's bytes a run at the uplinks' rate (no run of that traffic "
           "is shorter), use: floor / makespan")
     print(f"{'who':>8} {'tree':>9} {'makespan_us':>12} {'min_us':>11} {'max_us':>11} "
           f"{'uplink/run':>11} {'ratio':>6} {'floor_us':>11} {'use':>5} {'checksum':>8}")

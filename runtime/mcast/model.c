@@ -252,12 +252,11 @@ static int route_len(const struct fm_model_net *net, int v)
     return net->route_first[v + 1] - net->route_first[v];
 }
 
-/* Over a net: when a copy of size bytes to kid, ready at ready, is through its route's
- * busiest link, a token bucket at its share of the link's rate and bucket (its stream's pipe
- * and tokens; a copy to a member of the sender's own host leaves at once). */
-static double net_send(struct sim *s, int kid, int j, double ready, double size)
+/* Over a net: when a copy of packet j (size bytes) on stream u, ready at ready, is through its
+ * route's busiest link, a token bucket at its share of the link's rate and bucket (the
+ * stream's pipe and tokens; a copy to a member of the sender's own host leaves at once). */
+static double net_send(struct sim *s, int u, int j, double ready, double size)
 {
-    int u = stream_of(s, kid, j);
     if (route_len(s->net, u) == 0)
         return ready;
     double gap = s->c->gap_byte * s->share[u], burst = s->c->burst / s->share[u];
@@ -455,6 +454,7 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     const struct fm_costs *c = s->c;
     int kid = kids_for(s, v, j, NULL)[i], m = s->m, w = s->job ? s->job->window : 0;
     int k = tree_index(s, j); /* (the pair's own packet count, for its credits) */
+    int u = stream_of(s, kid, j);
     double size = psize(s, j);
     const int *host = s->job ? s->job->host : NULL;
     int local = !s->net && host && host[v] >= 0 && host[v] == host[kid];
@@ -475,16 +475,14 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     if (w > 0 && k >= w) { /* a credit: the child released packet k - w, and it came back */
         size_t back = (size_t)from_tree_index(s, j, (int)credit_sent(w, k - w, tree_packets(s, j)));
         double credit =
-            credit_back(s, stream_of(s, kid, j), s->rel_prev[(size_t)kid * m + back], lx) +
-            (fresh ? c->recv_pkt : 0);
+            credit_back(s, u, s->rel_prev[(size_t)kid * m + back], lx) + (fresh ? c->recv_pkt : 0);
         ready = credit > ready ? credit : ready;
     }
-    double left = s->net         ? net_send(s, kid, j, ready, size)
+    double left = s->net         ? net_send(s, u, j, ready, size)
                   : local        ? ready
                   : fair_link(s) ? fair_add(s, kid, j, ready, size, lx)
                                  : link_send(l, c, ready, size);
     double at = left + lx * (c->latency + size * c->lat_byte);
-    int u = stream_of(s, kid, j);
     if (s->net && route_len(s->net, u) > 1) { /* routers pass each frame on whole */
         double frame =
             size + MODEL_FRAME_HEADER < s->net->frame ? size + MODEL_FRAME_HEADER : s->net->frame;
