@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fastmsg-tree: print a multicast tree, member by member, and the model's completion time.
  *   fastmsg-tree BUILDER[:PARAM] -n N [-m M] [--lambda L] [--root R] [--store-forward]
- *                [--torus AxB[xC][:uni] [--seed S]] [--costs FILE --bytes B [--packet P]
- *                [--credits W]]
+ *                [--torus AxB[xC][:uni] [--seed S | --place P0,P1,..]] [--costs FILE
+ *                --bytes B [--packet P] [--credits W] [--each]]
  * One line per member "R: C1 C2 ..." (its children in send order), then "steps S"; with
- * --costs also the model in seconds (over the torus's links with --torus): "seconds T", and
- * on a torus "links V U" (link visits, links used). */
+ * --costs also the model in seconds (over the torus's links with --torus): "seconds T", with
+ * --each "member I T" for each member, and on a torus "links V U" (link visits, links used).
+ * The model averages over 3 random link orders (or, on a torus, which copy takes a link's
+ * bucket), as the runtime's does. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -43,9 +45,12 @@ static const char usage[] =
     "                   member per position: all of them (no -n; member i at position i,\n"
     "                   or with --seed S in an order drawn with S), else -n positions drawn\n"
     "                   at random (--seed S, default 1); member 0 at position 0 always\n"
+    "  --place P0,P1,.. with --torus: member i at position Pi (positions r = x + A*y ...,\n"
+    "                   as FM_TOPOLOGY=torus numbers hosts), -n of them, all distinct\n"
     "  --costs FILE     also the model in seconds, from a costs file (FM_MCAST_COSTS_FILE's\n"
     "                   format; fm_mcast_calibrate writes one), over the torus's links with\n"
     "                   --torus: \"seconds T\" (and \"links VISITS USED\" on a torus)\n"
+    "  --each           with --costs: also \"member I T\", each member's modelled completion\n"
     "  --bytes B        with --costs: the message's bytes (required)\n"
     "  --packet P       with --costs: payload bytes per packet (default 65536)\n"
     "  --credits W      with --costs: each sender's credit window at each child, in packets\n"
@@ -57,7 +62,8 @@ struct args {
     struct fm_tree_desc desc;
     double lambda;
     int lambda_given, store_forward, seed, seed_given;
-    const char *torus, *costs;
+    const char *torus, *costs, *place;
+    int each;
     long bytes, packet;
     int credits;
     struct fm_torus_net net;
@@ -87,6 +93,34 @@ static int parse_int(const char *s, int min, int *out)
     return 0;
 }
 
+/* --place: the members' positions as listed, -n of them (all without -n), each once. */
+static int parse_place(struct args *a, int spots)
+{
+    const char *s = a->place;
+    int n = 0;
+    char *used = calloc((size_t)spots, 1);
+    if (!used)
+        return bad("out of memory");
+    while (*s && n < spots) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (end == s || errno || v < 0 || v >= spots || used[v] || (*end && *end != ',')) {
+            free(used);
+            return bad("--place %s: position %d is not a new position below %d", a->place, n,
+                       spots);
+        }
+        used[v] = 1;
+        a->pos[n++] = (int)v;
+        s = *end ? end + 1 : end;
+    }
+    free(used);
+    if (*s || (a->desc.n && n != a->desc.n))
+        return bad("--place %s: %d positions for %d members", a->place, n + (*s != 0), a->desc.n);
+    a->desc.n = n;
+    return 0;
+}
+
 /* --torus: the net, and -n positions of it (all without -n) drawn with --seed, position 0
  * first. 0, or 2 after saying why. */
 static int parse_torus(struct args *a)
@@ -101,7 +135,7 @@ static int parse_torus(struct args *a)
         a->net.dims[i] = s.dims[i];
     fm_topo_spec_clear(&s);
     int spots = a->net.dims[0] * a->net.dims[1] * a->net.dims[2];
-    if (a->desc.n == 0)
+    if (a->desc.n == 0 && !a->place)
         a->desc.n = spots;
     if (a->desc.n > spots)
         return bad("-n %d: the torus has only %d positions", a->desc.n, spots);
@@ -111,6 +145,8 @@ static int parse_torus(struct args *a)
     unsigned long long x = 0x9e3779b97f4a7c15ULL * (unsigned long long)(a->seed + 1);
     for (int i = 0; i < spots; i++)
         a->pos[i] = i;
+    if (a->place)
+        return parse_place(a, spots);
     int shuffle = a->desc.n < spots || a->seed_given;
     for (int i = 1; i < a->desc.n && shuffle; i++) { /* Fisher-Yates past position 0 */
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -154,22 +190,27 @@ static int model_seconds(const struct args *a, const struct fm_tree_desc *d)
     int rc = fm_model_tree_of(d, fm_model_splits(d, m, mode), &t);
     if (rc != FM_OK)
         return rc;
-    struct fm_model_job job = {.window = a->credits};
+    struct fm_model_job job = {.window = a->credits, .orders = 3};
     struct fm_model_net net = {0};
     if (a->torus) {
         rc = fm_torus_model_net(&a->net, &t, torus_coord, a, 1514, &net);
         job.net = &net;
     }
     struct fm_model_out out = {0};
+    if (a->each && !(out.member = calloc((size_t)t.n, sizeof *out.member)))
+        rc = FM_ERR_NOMEM;
     if (rc == FM_OK)
         rc = fm_model_sim(&t, m, (size_t)a->packet, (size_t)a->bytes, (enum fm_model_mode)mode, &c,
                           &job, &out);
     if (rc == FM_OK) {
         printf("seconds %.9g\n", out.T);
+        for (int i = 0; a->each && i < t.n; i++)
+            printf("member %d %.9g\n", i, out.member[i]);
         if (a->torus)
             printf("links %d %d\n", out.link_visits, out.links_used);
     }
     free((void *)net.route_first);
+    free(out.member);
     fm_model_tree_free(&t);
     return rc;
 }
@@ -186,6 +227,8 @@ static int parse_args(int argc, char **argv, struct args *a)
                                          {"bytes", required_argument, NULL, 'b'},
                                          {"packet", required_argument, NULL, 'p'},
                                          {"credits", required_argument, NULL, 'C'},
+                                         {"place", required_argument, NULL, 'P'},
+                                         {"each", no_argument, NULL, 'e'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     *a = (struct args){.desc = {.n = 0, .m = 1}, .lambda = 1.0, .seed = 1, .packet = 65536};
@@ -223,6 +266,12 @@ static int parse_args(int argc, char **argv, struct args *a)
         case 'c':
             a->costs = optarg;
             break;
+        case 'P':
+            a->place = optarg;
+            break;
+        case 'e':
+            a->each = 1;
+            break;
         case 'C':
             if (parse_int(optarg, 0, &a->credits))
                 return bad("--credits needs a packet count, not '%s'", optarg);
@@ -259,6 +308,10 @@ static int parse_args(int argc, char **argv, struct args *a)
         return bad("%s", err);
     if (a->torus && parse_torus(a))
         return 2;
+    if (a->place && !a->torus)
+        return bad("--place needs --torus");
+    if (a->each && !a->costs)
+        return bad("--each needs --costs");
     if (a->costs && a->bytes < 1)
         return bad("--costs needs --bytes B");
     if (a->desc.n < 1)

@@ -58,6 +58,13 @@ printf '%s\n' send_msg_ns=0 send_pkt_ns=1000 send_ns_per_kib=0 fill_ns_per_kib=0
 out=$("$tree" sepaddr --torus 3:uni --costs "$costs" --bytes 1000 --packet 1000 | tail -2 |
   tr '\n' ';')
 [ "$out" = "seconds 4.566e-06;links 3 2;" ] || fail "sepaddr on a ring of 3: $out"
+# The same members placed the other way (--place: member 1 at position 2, member 2 at 1), each
+# member's time (--each): separate addressing sends in the ring's order (member 2, at position
+# 1, first), so the copies leave as above and member 1 now has the router's time.
+out=$("$tree" sepaddr --torus 3:uni --place 0,2,1 --costs "$costs" --bytes 1000 --packet 1000 \
+  --each | grep '^member' | tr '\n' ';')
+[ "$out" = "member 0 0;member 1 4.566e-06;member 2 2.5e-06;" ] ||
+  fail "sepaddr on a ring of 3, placed: $out"
 # A chain of 3 on a ring, 8 packets, a window of 2: the copies take the same links one way
 # round or both ways (as fast without credits), but one way round member 1's credits to the
 # root go round behind its own copies to member 2, so the chain is slower there. Posts of
@@ -76,7 +83,9 @@ for bad in "star -n 4" "kbinomial:0 -n 4" "kbinomial:3x -n 4" "binomial:2 -n 4" 
   "binomial -n 0" "binomial -n x" "binomial -n 4 -m 0" "binomial -n 4 --root 4" \
   "binomial -n 4 --lambda 0.5" "binomial -n 4 --bogus" "binomial chain -n 4" "binomial -n" \
   "storus --torus 4y4" "storus --torus 4x4 -n 17" "storus --torus 4x4:both" \
-  "storus -n 4 --costs /nonexistent" "chain -n 4 --credits x" "chain -n 4 --credits -1"; do
+  "storus -n 4 --costs /nonexistent" "chain -n 4 --credits x" "chain -n 4 --credits -1" \
+  "chain --torus 3 --place 0,1,1" "chain --torus 3 --place 0,1,3" "chain --torus 3 --place x" \
+  "chain --torus 3 -n 2 --place 0,1,2" "chain -n 3 --place 0,1,2" "chain -n 3 --each"; do
   # shellcheck disable=SC2086
   "$tree" $bad >/dev/null 2>"${TMPDIR:-/tmp}/tree_err.$$"
   rc=$?
