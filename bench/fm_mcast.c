@@ -62,9 +62,11 @@ typedef struct mc {
     int nquiet;      /* quiet times received from rank 0 */
     double quiet_us; /* this multicast's: nothing is sent until t_start + quiet_us */
     double *scratch; /* mc_run_row's */
-    int *others;     /* ranks 1..n-1 */
-    long bad;        /* wrong copies or reports */
-    int check;       /* this multicast's copies are checked byte by byte */
+    double *each;    /* rank 0, --each: each rank's time in each multicast of the row */
+    long neach, each_cap;
+    int *others; /* ranks 1..n-1 */
+    long bad;    /* wrong copies or reports */
+    int check;   /* this multicast's copies are checked byte by byte */
 } mc;
 
 static void delivered(void *buf, size_t len, int status, int sender, void *arg)
@@ -209,7 +211,39 @@ static int one_mcast(void *arg, size_t size, int check, double quiet_us, mc_samp
     if ((rc = await(m, &m->nreports, m->n - 1)) != FM_OK)
         return rc;
     *out = mc_summarize(m->o, m->n, m->root, m->times);
+    for (int r = 0; m->each && m->neach < m->each_cap && r < m->n; r++)
+        m->each[r * m->each_cap + m->neach] =
+            m->o->common_clock ? m->times[r].at - m->times[m->root].at : m->times[r].us;
+    m->neach += m->each != NULL;
     return FM_OK;
+}
+
+/* --each: room for a row's multicasts (its warm-up one included) per rank; FM_OK or
+ * FM_ERR_NOMEM. */
+static int each_reset(mc *m, size_t size)
+{
+    long cap = mc_iters(m->o, size) * m->o->repeats + 1;
+    m->neach = 0;
+    if (!m->o->each || m->me != 0 || cap <= m->each_cap)
+        return FM_OK;
+    double *p = realloc(m->each, (size_t)cap * (size_t)m->n * sizeof *p);
+    if (!p)
+        return FM_ERR_NOMEM;
+    m->each = p;
+    m->each_cap = cap;
+    return FM_OK;
+}
+
+/* --each: every member's median over the row's timed multicasts (the first, its warm-up,
+ * left out), a comment line so that --csv stays a table. */
+static void each_print(mc *m, const char *mode, size_t size)
+{
+    printf("# each %s %s %zu:", m->tree, mode, size);
+    for (int r = 0; r < m->n; r++)
+        if (r != m->root && m->neach > 1)
+            printf(" %d=%.1f", r, bench_median(m->each + r * m->each_cap + 1, m->neach - 1));
+    putchar('\n');
+    fflush(stdout);
 }
 
 static void print_header(const mc *m)
@@ -290,6 +324,8 @@ static int sweep(mc *m)
                 if (rc == FM_OK)
                     rc = fm_reset_peaks(m->ctx);
                 if (rc == FM_OK)
+                    rc = each_reset(m, size);
+                if (rc == FM_OK)
                     rc = mc_run_row(o, m->me, size, one_mcast, m, m->scratch, row);
                 if (rc == FM_OK && m->me == 0) {
                     mc_label lb = {bench_fm_label(), m->n,       o->calibrate ? "1" : "0",
@@ -298,6 +334,8 @@ static int sweep(mc *m)
                                   p.held_packets,  p.tree_seconds * 1e6,
                                   p.link_visits,   p.links_used};
                     mc_print_row(o, &lb, size, row, &x);
+                    if (m->each)
+                        each_print(m, mode, size);
                 }
                 if (rc != FM_OK)
                     fprintf(stderr, PROG ": rank %d: %s %s, %zu B: %s\n", m->me, m->tree, mode,
@@ -366,6 +404,7 @@ static void teardown(mc *m)
         MC_PAYLOAD_FREE(m->o, m->rbuf);
     free(m->times);
     free(m->scratch);
+    free(m->each);
     free(m->others);
 }
 

@@ -48,6 +48,7 @@ typedef struct mc_opts {
                        * 0: every rank */
     int common_clock; /* every rank reads one CLOCK_MONOTONIC: time from the root's send */
     int project;      /* --project N: the model's times for N members after the rows; 0 off */
+    int each;         /* --each: after each row, every member's median time */
     int shared;       /* --shared-payload: one payload buffer for all simulated ranks */
     size_t warmup;    /* --warmup BYTES: untimed multicasts of the largest size first, until
                        * each member received this many bytes (0: none) */

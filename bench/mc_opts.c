@@ -60,6 +60,9 @@ static void usage(FILE *f, const char *prog, void *st)
         fputs("      --calibrate     measure the model's costs first (fm_mcast_calibrate)\n"
               "      --project N     after the rows, the model's time for every tree and size\n"
               "                      with N members (hosts of their own), from this job's costs\n"
+              "      --each          after each row, a comment line with every member's median\n"
+              "                      time (\"# each TREE MODE SIZE: RANK=US ...\"; compare\n"
+              "                      fastmsg-tree --each)\n"
               "      --concurrent K  every rank a root at once, each to K others drawn at random\n"
               "                      (fm_mcast_begin_list; needs --common-clock): per tree and\n"
               "                      size, each multicast's completion and the aggregate rate\n",
@@ -210,6 +213,7 @@ enum {
     OPT_QUIET,
     OPT_CONC,
     OPT_CLOCK,
+    OPT_EACH,
     OPT_METHODS,
     OPT_ROOTS,
     OPT_PROJECT,
@@ -238,6 +242,7 @@ static const struct option long_opts[] = {
     {"roots", required_argument, NULL, OPT_ROOTS},
     {"project", required_argument, NULL, OPT_PROJECT},
     {"common-clock", no_argument, NULL, OPT_CLOCK},
+    {"each", no_argument, NULL, OPT_EACH},
     {"methods", required_argument, NULL, OPT_METHODS},
     {"timeout", required_argument, NULL, OPT_TO},
     {"csv", no_argument, NULL, OPT_CSV},
@@ -257,8 +262,9 @@ static int apply(void *st, int c, const char *arg, const char *prog)
                 prog);
         return -2;
     }
-    if (!p->cli->trees && (c == OPT_TREES || c == OPT_SF || c == OPT_MODES || c == OPT_CAL ||
-                           ((c == OPT_CONC || c == OPT_ROOTS) && !p->cli->concurrent))) {
+    if (!p->cli->trees &&
+        (c == OPT_TREES || c == OPT_SF || c == OPT_MODES || c == OPT_CAL || c == OPT_EACH ||
+         ((c == OPT_CONC || c == OPT_ROOTS) && !p->cli->concurrent))) {
         fprintf(stderr,
                 "%s: %s is fastmsg-bench-mcast's option (fastmsg's trees); this program has none\n",
                 prog,
@@ -266,6 +272,7 @@ static int apply(void *st, int c, const char *arg, const char *prog)
                 : c == OPT_SF    ? "--sf-too"
                 : c == OPT_MODES ? "--modes"
                 : c == OPT_CAL   ? "--calibrate"
+                : c == OPT_EACH  ? "--each"
                 : c == OPT_CONC  ? "--concurrent"
                                  : "--roots");
         return -2;
@@ -349,6 +356,9 @@ static int apply(void *st, int c, const char *arg, const char *prog)
     case OPT_CLOCK:
         o->common_clock = 1;
         return 0;
+    case OPT_EACH:
+        o->each = 1;
+        return 0;
     case OPT_METHODS:
         return parse_method_list(arg, p->cli->methods, o);
     }
@@ -360,6 +370,8 @@ static const char *check(void *st)
     const parse *p = st;
     if (p->o->roots && !p->o->concurrent)
         return "--roots needs --concurrent K";
+    if (p->o->each && p->o->concurrent)
+        return "--each is for one root's rows, not --concurrent";
     if (p->o->shared && !MC_HAVE_SHARED)
         return "--shared-payload needs the SimGrid build (bench/sim/build.sh)";
     return p->lo > p->hi ? "--min is larger than --max" : NULL;

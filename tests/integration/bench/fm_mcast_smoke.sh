@@ -63,6 +63,19 @@ done
 [ "$(grep -v '^#' <<<"$out" | head -1 | awk '{print $3}')" = fcfs ] ||
   fail "the modes not in the order given"
 
+# --each: a comment line per row with every member's median time; down a chain each member's
+# copy is complete after its parent's, so the medians grow along it (1, 2, 3).
+run "$mc" -r 1 -i 5 --csv --each --common-clock --trees chain --sizes 8,64K
+for s in 8 65536; do
+  line=$(grep "^# each chain fpfs $s:" <<<"$out") || fail "--each printed no line for $s B"
+  awk -v l="$line" 'BEGIN { n = split(l, f, /[ =]/); if (n != 11 || f[6] != 1 || f[8] != 2 ||
+      f[10] != 3 || !(f[7] <= f[9] && f[9] <= f[11] && f[7] > 0)) exit 1 }' ||
+    fail "--each for $s B: $line"
+done
+[ "$(grep -vc '^#' <<<"$out")" -eq 3 ] || fail "--each: expected a CSV header and 2 rows"
+"$mc" --each --concurrent 2 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--each with --concurrent does not exit 2"
+
 # A prefix tree named without its base takes FM_PREFIX_BASE's (the root's, in the descriptor).
 FM_PREFIX_BASE=2 run "$mc" -r 1 -i 2 --trees prefix,prefix:3 --sizes 8,3000
 for s in 8 3000; do
