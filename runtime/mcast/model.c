@@ -70,7 +70,6 @@ struct sim {
     const struct fm_model_net *net;
     double *pipe, *tokens, *share, *span0, *span1;
     int *link_first, *link_edges;
-    unsigned char *lead; /* per stream: its copies take their first link's bucket (net_lead) */
     /* With c->link_fair (and no net): the copies of the member being simulated that go on
      * its link, as post made them, and per packet its CPU time once it had posted and
      * copied it (the release waits for the later of that and its last copy's arrival). */
@@ -260,9 +259,7 @@ static double net_send(struct sim *s, int u, int j, double ready, double size)
 {
     if (route_len(s->net, u) == 0)
         return ready;
-    /* (an idle link's bucket passes the first frames to reach it at once: the leading
-     * copy's, not a part of every copy's) */
-    double gap = s->c->gap_byte * s->share[u], burst = s->lead[u] ? s->c->burst : 0;
+    double gap = s->c->gap_byte * s->share[u], burst = s->c->burst / s->share[u];
     if (tree_index(s, j) == 0) {
         s->tokens[u] = burst;
         s->pipe[u] = ready;
@@ -600,7 +597,7 @@ static double simulate_member(struct sim *s, int v, double *held)
         cpu = take(s, v, j, cpu);
         for (int i = 0; i < nj; i++)
             cpu = post(s, &l, v, i, j, cpu);
-        if (s->order_seed && nj > 1 && c->gap_byte > 0 && !fair_link(s) && !s->net)
+        if (s->order_seed && nj > 1 && c->gap_byte > 0 && !fair_link(s))
             shuffle_arrivals(s, v, j, nj);
         double copies = (keep ? size * c->copy_byte : 0) + (root ? 0 : size * c->copy_byte);
         cpu = run_cpu(s, v, cpu, copies);
@@ -836,40 +833,6 @@ static int queues_init(struct sim *s)
     return FM_OK;
 }
 
-/* Which streams lead: of a member's children in one tree whose routes start on the same
- * link, the one whose frames reach the idle link's bucket first and pass at once. Which
- * that is the kernel decides, not the posting order (measured: any of a root's four copies
- * on one link could arrive first, in the time the bucket and the rate give one copy alone):
- * with a seed it is drawn at random, without, the first posted. */
-static void net_lead(struct sim *s)
-{
-    const struct fm_model_net *net = s->net;
-    for (int tree = 0; tree < (s->t->first2 ? 2 : 1); tree++)
-        for (int v = 0; v < s->t->n; v++) {
-            int d;
-            const int *kids = kids_for(s, v, tree, &d);
-            uint64_t x = fm_mix64(s->order_seed ^ fm_mix64(((uint64_t)(unsigned)v << 32) | 7u));
-            for (int i = 0; i < d; i++) {
-                int u = stream_of(s, kids[i], tree), l0, same = 0;
-                if (route_len(net, u) == 0)
-                    continue;
-                l0 = net->route_links[net->route_first[u]];
-                for (int h = 0; h < i; h++) {
-                    int w = stream_of(s, kids[h], tree);
-                    same += route_len(net, w) > 0 && net->route_links[net->route_first[w]] == l0;
-                }
-                x = fm_mix64(x + (uint64_t)i);
-                int take = same == 0 || (s->order_seed && x % (uint64_t)(same + 1) == 0);
-                for (int h = 0; h < i && take; h++) {
-                    int w = stream_of(s, kids[h], tree);
-                    if (route_len(net, w) > 0 && net->route_links[net->route_first[w]] == l0)
-                        s->lead[w] = 0;
-                }
-                s->lead[u] = (unsigned char)take;
-            }
-        }
-}
-
 /* The net's state: every share 1, and which streams cross each link; the link concentration
  * into out. FM_OK, FM_ERR_INVALID (a link id out of range) or FM_ERR_NOMEM. */
 static int net_init(struct sim *s, struct fm_model_out *out)
@@ -908,9 +871,6 @@ static int net_init(struct sim *s, struct fm_model_out *out)
         for (int e = net->route_first[v]; e < net->route_first[v + 1]; e++)
             s->link_edges[next[net->route_links[e]]++] = v;
     free(next);
-    if (!(s->lead = calloc((size_t)n, 1)))
-        return FM_ERR_NOMEM;
-    net_lead(s);
     return net->back_first ? queues_init(s) : FM_OK;
 }
 
@@ -1041,7 +1001,6 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     free(s.sh.slot);
     free(s.sh.prev);
     free(s.pipe);
-    free(s.lead);
     free(s.link_first);
     free(s.posted);
     free(s.fair);
@@ -1069,12 +1028,12 @@ static int sim_run(const struct fm_model_tree *t, int m, size_t payload, size_t 
     struct fm_costs sized; /* the link's costs at this packet size, where they were measured */
     fm_costs_at(c, payload, &sized);
     c = &sized;
-    /* (over a net each copy has its stream: only which takes a link's bucket is drawn) */
+    /* (over a net every copy has its own stream: no shared link to order) */
     /* (nor on a fair link: its copies share it, none waits for another) */
-    int k = job && job->orders > 1 && c->gap_byte > 0 && !(c->link_fair > 0) &&
-                    (!job->net || c->burst > 0) && fans_out(t)
-                ? job->orders
-                : 1;
+    int k =
+        job && !job->net && job->orders > 1 && c->gap_byte > 0 && !(c->link_fair > 0) && fans_out(t)
+            ? job->orders
+            : 1;
     if (k == 1)
         return sim_once(t, m, payload, bytes, mode, c, job, classic, 0, out);
     size_t n = (size_t)t->n;

@@ -6,8 +6,8 @@
  * One line per member "R: C1 C2 ..." (its children in send order), then "steps S"; with
  * --costs also the model in seconds (over the torus's links with --torus): "seconds T", with
  * --each "member I T" for each member, and on a torus "links V U" (link visits, links used).
- * The model averages over 3 random link orders (or, on a torus, which copy takes a link's
- * bucket), as the runtime's does. */
+ * The model averages over 3 random link orders where a member's copies queue on its link, as
+ * the runtime's does. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>

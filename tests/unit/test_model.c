@@ -537,33 +537,6 @@ static void net_shared_link(void **state)
     assert_true(fabs(out.T - 102) < 2);
 }
 
-/* A link's bucket goes to the copy whose frames reach it first, not a part to each copy under
- * way. A flat root with 2 children over one link, one 1000-byte packet, post 1, 0.01 per
- * byte, a bucket of 1000 bytes: the leading copy passes at once and the other alone after
- * it. Without a seed the first posted leads: child 1 at 1, child 2 at 2 + 10 = 12. With
- * drawn leads (3 orders) a draw is either that or child 2 leading (at 2, child 1 at 1 + 10):
- * each member's mean is a mix of the two with the same counts. */
-static void net_bucket_lead(void **state)
-{
-    (void)state;
-    int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2};
-    struct fm_model_tree t = {3, 0, first, kids, NULL, NULL};
-    struct fm_costs c = {.send_pkt = 1, .gap_byte = 0.01, .burst = 1000};
-    int route_first[4] = {0, 0, 1, 2}, route_links[2] = {0, 0};
-    struct fm_model_net net = {.nlinks = 1, .route_first = route_first, .route_links = route_links};
-    struct fm_model_job job = {.net = &net};
-    double member[3];
-    struct fm_model_out out = {.member = member};
-    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
-    assert_true(member[1] == 1 && member[2] == 12 && out.T == 12);
-    job.orders = 3;
-    assert_int_equal(fm_model_sim(&t, 1, 1000, 1000, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
-    double led2 = (3 * member[1] - 3) / 10; /* draws in which child 2 led */
-    assert_true(fabs(led2 - (double)(long)(led2 + 0.5)) < 1e-9 && led2 >= 0 && led2 <= 3);
-    assert_true(fabs(3 * member[2] - ((3 - led2) * 12 + led2 * 2)) < 1e-9);
-    assert_true(fabs(3 * out.T - ((3 - led2) * 12 + led2 * 11)) < 1e-9);
-}
-
 /* Separate addressing from (0,0) on a unidirectional 4x4 torus, two packets (64 KiB and 32 B),
  * costs as calibrated on the emulated torus at 100 Mbit/s: 12 of the 15 copies leave by the
  * root's +x link, so about 12 x 64 KiB at the link's rate, less the bucket, whether or not the
@@ -868,21 +841,35 @@ static void split_two_trees(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(design_examples),     cmocka_unit_test(per_member_by_hand),
-        cmocka_unit_test(chain_closed_forms),  cmocka_unit_test(flat_closed_forms),
-        cmocka_unit_test(fpfs_never_loses),    cmocka_unit_test(run_on_given_tree),
-        cmocka_unit_test(bad_trees_and_args),  cmocka_unit_test(seconds_form),
-        cmocka_unit_test(loggp_chain_by_hand), cmocka_unit_test(loggp_link_and_burst),
-        cmocka_unit_test(loggp_fair_link),     cmocka_unit_test(loggp_sized_link),
-        cmocka_unit_test(loggp_rack_latency),  cmocka_unit_test(loggp_link_order),
-        cmocka_unit_test(loggp_local_copies),  cmocka_unit_test(loggp_shared_payload),
-        cmocka_unit_test(loggp_lent_packets),  cmocka_unit_test(loggp_credit_window),
-        cmocka_unit_test(loggp_shared_cores),  cmocka_unit_test(loggp_fcfs_buffers),
-        cmocka_unit_test(net_own_links),       cmocka_unit_test(net_shared_link),
-        cmocka_unit_test(net_bucket_lead),     cmocka_unit_test(net_hops),
-        cmocka_unit_test(net_split),           cmocka_unit_test(fair_split_wide),
-        cmocka_unit_test(torus_routes),        cmocka_unit_test(net_shared_cores),
-        cmocka_unit_test(credits_half_window), cmocka_unit_test(net_credits_back),
+        cmocka_unit_test(design_examples),
+        cmocka_unit_test(per_member_by_hand),
+        cmocka_unit_test(chain_closed_forms),
+        cmocka_unit_test(flat_closed_forms),
+        cmocka_unit_test(fpfs_never_loses),
+        cmocka_unit_test(run_on_given_tree),
+        cmocka_unit_test(bad_trees_and_args),
+        cmocka_unit_test(seconds_form),
+        cmocka_unit_test(loggp_chain_by_hand),
+        cmocka_unit_test(loggp_link_and_burst),
+        cmocka_unit_test(loggp_fair_link),
+        cmocka_unit_test(loggp_sized_link),
+        cmocka_unit_test(loggp_rack_latency),
+        cmocka_unit_test(loggp_link_order),
+        cmocka_unit_test(loggp_local_copies),
+        cmocka_unit_test(loggp_shared_payload),
+        cmocka_unit_test(loggp_lent_packets),
+        cmocka_unit_test(loggp_credit_window),
+        cmocka_unit_test(loggp_shared_cores),
+        cmocka_unit_test(loggp_fcfs_buffers),
+        cmocka_unit_test(net_own_links),
+        cmocka_unit_test(net_shared_link),
+        cmocka_unit_test(net_hops),
+        cmocka_unit_test(net_split),
+        cmocka_unit_test(fair_split_wide),
+        cmocka_unit_test(torus_routes),
+        cmocka_unit_test(net_shared_cores),
+        cmocka_unit_test(credits_half_window),
+        cmocka_unit_test(net_credits_back),
         cmocka_unit_test(split_two_trees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
