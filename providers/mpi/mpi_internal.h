@@ -16,13 +16,20 @@
  * would be 10,000 receives a rank. What does not find a place waits in MPI's own unexpected
  * queue, so fewer places lose nothing. */
 #define FM_MPI_MAX_PLACES 32
+/* At most this many places posted at once, over all regions; the others are posted as places
+ * take messages. A rank has few senders at a time, each within its credits, and SMPI's work
+ * per completion and per wait grows with the requests outstanding (at 16 KiB packets the
+ * receive pool was 256 places a rank). */
+#define FM_MPI_MAX_POSTED 64
 
 /* A multi-receive region: MPI cannot pack messages one after the other into a buffer, so a
  * region is cut into places of at least the largest packet's size, an MPI_Irecv each; the
  * region is released once every place has taken a message. */
 typedef struct fm_mpi_region {
     void *ctx, *buf;
-    int places, landed;
+    size_t each;                /* bytes of each place */
+    int places, posted, landed; /* places posted so far, and those that took a message */
+    struct fm_mpi_region *next; /* the next region with places still to post */
 } fm_mpi_region;
 
 /* What one outstanding request is for. */
@@ -55,7 +62,9 @@ typedef struct fm_mpi_tp {
     fm_tp_event *ready;   /* completions found but not yet returned by poll (cap) */
     int nready, ready_at; /* queued, and the first not yet returned */
     size_t place;         /* bytes of a region's place (fm_tp_config.multi_recv_min) */
-    double cost_send, cost_recv; /* simulated seconds charged per packet (SimGrid builds) */
+    fm_mpi_region *pend, *pend_last; /* regions with places not yet posted, oldest first */
+    int places_posted;               /* places posted and not yet complete */
+    double cost_send, cost_recv;     /* simulated seconds charged per packet (SimGrid builds) */
 } fm_mpi_tp;
 
 static inline fm_mpi_tp *fm_mpi_of(fm_tp *tp)

@@ -192,6 +192,33 @@ int fm_mpi_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
     return start_recv(fm_mpi_of(tp), buf, len, ctx, NULL);
 }
 
+/* Post the pending regions' places, oldest first, while fewer than FM_MPI_MAX_POSTED are. */
+static int post_pending(fm_mpi_tp *t)
+{
+    while (t->pend && t->places_posted < FM_MPI_MAX_POSTED) {
+        fm_mpi_region *g = t->pend;
+        int rc = start_recv(t, (unsigned char *)g->buf + (size_t)g->posted * g->each, g->each,
+                            g->ctx, g);
+        if (rc)
+            return rc;
+        t->places_posted++;
+        if (++g->posted == g->places && !(t->pend = g->next))
+            t->pend_last = NULL;
+    }
+    return FM_OK;
+}
+
+/* Take region g off the pending list (it is there). */
+static void unpend(fm_mpi_tp *t, fm_mpi_region *g)
+{
+    fm_mpi_region **p = &t->pend, *prev = NULL;
+    while (*p != g)
+        prev = *p, p = &(*p)->next;
+    *p = g->next;
+    if (t->pend_last == g)
+        t->pend_last = prev;
+}
+
 int fm_mpi_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
 {
     fm_mpi_tp *t = fm_mpi_of(tp);
@@ -207,17 +234,21 @@ int fm_mpi_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void 
     size_t each = len / places; /* >= t->place; at most INT32_MAX, as MPI counts take */
     if (each > (size_t)INT32_MAX)
         each = (size_t)INT32_MAX;
-    *g = (fm_mpi_region){.ctx = ctx, .buf = buf, .places = (int)places};
-    for (int k = 0; k < g->places; k++) {
-        int rc = start_recv(t, (unsigned char *)buf + (size_t)k * each, each, ctx, g);
-        if (rc) { /* the places posted stay, and the region is released once they are used */
-            g->places = k;
-            if (k == 0)
-                free(g);
-            return rc;
-        }
+    *g = (fm_mpi_region){.ctx = ctx, .buf = buf, .each = each, .places = (int)places};
+    if (t->pend_last)
+        t->pend_last->next = g;
+    else
+        t->pend = g;
+    t->pend_last = g;
+    int rc = post_pending(t);
+    if (rc && g->posted < g->places) { /* the places posted stay, and the region is released
+                                        * once they are used */
+        unpend(t, g);
+        g->places = g->posted;
+        if (g->places == 0)
+            free(g);
     }
-    return FM_OK;
+    return rc;
 }
 
 /* One completed request as an event, its slot freed. */
@@ -244,21 +275,24 @@ static fm_tp_event finish(fm_mpi_tp *t, int i, const MPI_Status *st)
 }
 
 /* Queue what MPI_Testsome or MPI_Waitsome reported (out of t->idx and t->st); a region's
- * last message is followed by its release. (ready is empty here and has room for two events
- * per request: a message and its region's release.) */
-static void take(fm_mpi_tp *t, int out)
+ * last message is followed by its release, and a place that took one lets another be posted.
+ * (ready is empty here and has room for two events per request: a message and its region's
+ * release.) */
+static int take(fm_mpi_tp *t, int out)
 {
     if (t->ready_at == t->nready)
         t->ready_at = t->nready = 0;
     for (int k = 0; k < out; k++) {
         fm_mpi_region *g = t->slots[t->idx[k]].region;
         t->ready[t->nready++] = finish(t, t->idx[k], &t->st[k]);
+        t->places_posted -= g != NULL;
         if (g && ++g->landed == g->places) {
             t->ready[t->nready++] = (fm_tp_event){
                 .kind = FM_TP_RECV_REGION_DONE, .status = FM_OK, .ctx = g->ctx, .buf = g->buf};
             free(g);
         }
     }
+    return post_pending(t);
 }
 
 /* Room in t->ready for what a collect may report: those not yet returned moved to the front. */
@@ -319,8 +353,8 @@ static int wait_one(fm_mpi_tp *t, int tick)
     t->reqs[at] = t->wreqs[at];
     t->st[0].MPI_ERROR = rc; /* (a truncated message's error comes back as the call's) */
     t->idx[0] = at;
-    take(t, 1);
-    return 1;
+    int taken = take(t, 1);
+    return taken < 0 ? taken : 1;
 }
 
 /* Completions into t->ready; wait: block until there is one. A poll takes one completion
@@ -356,9 +390,7 @@ static int collect(fm_mpi_tp *t, int wait)
     if (rc == MPI_SUCCESS)
         for (int k = 0; k < out && out != MPI_UNDEFINED; k++)
             t->st[k].MPI_ERROR = MPI_SUCCESS; /* only set by MPI_ERR_IN_STATUS */
-    if (out != MPI_UNDEFINED)
-        take(t, out);
-    return FM_OK;
+    return out != MPI_UNDEFINED ? take(t, out) : FM_OK;
 }
 #endif
 
@@ -421,6 +453,14 @@ int fm_mpi_trywait(fm_tp *tp)
 void fm_mpi_cancel_all(fm_mpi_tp *t)
 {
     MPI_Waitall(2, t->tick, MPI_STATUSES_IGNORE);
+    while (t->pend) { /* places never posted never land: the posted ones release the region */
+        fm_mpi_region *g = t->pend;
+        t->pend = g->next;
+        g->places = g->posted;
+        if (g->places == g->landed)
+            free(g);
+    }
+    t->pend_last = NULL;
     for (int i = 0; i < t->hi; i++) {
         if (t->reqs[i] == MPI_REQUEST_NULL)
             continue;

@@ -40,4 +40,14 @@ timeout -k 5 300 "${launch[@]}" "$dir/bench/fastmsg-bench-mcast" --trees "$trees
 [ $rc -eq 0 ] || { echo "FAIL: fastmsg-bench-mcast over $mpi exited $rc"; exit 1; }
 rows=$(grep -c '^mpi,4,' "$build/mpi-$mpi.csv")
 [ "$rows" -eq 24 ] || { cat "$build/mpi-$mpi.csv"; echo "FAIL: $rows rows, want 24 (8 trees x 3 sizes)"; exit 1; }
+# More region places than the provider posts at once (FM_MPI_MAX_POSTED, 64): 1 MiB of regions
+# in 8 KiB packets is 128 places (credits enough that the core takes regions, not a buffer per
+# credit per peer); the rest are posted as places take messages. A place never posted would
+# keep its region from coming back, and the senders would run out of receive room.
+timeout -k 5 300 "${launch[@]}" env FM_PACKET_SIZE=8K FM_CREDITS=64 FM_RECV_POOL=1M \
+  "$dir/bench/fastmsg-bench-mcast" --trees flat,binomial --sizes 8,1M -r 1 -i 3 --csv \
+  > "$build/mpi-$mpi-places.csv" || rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: fastmsg-bench-mcast over $mpi with 128 places exited $rc"; exit 1; }
+rows=$(grep -c '^mpi,4,8K,64,' "$build/mpi-$mpi-places.csv")
+[ "$rows" -eq 4 ] || { cat "$build/mpi-$mpi-places.csv"; echo "FAIL: $rows rows, want 4"; exit 1; }
 echo "PASS: hello and every tree over FM_PROVIDER=mpi, $mpi, 4 ranks"
