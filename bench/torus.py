@@ -20,6 +20,8 @@ torus.png and links.png to --out. Needs root.
            [--sizes 8,64K,1M] [-r 3] [--sf] [--no-mpi] [--extrapolate 8x8,16x16]
            [--prefix fmto] [--seed 1] [--out DIR] [--quick]
   torus.py --replot DIR     tables, targets and plots again from DIR's CSV files
+  torus.py --replot DIR --remodel   the same with today's model (fastmsg-tree) in the
+                            model column, for the same placements and costs
 """
 import argparse
 import csv
@@ -295,6 +297,11 @@ def main():
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--replot", metavar="DIR",
                     help="no runs: the report, targets and plots again from DIR's CSV files")
+    ap.add_argument("--remodel", action="store_true",
+                    help="with --replot: every fastmsg tree's model column again from "
+                         "fastmsg-tree, with each group's hosts (picks.json), the run's costs "
+                         "(costs.txt), the links' bucket (--rate, --burst) and FM_CREDITS; "
+                         "auto's rows keep theirs; the CSV files go to --out")
     args = ap.parse_args()
     if args.replot:
         replot(args)
@@ -355,6 +362,34 @@ def read_csv(path, ints=(), floats=()):
     return rows
 
 
+def remodel(args, d, rows):
+    """Each fastmsg row's model_us and ratio from today's fastmsg-tree, with the job's member
+    placement, costs, links' bucket and credit window (torus positions are host numbers)."""
+    tools = compare.Tools(os.path.abspath(args.build))
+    with open(os.path.join(d, "picks.json")) as f:
+        picks = json.load(f)
+    bucket = int(args.burst) if args.burst else \
+        max(3028, int(compare.rate_bytes_per_s(args.rate)) // 500)
+    costs = os.path.join(d, "costs.txt.remodel")
+    with open(os.path.join(d, "costs.txt")) as f, open(costs, "w") as out:
+        out.write(f.read() + f"burst_bytes={bucket}\n")
+    packet = tools.packet_size({"FM_PROVIDER": "tcp"})
+    credits = tools.setting({"FM_PROVIDER": "tcp"}, "FM_CREDITS")
+    spec = args.torus + (":uni" if args.unidirectional else "")
+    for r in rows:
+        if r["who"] != "fastmsg" or r["tree"] == "auto":
+            continue
+        place = ",".join(str(p) for p in picks[str(r["group"])])
+        out = run([tools.fm_tree, r["resolved"], "--torus", spec, "--place", place,
+                   "--costs", costs, "--bytes", str(max(r["size"], 1) + 32), "--packet",
+                   str(packet), "--credits", str(credits)] +
+                  (["--store-forward"] if r["mode"] == "sf" else []))
+        secs = [float(x.split()[1]) for x in out.splitlines() if x.startswith("seconds")]
+        r["model_us"] = secs[0] * 1e6
+        r["ratio"] = num(r["completion_us"]) / r["model_us"]
+    os.remove(costs)
+
+
 def replot(args):
     """The report, targets and plots of an earlier run, from its torus.csv, links.csv and
     extrapolate.csv (the plots' title from the arguments given now)."""
@@ -364,10 +399,15 @@ def replot(args):
                      floats=("visits", "concentration", "model_visits", "model_used"))
     ext = read_csv(os.path.join(d, "extrapolate.csv"), ints=("size",),
                    floats=("model_us", "model_concentration"))
-    report(rows, links, ext, [], d)
+    out = d
+    if getattr(args, "remodel", False):  # (into --out: DIR keeps the run's own model column)
+        remodel(args, d, rows)
+        out = args.out
+        os.makedirs(out, exist_ok=True)
+    report(rows, links, ext, [], out)
     targets(rows, links, sorted({r["group"] for r in rows}))
     if not args.no_plots:
-        plot(rows, links, d, f"{args.torus} torus"
+        plot(rows, links, out, f"{args.torus} torus"
              f"{' (one way)' if args.unidirectional else ''}, links {args.rate}")
 
 

@@ -82,6 +82,16 @@ int fm_costs_set_at(struct fm_costs *c, double bytes, double gap_byte, double la
     return 0;
 }
 
+double fm_costs_lambda(const struct fm_costs *all, double B)
+{
+    struct fm_costs sized, *c = &sized;
+    fm_costs_at(all, (size_t)B, &sized);
+    double cpu = c->send_pkt + B * c->send_byte, wire = B * c->gap_byte;
+    double step = cpu > wire ? cpu : wire;
+    double lambda = cpu + wire + c->latency + B * c->lat_byte + c->recv_pkt + B * c->recv_byte;
+    return step > 0 && lambda / step > 1 ? lambda / step : 1;
+}
+
 void fm_costs_at(const struct fm_costs *c, size_t payload, struct fm_costs *out)
 {
     *out = *c;

@@ -79,6 +79,11 @@ int fm_costs_set_at(struct fm_costs *c, double bytes, double gap_byte, double la
  * ratio), when c has entries. */
 void fm_costs_at(const struct fm_costs *c, size_t payload, struct fm_costs *out);
 
+/* The classic model's lambda in steps for B-byte packets (postal's, and the unit-step
+ * model's): from the start of a copy until its receiver can forward it, over the time a
+ * sender is busy per copy; at least 1. */
+double fm_costs_lambda(const struct fm_costs *c, double B);
+
 /* Write every field as "key value" lines, after comment lines naming what was measured (note,
  * may be NULL). 0 or -1 (errno set). */
 int fm_costs_write(FILE *f, const struct fm_costs *c, const char *note);

@@ -107,18 +107,6 @@ static int packets(size_t bytes, size_t payload)
     return m < 1 ? 1 : m > INT_MAX ? INT_MAX : (int)m;
 }
 
-/* The classic model's lambda in steps for B-byte packets: from the start of a copy until its
- * receiver can forward it, over the time a sender is busy per copy. */
-static double lambda_steps(const struct fm_costs *all, double B)
-{
-    struct fm_costs sized, *c = &sized;
-    fm_costs_at(all, (size_t)B, &sized);
-    double cpu = c->send_pkt + B * c->send_byte, wire = B * c->gap_byte;
-    double step = cpu > wire ? cpu : wire;
-    double lambda = cpu + wire + c->latency + B * c->lat_byte + c->recv_pkt + B * c->recv_byte;
-    return step > 0 && lambda / step > 1 ? lambda / step : 1;
-}
-
 /* The model's view of the job around a tree of n members: credits, and who shares cores. */
 /* Random link orders the model averages over where a link has a gap (model.h). */
 #define FM_MODEL_ORDERS 3
@@ -360,7 +348,7 @@ static int resolved(fm_context *ctx, size_t bytes, size_t payload, struct fm_tre
 {
     const struct fm_costs *c = fm_mcast_costs(ctx, NULL);
     d->m = packets(bytes, payload);
-    d->lambda = c ? lambda_steps(c, (double)(bytes < payload ? bytes : payload)) : 1.0;
+    d->lambda = c ? fm_costs_lambda(c, (double)(bytes < payload ? bytes : payload)) : 1.0;
     if (d->param == 0 && d->builder == fm_tree_lookup("prefix"))
         d->param = (int)ctx->cfg.prefix_base; /* the root's choice travels in the descriptor */
     struct fm_tree_desc r;

@@ -38,7 +38,8 @@ static const char usage[] =
     "  -m M             packets per message (default 1)\n"
     "  --lambda L       steps from the start of a send until the receiver can forward (>= 1);\n"
     "                   used by the model and by postal without LAMBDA. Default: postal's\n"
-    "                   LAMBDA when given, else 1\n"
+    "                   LAMBDA when given, else with --costs postal's as a job with those\n"
+    "                   costs builds it (fm_costs_lambda), else 1\n"
     "  --root R         root member (default 0)\n"
     "  --store-forward  model members that forward only once they hold the whole message\n"
     "  --torus SPEC     members on a torus of hosts, AxB[xC] (':uni': unidirectional), one\n"
@@ -174,16 +175,23 @@ static int torus_host(const void *arg, int p)
     return a->pos[p];
 }
 
-/* The model in seconds from the costs file: over the torus's links with --torus. */
-static int model_seconds(const struct args *a, const struct fm_tree_desc *d)
+/* The costs file into *c (the estimates for what it leaves out). */
+static int load_costs(const struct args *a, struct fm_costs *c)
 {
-    struct fm_costs c = {0};
     char err[256];
-    fm_costs_estimate(&c, 0, 0);
-    if (fm_costs_load(a->costs, &c, err, sizeof err)) {
+    *c = (struct fm_costs){0};
+    fm_costs_estimate(c, 0, 0);
+    if (fm_costs_load(a->costs, c, err, sizeof err)) {
         fprintf(stderr, "fastmsg-tree: --costs %s: %s\n", a->costs, err);
         return FM_ERR_CONFIG;
     }
+    return FM_OK;
+}
+
+/* The model in seconds from the costs c: over the torus's links with --torus. */
+static int model_seconds(const struct args *a, const struct fm_tree_desc *d,
+                         const struct fm_costs *c)
+{
     int m = (int)((a->bytes + a->packet - 1) / a->packet);
     int mode = a->store_forward ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS;
     struct fm_model_tree t;
@@ -200,7 +208,7 @@ static int model_seconds(const struct args *a, const struct fm_tree_desc *d)
     if (a->each && !(out.member = calloc((size_t)t.n, sizeof *out.member)))
         rc = FM_ERR_NOMEM;
     if (rc == FM_OK)
-        rc = fm_model_sim(&t, m, (size_t)a->packet, (size_t)a->bytes, (enum fm_model_mode)mode, &c,
+        rc = fm_model_sim(&t, m, (size_t)a->packet, (size_t)a->bytes, (enum fm_model_mode)mode, c,
                           &job, &out);
     if (rc == FM_OK) {
         printf("seconds %.9g\n", out.T);
@@ -350,6 +358,15 @@ int main(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (!strcmp(fm_tree_name(a.desc.builder), "kbinomial") && !a.desc.param)
         fprintf(stderr, "# k=%d\n", fm_tree_kbin_optimal_k(a.desc.n, a.desc.m));
+    struct fm_costs costs;
+    if (a.costs && load_costs(&a, &costs) != FM_OK)
+        return 1;
+    /* postal without LAMBDA and --lambda: the lambda a job with these costs builds it for */
+    if (a.costs && !a.lambda_given && !a.desc.param &&
+        !strcmp(fm_tree_name(a.desc.builder), "postal")) {
+        a.lambda = fm_costs_lambda(&costs, (double)(a.bytes < a.packet ? a.bytes : a.packet));
+        a.desc.lambda = a.lambda;
+    }
     double T;
     struct fm_tree_topo topo = {.arg = &a, .host = torus_host, .coord = torus_coord};
     if (a.torus) {
@@ -366,7 +383,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("steps %.15g\n", T);
-    if (a.costs && (rc = model_seconds(&a, &a.desc)) != FM_OK) {
+    if (a.costs && (rc = model_seconds(&a, &a.desc, &costs)) != FM_OK) {
         fprintf(stderr, "fastmsg-tree: %s\n", fm_strerror(rc));
         return 1;
     }

@@ -4,7 +4,8 @@
 the targets' decisions (met and not met) on hand-written rows whose answers were worked out
 by hand, and torus.csv / links.csv / extrapolate.csv read back as --replot reads them.
 
-usage: torus_test.py BENCH_DIR    (the directory holding torus.py)
+usage: torus_test.py BENCH_DIR [BUILD_DIR]   (the directory holding torus.py; with BUILD_DIR
+       also --remodel, which runs its fastmsg-tree)
 """
 import contextlib
 import io
@@ -15,6 +16,7 @@ import unittest
 
 sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else
                 os.path.join(os.path.dirname(__file__), "../../../bench"))
+BUILD = sys.argv.pop(1) if len(sys.argv) > 1 else None
 import torus  # noqa: E402
 
 K64, M1 = 64 << 10, 1 << 20
@@ -122,6 +124,41 @@ class Replot(unittest.TestCase):
         row = [line.split() for line in out.getvalue().splitlines()
                if line.split()[:2] == ["16", "storus"]]
         self.assertEqual(row, [["16", "storus", "20.0", "18", "1.11", "18/18=1.00"]])
+
+
+class Remodel(unittest.TestCase):
+    """--remodel on a one-way ring of 3 hosts (costs as tests/integration/tree/tree.sh's: 1 us
+    a post, 1 ns a byte on the link, 0.5 us latency, no bucket): an 8-byte chain of 2 members
+    (a 40-byte packet with the header) takes 1 + 0.04 + 0.5 = 1.54 us to a neighbour, and
+    through a router, which passes the frame on once it has it (40 + 66 bytes), 1.646 us. So
+    the placement in picks.json must be the one modelled; DIR's own files stay as they were."""
+
+    @unittest.skipUnless(BUILD, "no build directory given")
+    def test_placement(self):
+        rows = [fm(2, "chain", 8, 3.0, 99.0)]
+        costs = ("send_msg_ns=0\nsend_pkt_ns=1000\nsend_ns_per_kib=0\nfill_ns_per_kib=0\n"
+                 "gap_ns_per_kib=1024\nrecv_pkt_ns=0\nrecv_ns_per_kib=0\ncopy_ns_per_kib=0\n"
+                 "latency_ns=500\nwake_ns=0\nspin_ns=0\npoll_ns=0\n")
+        models = {}
+        for place in ([0, 1], [0, 2]):
+            with tempfile.TemporaryDirectory() as d, tempfile.TemporaryDirectory() as out:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    torus.report(rows, [], [], [], d)
+                with open(os.path.join(d, "costs.txt"), "w") as f:
+                    f.write(costs)
+                with open(os.path.join(d, "picks.json"), "w") as f:
+                    f.write('{"2": %s}' % place)
+                before = open(os.path.join(d, "torus.csv")).read()
+                args = type("A", (), {"replot": d, "remodel": True, "no_plots": True,
+                                      "torus": "3", "unidirectional": True, "rate": "100mbit",
+                                      "burst": "0", "build": BUILD, "out": out})()
+                with contextlib.redirect_stdout(io.StringIO()):
+                    torus.replot(args)
+                self.assertEqual(before, open(os.path.join(d, "torus.csv")).read())
+                got = torus.read_csv(os.path.join(out, "torus.csv"), floats=("model_us",))
+                models[place[1]] = got[0]["model_us"]
+        self.assertAlmostEqual(models[1], 1.54, places=6)
+        self.assertAlmostEqual(models[2], 1.646, places=6)
 
 
 if __name__ == "__main__":
