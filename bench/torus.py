@@ -300,8 +300,9 @@ def main():
     ap.add_argument("--remodel", action="store_true",
                     help="with --replot: every fastmsg tree's model column again from "
                          "fastmsg-tree, with each group's hosts (picks.json), the run's costs "
-                         "(costs.txt), the links' bucket (--rate, --burst) and FM_CREDITS; "
-                         "auto's rows keep theirs; the CSV files go to --out")
+                         "(costs.txt), the links' bucket (--rate, --burst) and today's "
+                         "FM_PACKET_SIZE and FM_CREDITS, no shared cores; auto's rows keep "
+                         "theirs; the CSV files go to --out (not DIR)")
     args = ap.parse_args()
     if args.replot:
         replot(args)
@@ -362,32 +363,33 @@ def read_csv(path, ints=(), floats=()):
     return rows
 
 
-def remodel(args, d, rows):
+def remodel(args, d, rows, out):
     """Each fastmsg row's model_us and ratio from today's fastmsg-tree, with the job's member
-    placement, costs, links' bucket and credit window (torus positions are host numbers)."""
+    placement, costs, links' bucket and today's FM_PACKET_SIZE and FM_CREDITS (torus positions
+    are host numbers). fastmsg-tree models no shared cores (FM_MCAST_CORES), which a job's
+    own column does."""
     tools = compare.Tools(os.path.abspath(args.build))
     with open(os.path.join(d, "picks.json")) as f:
         picks = json.load(f)
     bucket = int(args.burst) if args.burst else \
         max(3028, int(compare.rate_bytes_per_s(args.rate)) // 500)
-    costs = os.path.join(d, "costs.txt.remodel")
-    with open(os.path.join(d, "costs.txt")) as f, open(costs, "w") as out:
-        out.write(f.read() + f"burst_bytes={bucket}\n")
+    costs = os.path.join(out, "costs-remodel.txt")
+    with open(os.path.join(d, "costs.txt")) as f, open(costs, "w") as c:
+        c.write(f.read() + f"burst_bytes={bucket}\n")
     packet = tools.packet_size({"FM_PROVIDER": "tcp"})
     credits = tools.setting({"FM_PROVIDER": "tcp"}, "FM_CREDITS")
     spec = args.torus + (":uni" if args.unidirectional else "")
     for r in rows:
         if r["who"] != "fastmsg" or r["tree"] == "auto":
             continue
+        tree, _, at = r["resolved"].partition("@")  # (tree@PAYLOAD: its own packets)
         place = ",".join(str(p) for p in picks[str(r["group"])])
-        out = run([tools.fm_tree, r["resolved"], "--torus", spec, "--place", place,
-                   "--costs", costs, "--bytes", str(max(r["size"], 1) + 32), "--packet",
-                   str(packet), "--credits", str(credits)] +
-                  (["--store-forward"] if r["mode"] == "sf" else []))
-        secs = [float(x.split()[1]) for x in out.splitlines() if x.startswith("seconds")]
+        text = run([tools.fm_tree, tree, "--torus", spec, "--place", place, "--costs", costs,
+                    "--bytes", str(max(r["size"], 1) + 32), "--packet", at or str(packet),
+                    "--credits", str(credits)] + (["--store-forward"] if r["mode"] == "sf" else []))
+        secs = [float(x.split()[1]) for x in text.splitlines() if x.startswith("seconds")]
         r["model_us"] = secs[0] * 1e6
         r["ratio"] = num(r["completion_us"]) / r["model_us"]
-    os.remove(costs)
 
 
 def replot(args):
@@ -401,9 +403,11 @@ def replot(args):
                    floats=("model_us", "model_concentration"))
     out = d
     if getattr(args, "remodel", False):  # (into --out: DIR keeps the run's own model column)
-        remodel(args, d, rows)
         out = args.out
+        if os.path.realpath(out) == os.path.realpath(d):
+            fail(f"--remodel writes into --out, which must not be {d} itself")
         os.makedirs(out, exist_ok=True)
+        remodel(args, d, rows, out)
     report(rows, links, ext, [], out)
     targets(rows, links, sorted({r["group"] for r in rows}))
     if not args.no_plots:

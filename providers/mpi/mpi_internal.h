@@ -27,8 +27,10 @@
  * region is released once every place has taken a message. */
 typedef struct fm_mpi_region {
     void *ctx, *buf;
-    size_t each;                /* bytes of each place */
-    int places, posted, landed; /* places posted so far, and those that took a message */
+    size_t each; /* bytes of each place */
+    /* places: how many it has (cut to those posted when the rest never will be: an error, or
+     * close); posted so far; landed: those that took a message (or were cancelled) */
+    int places, posted, landed;
     struct fm_mpi_region *next; /* the next region with places still to post */
 } fm_mpi_region;
 
@@ -75,6 +77,7 @@ static inline fm_mpi_tp *fm_mpi_of(fm_tp *tp)
 /* mpi_requests.c */
 int fm_mpi_table_init(fm_mpi_tp *t, int cap);
 void fm_mpi_table_free(fm_mpi_tp *t);
+void fm_mpi_drop_pending(fm_mpi_tp *t);
 int fm_mpi_send(fm_tp *tp, int dest, const void *buf, size_t len, fm_tp_mr *mr, void *ctx);
 int fm_mpi_sendv(fm_tp *tp, int dest, const void *hdr, size_t hlen, fm_tp_mr *hmr,
                  const void *payload, size_t plen, fm_tp_mr *pmr, void *ctx);

@@ -241,14 +241,14 @@ int fm_mpi_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void 
         t->pend = g;
     t->pend_last = g;
     int rc = post_pending(t);
-    if (rc && g->posted < g->places) { /* the places posted stay, and the region is released
-                                        * once they are used */
+    if (rc && t->pend == g && g->posted == 0) { /* nothing of it posted: not taken */
         unpend(t, g);
-        g->places = g->posted;
-        if (g->places == 0)
-            free(g);
+        free(g);
+        return rc;
     }
-    return rc;
+    if (rc) /* (places of it or of an older region wait: posted as requests complete) */
+        fm_log(1, "mpi: posting a receive failed; retried as requests complete");
+    return FM_OK;
 }
 
 /* One completed request as an event, its slot freed. */
@@ -278,7 +278,7 @@ static fm_tp_event finish(fm_mpi_tp *t, int i, const MPI_Status *st)
  * last message is followed by its release, and a place that took one lets another be posted.
  * (ready is empty here and has room for two events per request: a message and its region's
  * release.) */
-static int take(fm_mpi_tp *t, int out)
+static void take(fm_mpi_tp *t, int out)
 {
     if (t->ready_at == t->nready)
         t->ready_at = t->nready = 0;
@@ -292,7 +292,9 @@ static int take(fm_mpi_tp *t, int out)
             free(g);
         }
     }
-    return post_pending(t);
+    /* (a place that cannot be posted now is tried again at the next completion or poll) */
+    if (post_pending(t) != FM_OK)
+        fm_log(1, "mpi: posting a receive failed; retried as requests complete");
 }
 
 /* Room in t->ready for what a collect may report: those not yet returned moved to the front. */
@@ -353,8 +355,8 @@ static int wait_one(fm_mpi_tp *t, int tick)
     t->reqs[at] = t->wreqs[at];
     t->st[0].MPI_ERROR = rc; /* (a truncated message's error comes back as the call's) */
     t->idx[0] = at;
-    int taken = take(t, 1);
-    return taken < 0 ? taken : 1;
+    take(t, 1);
+    return 1;
 }
 
 /* Completions into t->ready; wait: block until there is one. A poll takes one completion
@@ -364,6 +366,8 @@ static int wait_one(fm_mpi_tp *t, int tick)
 static int collect(fm_mpi_tp *t, int wait)
 {
     int rc = FM_OK;
+    if (t->pend && post_pending(t) != FM_OK && !outstanding(t))
+        return FM_ERR_PROVIDER; /* (nothing to wait for, and the receives cannot be posted) */
     if (!outstanding(t))
         return FM_OK;
     compact_ready(t);
@@ -378,6 +382,8 @@ static int collect(fm_mpi_tp *t, int wait)
 static int collect(fm_mpi_tp *t, int wait)
 {
     int out = 0;
+    if (t->pend && post_pending(t) != FM_OK && !outstanding(t))
+        return FM_ERR_PROVIDER; /* (nothing to wait for, and the receives cannot be posted) */
     if (!outstanding(t))
         return FM_OK;
     compact_ready(t); /* reported completions must fit beside those not yet returned */
@@ -390,7 +396,9 @@ static int collect(fm_mpi_tp *t, int wait)
     if (rc == MPI_SUCCESS)
         for (int k = 0; k < out && out != MPI_UNDEFINED; k++)
             t->st[k].MPI_ERROR = MPI_SUCCESS; /* only set by MPI_ERR_IN_STATUS */
-    return out != MPI_UNDEFINED ? take(t, out) : FM_OK;
+    if (out != MPI_UNDEFINED)
+        take(t, out);
+    return FM_OK;
 }
 #endif
 
@@ -448,12 +456,11 @@ int fm_mpi_trywait(fm_tp *tp)
     return t->ready_at < t->nready ? FM_EAGAIN : FM_OK;
 }
 
-/* Close: posted receives are cancelled; sends still in flight are left to MPI; the tick, a
- * message to this rank itself, completes. */
-void fm_mpi_cancel_all(fm_mpi_tp *t)
+/* Regions with places never posted: those never land, so the region is released by its posted
+ * ones (cancelled at close), or now when it has none outstanding. */
+void fm_mpi_drop_pending(fm_mpi_tp *t)
 {
-    MPI_Waitall(2, t->tick, MPI_STATUSES_IGNORE);
-    while (t->pend) { /* places never posted never land: the posted ones release the region */
+    while (t->pend) {
         fm_mpi_region *g = t->pend;
         t->pend = g->next;
         g->places = g->posted;
@@ -461,6 +468,14 @@ void fm_mpi_cancel_all(fm_mpi_tp *t)
             free(g);
     }
     t->pend_last = NULL;
+}
+
+/* Close: posted receives are cancelled; sends still in flight are left to MPI; the tick, a
+ * message to this rank itself, completes. */
+void fm_mpi_cancel_all(fm_mpi_tp *t)
+{
+    MPI_Waitall(2, t->tick, MPI_STATUSES_IGNORE);
+    fm_mpi_drop_pending(t);
     for (int i = 0; i < t->hi; i++) {
         if (t->reqs[i] == MPI_REQUEST_NULL)
             continue;

@@ -76,6 +76,8 @@ static void mpi_close(fm_tp *tp)
         fm_mpi_cancel_all(t);
         if (t->comm != MPI_COMM_NULL && t->comm != MPI_COMM_WORLD)
             MPI_Comm_free(&t->comm);
+    } else {
+        fm_mpi_drop_pending(t); /* (what was posted is MPI's, gone with it) */
     }
     fm_mpi_table_free(t);
     free(t->rank_of);

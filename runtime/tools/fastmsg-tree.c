@@ -7,7 +7,8 @@
  * --costs also the model in seconds (over the torus's links with --torus): "seconds T", with
  * --each "member I T" for each member, and on a torus "links V U" (link visits, links used).
  * The model averages over 3 random link orders where a member's copies queue on its link, as
- * the runtime's does. */
+ * the runtime's does for small trees; it always simulates every member (the runtime's
+ * choice for large trees and long messages extends shorter simulations). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -102,22 +103,29 @@ static int parse_place(struct args *a, int spots)
     char *used = calloc((size_t)spots, 1);
     if (!used)
         return bad("out of memory");
-    while (*s && n < spots) {
+    for (;;) {
         char *end;
         errno = 0;
         long v = strtol(s, &end, 10);
-        if (end == s || errno || v < 0 || v >= spots || used[v] || (*end && *end != ',')) {
+        const char *why = end == s || errno || (*end && *end != ',') ? "is not a position"
+                          : v < 0 || v >= spots                      ? "is not on the torus"
+                          : used[v]                                  ? "is there twice"
+                          : n == spots                               ? "is one too many"
+                                                                     : NULL;
+        if (why) {
             free(used);
-            return bad("--place %s: position %d is not a new position below %d", a->place, n,
-                       spots);
+            return bad("--place %s: entry %d %s (%d positions, 0 to %d)", a->place, n + 1, why,
+                       spots, spots - 1);
         }
         used[v] = 1;
         a->pos[n++] = (int)v;
-        s = *end ? end + 1 : end;
+        if (!*end)
+            break;
+        s = end + 1;
     }
     free(used);
-    if (*s || (a->desc.n && n != a->desc.n))
-        return bad("--place %s: %d positions for %d members", a->place, n + (*s != 0), a->desc.n);
+    if (a->desc.n && n != a->desc.n)
+        return bad("--place %s: %d positions for -n %d members", a->place, n, a->desc.n);
     a->desc.n = n;
     return 0;
 }
@@ -292,7 +300,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         case 'b':
         case 'p': {
             int v;
-            if (parse_int(optarg, c == 'b', &v))
+            if (parse_int(optarg, 1, &v))
                 return bad("%s needs a byte count, not '%s'", c == 'b' ? "--bytes" : "--packet",
                            optarg);
             *(c == 'b' ? &a->bytes : &a->packet) = v;
@@ -318,6 +326,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         return 2;
     if (a->place && !a->torus)
         return bad("--place needs --torus");
+    if (a->place && a->seed_given)
+        return bad("--place and --seed both say where the members are: one of them");
     if (a->each && !a->costs)
         return bad("--each needs --costs");
     if (a->costs && a->bytes < 1)

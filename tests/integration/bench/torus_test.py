@@ -148,17 +148,31 @@ class Remodel(unittest.TestCase):
                     f.write(costs)
                 with open(os.path.join(d, "picks.json"), "w") as f:
                     f.write('{"2": %s}' % place)
-                before = open(os.path.join(d, "torus.csv")).read()
+                with open(os.path.join(d, "torus.csv")) as f:
+                    before = f.read()
                 args = type("A", (), {"replot": d, "remodel": True, "no_plots": True,
                                       "torus": "3", "unidirectional": True, "rate": "100mbit",
                                       "burst": "0", "build": BUILD, "out": out})()
                 with contextlib.redirect_stdout(io.StringIO()):
                     torus.replot(args)
-                self.assertEqual(before, open(os.path.join(d, "torus.csv")).read())
+                with open(os.path.join(d, "torus.csv")) as f:
+                    self.assertEqual(before, f.read())
                 got = torus.read_csv(os.path.join(out, "torus.csv"), floats=("model_us",))
                 models[place[1]] = got[0]["model_us"]
         self.assertAlmostEqual(models[1], 1.54, places=6)
         self.assertAlmostEqual(models[2], 1.646, places=6)
+
+    @unittest.skipUnless(BUILD, "no build directory given")
+    def test_not_over_the_run(self):
+        with tempfile.TemporaryDirectory() as d:
+            args = type("A", (), {"replot": d, "remodel": True, "no_plots": True, "out": d,
+                                  "torus": "3", "unidirectional": True, "rate": "100mbit",
+                                  "burst": "0", "build": BUILD})()
+            with contextlib.redirect_stdout(io.StringIO()):
+                torus.report([fm(2, "chain", 8, 3.0, 99.0)], [], [], [], d)
+            with self.assertRaises(SystemExit), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                torus.replot(args)
 
 
 if __name__ == "__main__":

@@ -85,7 +85,9 @@ for bad in "star -n 4" "kbinomial:0 -n 4" "kbinomial:3x -n 4" "binomial:2 -n 4" 
   "storus --torus 4y4" "storus --torus 4x4 -n 17" "storus --torus 4x4:both" \
   "storus -n 4 --costs /nonexistent" "chain -n 4 --credits x" "chain -n 4 --credits -1" \
   "chain --torus 3 --place 0,1,1" "chain --torus 3 --place 0,1,3" "chain --torus 3 --place x" \
-  "chain --torus 3 -n 2 --place 0,1,2" "chain -n 3 --place 0,1,2" "chain -n 3 --each"; do
+  "chain --torus 3 -n 2 --place 0,1,2" "chain -n 3 --place 0,1,2" "chain -n 3 --each" \
+  "chain --torus 3 --place 0,1," "chain --torus 3 --place 0,1 --seed 2" \
+  "chain -n 2 --costs /dev/null --bytes 10 --packet 0"; do
   # shellcheck disable=SC2086
   "$tree" $bad >/dev/null 2>"${TMPDIR:-/tmp}/tree_err.$$"
   rc=$?
