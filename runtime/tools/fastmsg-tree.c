@@ -360,43 +360,49 @@ static int print_tree(const struct fm_tree_desc *d)
     return rc;
 }
 
-int main(int argc, char **argv)
+/* Everything after the arguments; the exit status. */
+static int run(struct args *a)
 {
-    struct args a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    if (!strcmp(fm_tree_name(a.desc.builder), "kbinomial") && !a.desc.param)
-        fprintf(stderr, "# k=%d\n", fm_tree_kbin_optimal_k(a.desc.n, a.desc.m));
+    if (!strcmp(fm_tree_name(a->desc.builder), "kbinomial") && !a->desc.param)
+        fprintf(stderr, "# k=%d\n", fm_tree_kbin_optimal_k(a->desc.n, a->desc.m));
     struct fm_costs costs;
-    if (a.costs && load_costs(&a, &costs) != FM_OK)
+    if (a->costs && load_costs(a, &costs) != FM_OK)
         return 1;
     /* postal without LAMBDA and --lambda: the lambda a job with these costs builds it for */
-    if (a.costs && !a.lambda_given && !a.desc.param &&
-        !strcmp(fm_tree_name(a.desc.builder), "postal")) {
-        a.lambda = fm_costs_lambda(&costs, (double)(a.bytes < a.packet ? a.bytes : a.packet));
-        a.desc.lambda = a.lambda;
+    if (a->costs && !a->lambda_given && !a->desc.param &&
+        !strcmp(fm_tree_name(a->desc.builder), "postal")) {
+        a->lambda = fm_costs_lambda(&costs, (double)(a->bytes < a->packet ? a->bytes : a->packet));
+        a->desc.lambda = a->lambda;
     }
     double T;
-    struct fm_tree_topo topo = {.arg = &a, .host = torus_host, .coord = torus_coord};
-    if (a.torus) {
-        topo.ndims = a.net.ndims;
-        memcpy(topo.dims, a.net.dims, sizeof topo.dims);
-        a.desc.topo = &topo;
+    struct fm_tree_topo topo = {.arg = a, .host = torus_host, .coord = torus_coord};
+    if (a->torus) {
+        topo.ndims = a->net.ndims;
+        memcpy(topo.dims, a->net.dims, sizeof topo.dims);
+        a->desc.topo = &topo;
     }
-    rc = print_tree(&a.desc);
+    int rc = print_tree(&a->desc);
     if (rc == FM_OK)
-        rc = fm_model_steps(&a.desc, a.desc.m, a.lambda,
-                            a.store_forward ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS, &T, NULL);
+        rc = fm_model_steps(&a->desc, a->desc.m, a->lambda,
+                            a->store_forward ? FM_MODEL_STORE_FORWARD : FM_MODEL_FPFS, &T, NULL);
+    if (rc == FM_OK) {
+        printf("steps %.15g\n", T);
+        if (a->costs)
+            rc = model_seconds(a, &a->desc, &costs);
+    }
     if (rc != FM_OK) {
         fprintf(stderr, "fastmsg-tree: %s\n", fm_strerror(rc));
         return 1;
     }
-    printf("steps %.15g\n", T);
-    if (a.costs && (rc = model_seconds(&a, &a.desc, &costs)) != FM_OK) {
-        fprintf(stderr, "fastmsg-tree: %s\n", fm_strerror(rc));
-        return 1;
-    }
-    free(a.pos);
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc == 0)
+        rc = run(&a);
+    free(a.pos);
+    return rc < 0 ? 0 : rc;
 }
