@@ -192,15 +192,18 @@ int fm_mpi_post_recv(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
     return start_recv(fm_mpi_of(tp), buf, len, ctx, NULL);
 }
 
-/* Post the pending regions' places, oldest first, while fewer than FM_MPI_MAX_POSTED are. */
+/* Post the pending regions' places, oldest first, while fewer than FM_MPI_MAX_POSTED are. A
+ * place that cannot be posted stays pending: tried again at the next completion or poll. */
 static int post_pending(fm_mpi_tp *t)
 {
     while (t->pend && t->places_posted < FM_MPI_MAX_POSTED) {
         fm_mpi_region *g = t->pend;
         int rc = start_recv(t, (unsigned char *)g->buf + (size_t)g->posted * g->each, g->each,
                             g->ctx, g);
-        if (rc)
+        if (rc) {
+            fm_log(1, "mpi: posting a receive failed; retried as requests complete");
             return rc;
+        }
         t->places_posted++;
         if (++g->posted == g->places && !(t->pend = g->next))
             t->pend_last = NULL;
@@ -208,15 +211,11 @@ static int post_pending(fm_mpi_tp *t)
     return FM_OK;
 }
 
-/* Take region g off the pending list (it is there). */
-static void unpend(fm_mpi_tp *t, fm_mpi_region *g)
+/* Before a collect: the pending places again; an error only when nothing else is outstanding
+ * (nothing to wait for, and the receives cannot be posted). */
+static int repost(fm_mpi_tp *t)
 {
-    fm_mpi_region **p = &t->pend, *prev = NULL;
-    while (*p != g)
-        prev = *p, p = &(*p)->next;
-    *p = g->next;
-    if (t->pend_last == g)
-        t->pend_last = prev;
+    return t->pend && post_pending(t) != FM_OK && !outstanding(t) ? FM_ERR_PROVIDER : FM_OK;
 }
 
 int fm_mpi_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void *ctx)
@@ -241,14 +240,12 @@ int fm_mpi_post_recv_multi(fm_tp *tp, void *buf, size_t len, fm_tp_mr *mr, void 
         t->pend = g;
     t->pend_last = g;
     int rc = post_pending(t);
-    if (rc && t->pend == g && g->posted == 0) { /* nothing of it posted: not taken */
-        unpend(t, g);
+    if (rc && t->pend == g && g->posted == 0) { /* nothing of it posted: not taken (it was */
+        t->pend = t->pend_last = NULL;          /* then the only region pending) */
         free(g);
         return rc;
     }
-    if (rc) /* (places of it or of an older region wait: posted as requests complete) */
-        fm_log(1, "mpi: posting a receive failed; retried as requests complete");
-    return FM_OK;
+    return FM_OK; /* (what is left of it, or of older regions, waits for a completion) */
 }
 
 /* One completed request as an event, its slot freed. */
@@ -292,9 +289,7 @@ static void take(fm_mpi_tp *t, int out)
             free(g);
         }
     }
-    /* (a place that cannot be posted now is tried again at the next completion or poll) */
-    if (post_pending(t) != FM_OK)
-        fm_log(1, "mpi: posting a receive failed; retried as requests complete");
+    post_pending(t); /* (a failure is retried at the next completion or poll) */
 }
 
 /* Room in t->ready for what a collect may report: those not yet returned moved to the front. */
@@ -366,8 +361,8 @@ static int wait_one(fm_mpi_tp *t, int tick)
 static int collect(fm_mpi_tp *t, int wait)
 {
     int rc = FM_OK;
-    if (t->pend && post_pending(t) != FM_OK && !outstanding(t))
-        return FM_ERR_PROVIDER; /* (nothing to wait for, and the receives cannot be posted) */
+    if (repost(t) != FM_OK)
+        return FM_ERR_PROVIDER;
     if (!outstanding(t))
         return FM_OK;
     compact_ready(t);
@@ -382,8 +377,8 @@ static int collect(fm_mpi_tp *t, int wait)
 static int collect(fm_mpi_tp *t, int wait)
 {
     int out = 0;
-    if (t->pend && post_pending(t) != FM_OK && !outstanding(t))
-        return FM_ERR_PROVIDER; /* (nothing to wait for, and the receives cannot be posted) */
+    if (repost(t) != FM_OK)
+        return FM_ERR_PROVIDER;
     if (!outstanding(t))
         return FM_OK;
     compact_ready(t); /* reported completions must fit beside those not yet returned */
