@@ -29,6 +29,10 @@ readonly CL_QLIMIT=$((32 * 1024 * 1024))
 readonly CL_NETEM_PKTS=100000
 # The largest lump of TCP data a shaped device takes at once (cl_small_first).
 readonly CL_GSO_MAX=16384
+# A torus link's data queues (one per destination, by its address's low bits; a power of 2)
+# and the bytes each sends in its turn: one full frame (cl_dest_classes).
+readonly CL_DEST_QUEUES=16
+readonly CL_DEST_QUANTUM=1514
 # A torus host's links, in the order of their MAC addresses' last byte (cl_torus_mac).
 readonly CL_TORUS_DEVS=(xp xm yp ym)
 # The TTL every torus host sends with: the kernel's default 64 is less than the longest
@@ -45,6 +49,7 @@ cl_n=
 cl_torus=
 cl_uni=
 cl_fifo=
+cl_bulk_fifo=
 cl_shaper=
 cl_ta=
 cl_tb=
@@ -93,6 +98,8 @@ usage: cluster.sh up N [--racks R [--uplink-rate RATE] | --torus AxB [--unidirec
   --fifo         shape with one tbf FIFO per device and keep the kernel's TCP congestion
                  control, instead of small packets (acknowledgements, credits) first in an
                  htb and cubic or reno in every host
+  --bulk-fifo    on a torus, queue each link's data in one FIFO, not in one queue per
+                 destination taking turns (which makes flows that share a link share its rate)
   --delay DELAY  add DELAY one way at every host's egress (netem; e.g. 50us); on a torus at
                  both ends of every link, so DELAY a hop
   --prefix P     namespace names (default fmh); letters, digits, '-' and '_', starting
@@ -159,6 +166,10 @@ cl_parse_opts() {
             ;;
         --fifo)
             cl_fifo=1
+            shift
+            ;;
+        --bulk-fifo)
+            cl_bulk_fifo=1
             shift
             ;;
         --)
@@ -247,6 +258,8 @@ cl_tbf() {
     fi
     if [ -z "$cl_fifo" ] && cl_small_first "$ns" "$dev" "$rate" "$burst"; then
         cl_shaper="small packets first (htb)"
+        [ -z "$(cl_dest_queues)" ] ||
+            cl_shaper="small packets first, then data in a queue per destination (htb)"
         return 0
     fi
     cl_shaper="one FIFO (tbf)"
@@ -267,26 +280,58 @@ cl_tbf() {
 # README.md, Shaping). A Linux host's default fq_codel would keep the two apart; this kernel
 # has none. The device also hands TCP's data to the shaper in lumps of at most 16 KiB
 # (gso_max_size; the default 64 KiB lumps cross the shaper whole, so a hop could forward
-# nothing of a lump before all of it had come). Returns non-zero, nothing left on the device,
-# where htb or u32 is missing.
+# nothing of a lump before all of it had come). On a torus the data is queued per
+# destination (cl_dest_classes). Returns non-zero, nothing left on the device, where htb or
+# u32 is missing.
 cl_small_first() {
-    local ns=$1 dev=$2 rate=$3 burst=$4 bytes small
+    local ns=$1 dev=$2 rate=$3 burst=$4 bytes small bulk=20
     bytes=$(cl_rate_bytes "$rate") || return 1
     small=$((bytes / 10))
     ((small > 0)) || small=1
-    if ! tc -n "$ns" -batch - >/dev/null 2>&1 <<EOF; then
-qdisc add dev $dev root handle 1: htb default 20
+    [ -z "$(cl_dest_queues)" ] || bulk=$(printf '%x' $((0x100 + CL_DEST_QUEUES - 1)))
+    if ! {
+        cat <<EOF
+qdisc add dev $dev root handle 1: htb default $bulk
 class add dev $dev parent 1: classid 1:1 htb rate ${bytes}bps burst $burst cburst $burst
 class add dev $dev parent 1:1 classid 1:10 htb rate ${small}bps ceil ${bytes}bps burst $burst cburst $burst prio 0
 class add dev $dev parent 1:1 classid 1:20 htb rate $((bytes - small))bps ceil ${bytes}bps burst $burst cburst $burst prio 1
 qdisc add dev $dev parent 1:10 bfifo limit $CL_QLIMIT
-qdisc add dev $dev parent 1:20 bfifo limit $CL_QLIMIT
 filter add dev $dev parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff00 at 2 flowid 1:10
 EOF
+        if [ -n "$(cl_dest_queues)" ]; then
+            cl_dest_classes "$dev" $((bytes - small)) "$bytes" "$burst"
+        else
+            echo "qdisc add dev $dev parent 1:20 bfifo limit $CL_QLIMIT"
+        fi
+    } | tc -n "$ns" -batch - >/dev/null 2>&1; then
         tc -n "$ns" qdisc del dev "$dev" root >/dev/null 2>&1 || true
         return 1
     fi
     ip -n "$ns" link set dev "$dev" gso_max_size "$CL_GSO_MAX" >/dev/null 2>&1 || true
+}
+
+# Non-empty when data is queued per destination: on a torus, unless --bulk-fifo.
+cl_dest_queues() {
+    [ -z "$cl_torus" ] || [ -n "$cl_bulk_fifo" ] || echo 1
+}
+
+# Device $1's data in CL_DEST_QUEUES queues under class 1:20 (their rates add up to $2; each
+# may take $3, with bucket $4), one per destination by the low bits of its address (hosts k
+# and k + 16 share one), taking turns a frame at a time (equal rates and quanta: htb's
+# deficit round robin). So the copies that share a link share its rate, as the torus model
+# has them do (runtime/mcast/model.c). In one FIFO TCP let one flow ahead of another: a
+# member's two 64 KiB copies on one link came in 4.7 and 14.6 ms after it (bench/README.md,
+# "Each member's time"). The last queue takes what no filter does (htb's default: not IPv4).
+cl_dest_classes() {
+    local dev=$1 rate=$2 ceil=$3 burst=$4 q id
+    for ((q = 0; q < CL_DEST_QUEUES; q++)); do
+        id=$(printf '%x' $((0x100 + q)))
+        echo "class add dev $dev parent 1:20 classid 1:$id htb rate $((rate / CL_DEST_QUEUES))bps" \
+            "ceil ${ceil}bps burst $burst cburst $burst quantum $CL_DEST_QUANTUM prio 1"
+        echo "qdisc add dev $dev parent 1:$id bfifo limit $CL_QLIMIT"
+        echo "filter add dev $dev parent 1: protocol ip prio 2 u32" \
+            "match u8 $(printf '0x%x 0x%x' "$q" $((CL_DEST_QUEUES - 1))) at 19 flowid 1:$id"
+    done
 }
 
 # TCP congestion control of host namespace $1: cubic (Debian's default) where the kernel allows

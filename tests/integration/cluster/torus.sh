@@ -4,13 +4,14 @@
 # four neighbours, dimension-ordered static routes, each host's address a /32 on fm0.
 #   routes: the options (topo, refusals without namespaces); a 3x2 bidirectional torus shaped
 #           to 1gbit by one tbf FIFO a link (cluster.sh up --fifo) and, beside it, a 4x4
-#           unidirectional one (cluster.sh run):
+#           unidirectional one shaped to 1gbit (cluster.sh run):
 #           the topology file, each host's addresses, sysctls and links (which veth end meets
 #           which), the route of every ordered pair walked hop by hop with `ip route get` and
 #           compared with a dimension-ordered path worked out here, TCP between far pairs both
 #           ways, and from the link counters that a unidirectional torus sends nothing the -
 #           way (a reply from (1,0) to (0,0) goes round through (2,0) and (3,0)) and that a
-#           bidirectional ring of 2 uses its two links one way each
+#           bidirectional ring of 2 uses its two links one way each; that the 4x4's links queue
+#           data per destination, and a 2x2 up with --bulk-fifo in one FIFO
 #   jobs:   a 4x4 unidirectional torus: fastmsg-run (FM_IFACE=fm0, FM_TOPOLOGY=torus:4x4:uni)
 #           with hello (rank k on host k, at k's address), mcast_check with the five torus
 #           trees (and binomial, prefix, auto) from every root, and on 11 hosts listed out of
@@ -256,6 +257,57 @@ check_bi() {
     echo "bidirectional 3x2: shaped; 1 -> 0 the short way (xm); the ring of 2 one way a link"
 }
 
+# Bytes that class 1:$3 of device $2 of host $1 has sent.
+class_bytes() {
+    tc -s -n "$P$1" class show dev "$2" classid "1:$3" | awk '$1 == "Sent" { print $2 }'
+}
+
+# Every data queue's bytes sent by device $2 of host $1, "QUEUE BYTES" a line.
+queue_bytes() {
+    local q
+    for ((q = 0; q < 16; q++)); do
+        echo "$q $(class_bytes "$1" "$2" "$(printf '%x' $((0x100 + q)))")"
+    done
+}
+
+# A shaped torus queues each link's data per destination (cluster.sh cl_dest_classes: 16
+# queues, host k's by (k + 1) mod 16, its address's low bits): 64 KiB from 0 to 1 and to 2
+# leave host 0's xp in queues 2 and 3, and 1's xp forwards 2's in queue 3; no other queue of
+# 0's xp sends anything meanwhile.
+check_dest_queues() {
+    local b0 a0 b1 a1 q want bytes d
+    grep -q "^class htb 1:10f parent 1:20 leaf .* ceil 1Gbit" \
+        <<<"$(tc -n "${P}0" class show dev xp)" || fail "host 0's xp has no 16 data queues"
+    b0=$(queue_bytes 0 xp) b1=$(queue_bytes 1 xp)
+    tcp 0 1 65536
+    tcp 0 2 65536
+    a0=$(queue_bytes 0 xp) a1=$(queue_bytes 1 xp)
+    d=$(join <(echo "$b0") <(echo "$a0") | awk '{ print $1, $3 - $2 }')
+    echo "host 0's xp, bytes each data queue sent:" $d
+    while read -r q bytes; do
+        want=0
+        ((q != 2 && q != 3)) || want=65536
+        if ((want)); then
+            ((bytes >= want)) || fail "0's xp queue $q sent $bytes bytes, want >= $want"
+        else
+            ((bytes == 0)) || fail "0's xp queue $q sent $bytes bytes, want none"
+        fi
+    done <<<"$d"
+    bytes=$(join <(echo "$b1") <(echo "$a1") | awk '$1 == 3 { print $3 - $2 }')
+    ((bytes >= 65536)) || fail "1's xp forwarded $bytes bytes to host 2 in queue 3"
+    echo "a queue per destination: 0 -> 1 in 0.xp's queue 2, 0 -> 2 in queue 3 and 1.xp's"
+}
+
+# With --bulk-fifo a link's data shares one FIFO: no data queues under class 1:20.
+check_bulk_fifo() {
+    local classes
+    classes=$(tc -n "${P}0" class show dev xp)
+    grep -q "^class htb 1:20 parent 1:1 leaf" <<<"$classes" ||
+        fail "--bulk-fifo: host 0's xp has no one bulk FIFO: $classes"
+    ! grep -q "^class htb 1:10f" <<<"$classes" || fail "--bulk-fifo: data queues were made"
+    echo "--bulk-fifo: one bulk FIFO a link"
+}
+
 # The checks of one torus, prefix $P, $A x $B, $UNI.
 check_torus() {
     check_topo
@@ -279,6 +331,7 @@ inside_uni() {
     [ "$CLUSTER_N" = 16 ] || fail "CLUSTER_N is $CLUSTER_N"
     P=$CLUSTER_PREFIX A=4 B=4 UNI=1
     check_torus
+    check_dest_queues
 }
 
 # TCP endpoints seen in every host, once a second, until killed or the script ends.
@@ -440,8 +493,8 @@ outside() {
     command -v python3 >/dev/null || skip "no python3 (bench/cluster/flow.py, links.py)"
     tmp=$(mktemp -d)
     # Unique, so that they cannot meet another cluster; not ending with a digit (cluster.sh).
-    pb=fmtb$$x pu=fmtu$$x
-    prefixes=("$pb" "$pu")
+    pb=fmtb$$x pu=fmtu$$x pf=fmtf$$x
+    prefixes=("$pb" "$pu" "$pf")
     trap outside_cleanup EXIT
     before=$(root_links)
     if [ "$mode" = routes ]; then
@@ -453,12 +506,16 @@ outside() {
         P=$pb A=3 B=2 UNI=0
         check_torus
         # The 4x4 comes up beside the 3x2, through run.
-        timeout -k 10 120 bash "$cluster" run 16 --torus 4x4 --unidirectional --prefix "$pu" -- \
-            bash "$0" --inside uni "$cluster" || rc=$?
+        timeout -k 10 120 bash "$cluster" run 16 --torus 4x4 --unidirectional --rate 1gbit \
+            --prefix "$pu" -- bash "$0" --inside uni "$cluster" || rc=$?
         [ "$rc" -ne 77 ] || exit 77
         [ "$rc" -eq 0 ] || fail "the 4x4 unidirectional torus: exited $rc"
         bash "$cluster" down --prefix "$pb" || fail "cluster.sh down --prefix $pb"
         bash "$cluster" down --prefix "$pb" || fail "a second down --prefix $pb"
+        bash "$cluster" up 4 --torus 2x2 --unidirectional --rate 1gbit --bulk-fifo \
+            --prefix "$pf" >/dev/null || fail "cluster.sh up 4 --torus 2x2 --bulk-fifo"
+        P=$pf check_bulk_fifo
+        bash "$cluster" down --prefix "$pf" || fail "cluster.sh down --prefix $pf"
     else
         timeout -k 10 240 bash "$cluster" run 16 --torus 4x4 --unidirectional --prefix "$pu" -- \
             bash "$0" --inside jobs "$cluster" "$fmrun" "$hello" "$mcast" "$MPI_BCAST_OPENMPI" \
