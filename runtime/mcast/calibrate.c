@@ -13,7 +13,8 @@
  *   receive        the partner sleeps while the burst arrives, then times taking it in (its
  *                  handler copies it out), and times taking the stream below in; the cheaper
  *                  -> recv_pkt + B x (recv_byte + copy)
- *   gap            a stream of many packets to the partner, and (two partners) to both at once:
+ *   gap            a stream of many packets to the partner, and (two partners) to both at once,
+ *                  each the faster of two:
  *                  when it is slower than sending and receiving allow, the link paces it
  *                  (a simulated transport, whose network makes every message a flow that
  *                  shares the link with those under way: the gap at which the model takes
@@ -54,6 +55,9 @@
 /* Fewer at the largest size, and to both partners: a slow link keeps calibration short. */
 #define STREAM_LAST  (STREAM / 2)
 #define STREAM_MULTI (STREAM / 3)
+/* Of the largest size's stream and of the stream to both: a stall (a late acknowledgement, a
+ * descheduled rank) only ever lengthens a stream, so the faster of two is the link's pace. */
+#define STREAM_TRIES 2
 #define SIZES        3
 #define SLEEP_MS     3 /* a partner's pause: long enough for its wait to nap */
 #define PARTNERS     2
@@ -287,18 +291,23 @@ static int measure_size(fm_context *ctx, const struct plan *pl, int p, int si, u
         if (rc == FM_OK)
             rc = wait_more(ctx, seen, 1);
     }
-    double t0 = now_s();
-    for (int i = 0; i < stream && rc == FM_OK; i++)
-        rc = send_count(ctx, p, pl->buf, B);
-    if (rc == FM_OK)
-        rc = wait_more(ctx, seen, 1);
-    r->stream[si] = (now_s() - t0 - r->rtt) / stream;
     r->send[si] = median(send, REPEATS);
     /* Receiving a burst after a pause, or a stream while the sender works: the cheaper is
      * the warm receive cost (a paused partner's first packet may find cold caches). */
     r->recv[si] = median(recv, REPEATS);
-    if (rc == FM_OK && ctx->mcast->calib_value / stream < r->recv[si])
-        r->recv[si] = ctx->mcast->calib_value / stream;
+    r->stream[si] = -1;
+    for (int k = 0; k < (last ? STREAM_TRIES : 1) && rc == FM_OK; k++) {
+        double t0 = now_s();
+        for (int i = 0; i < stream && rc == FM_OK; i++)
+            rc = send_count(ctx, p, pl->buf, B);
+        if (rc == FM_OK)
+            rc = wait_more(ctx, seen, 1);
+        double t = (now_s() - t0 - r->rtt) / stream;
+        if (r->stream[si] < 0 || t < r->stream[si])
+            r->stream[si] = t;
+        if (rc == FM_OK && ctx->mcast->calib_value / stream < r->recv[si])
+            r->recv[si] = ctx->mcast->calib_value / stream;
+    }
     return rc;
 }
 
@@ -344,25 +353,32 @@ static int answer_size(fm_context *ctx, int last, uint64_t *seen)
         if (rc == FM_OK)
             rc = send_count(ctx, 0, NULL, 0);
     }
-    double busy = 0;
-    if (rc == FM_OK)
+    for (int k = 0; k < (last ? STREAM_TRIES : 1) && rc == FM_OK; k++) {
+        double busy = 0;
         rc = drain(ctx, seen, stream, &busy);
-    if (rc == FM_OK)
-        rc = send_value(ctx, 0, busy); /* (also the stream's end) */
+        if (rc == FM_OK)
+            rc = send_value(ctx, 0, busy); /* (also the stream's end) */
+    }
     return rc;
 }
 
-/* Rank 0: a stream to both partners at once, per copy (the partners each ack). */
+/* Rank 0: a stream to both partners at once, per copy (the partners each ack); the faster of
+ * STREAM_TRIES. */
 static int measure_multi(fm_context *ctx, const struct plan *pl, size_t B, uint64_t *seen,
                          double *per_copy)
 {
-    double t0 = now_s();
     int rc = FM_OK;
-    for (int i = 0; i < STREAM_MULTI && rc == FM_OK; i++)
-        rc = send_msg(ctx, pl->partners, 2, ctx->mcast->calib_count_handler, pl->buf, B);
-    if (rc == FM_OK)
-        rc = wait_more(ctx, seen, 2);
-    *per_copy = (now_s() - t0) / (2.0 * STREAM_MULTI);
+    *per_copy = -1;
+    for (int k = 0; k < STREAM_TRIES && rc == FM_OK; k++) {
+        double t0 = now_s();
+        for (int i = 0; i < STREAM_MULTI && rc == FM_OK; i++)
+            rc = send_msg(ctx, pl->partners, 2, ctx->mcast->calib_count_handler, pl->buf, B);
+        if (rc == FM_OK)
+            rc = wait_more(ctx, seen, 2);
+        double t = (now_s() - t0) / (2.0 * STREAM_MULTI);
+        if (*per_copy < 0 || t < *per_copy)
+            *per_copy = t;
+    }
     return rc;
 }
 
@@ -726,6 +742,10 @@ static int measure(fm_context *ctx, const struct plan *pl, uint64_t *seen, struc
         rc = measure_multi(ctx, pl, pl->sizes[SIZES - 1], seen, &r[0].multi);
         r[1].multi = r[0].multi;
     }
+    for (int w = 0; w < pl->npartners; w++)
+        fm_log(2, "calibration: %zu-byte stream to rank %d %.3f ms a message, to both %.3f",
+               pl->sizes[SIZES - 1], pl->partners[w], r[w].stream[SIZES - 1] * 1e3,
+               r[w].multi * 1e3);
     double hop = 0, hot[PARTNERS];
     if (rc == FM_OK)
         rc = ring(ctx, seen, &hop);
@@ -779,7 +799,7 @@ static int answer(fm_context *ctx, const struct plan *pl, uint64_t *seen)
         rc = answer_pair(ctx, pl, seen);
     if (rc == FM_OK && pl->npartners == 2)
         rc = doze(ctx, seen); /* while rank 0 measures the other partner */
-    if (rc == FM_OK && pl->npartners == 2) {
+    for (int k = 0; k < STREAM_TRIES && rc == FM_OK && pl->npartners == 2; k++) {
         rc = wait_more(ctx, seen, STREAM_MULTI);
         if (rc == FM_OK)
             rc = send_count(ctx, 0, NULL, 0);
