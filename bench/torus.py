@@ -16,9 +16,9 @@ bench/README.md ("The torus multicasts"). Writes torus.csv, links.csv, extrapola
 cluster.txt (cluster.sh's account of the links' shaping) and, with python3-matplotlib,
 torus.png and links.png to --out. Needs root.
 
-  torus.py [--torus 4x4] [--unidirectional] [--rate 100mbit] [--fifo] [--groups 4,8,12,16]
-           [--sizes 8,64K,1M] [-r 3] [--sf] [--no-mpi] [--extrapolate 8x8,16x16]
-           [--prefix fmto] [--seed 1] [--out DIR] [--quick]
+  torus.py [--torus 4x4] [--unidirectional] [--rate 100mbit] [--fifo | --bulk-fifo]
+           [--groups 4,8,12,16] [--sizes 8,64K,1M] [-r 3] [--sf] [--no-mpi]
+           [--extrapolate 8x8,16x16] [--prefix fmto] [--seed 1] [--out DIR] [--quick]
   torus.py --replot DIR     tables, targets and plots again from DIR's CSV files
   torus.py --replot DIR --remodel   the same with today's model (fastmsg-tree) in the
                             model column, for the same placements and costs
@@ -48,10 +48,10 @@ class Torus(compare.Cluster):
     """cluster.sh up --torus on entry, down on exit; group(hosts) is the cluster as a job on
     a subset of its hosts sees it (for compare's launch helpers)."""
 
-    def __init__(self, tools, dims, uni, rate, prefix, burst=None, fifo=False):
+    def __init__(self, tools, dims, uni, rate, prefix, burst=None, shaping=None):
         a, b = (int(x) for x in dims.split("x"))
         super().__init__(tools, a * b, rate, prefix, burst=burst)
-        self.dims, self.uni, self.fifo = dims, uni, fifo
+        self.dims, self.uni, self.shaping = dims, uni, shaping  # shaping: cluster.sh's option
         self.up_report = ""
         self.spec = f"torus:{dims}" + (":uni" if uni else "")
 
@@ -64,8 +64,8 @@ class Torus(compare.Cluster):
             cmd += ["--rate", self.rate]
         if self.burst:
             cmd += ["--burst", str(self.burst)]
-        if self.fifo:
-            cmd.append("--fifo")
+        if self.shaping:
+            cmd.append(self.shaping)
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode == 77:
             fail("no emulated torus here: " + p.stderr.strip())
@@ -248,6 +248,17 @@ def targets(rows, links, groups):
         checks.append((f"model within 25 % at 64 KiB and 1 MiB, {g} members, every tree "
                        f"and mode (worst: {r['tree']} {r['mode']} {size_name(int(r['size']))})",
                        f"{e * 100:.0f} %", e <= 0.25))
+    cells = [(num(r["completion_us"]) / num(r["model_us"]), r) for r in rows
+             if r["who"] == "fastmsg" and r["tree"] in TORUS_TREES + BLIND_TREES
+             and int(r["size"]) in (mid, big) and num(r.get("model_us"))
+             and num(r["completion_us"])]
+    if cells:
+        inside = sum(1 for q, _ in cells if abs(q - 1) <= 0.25)
+        q, r = max(cells, key=lambda c: abs(c[0] - 1))
+        checks.append((f"every group size: model within 25 % at 64 KiB and 1 MiB, every tree "
+                       f"and mode (worst: {r['tree']} {r['mode']} {size_name(int(r['size']))} at "
+                       f"{r['group']} members, {q:.3f} of its prediction)",
+                       f"{inside} of {len(cells)} cells", inside == len(cells)))
     for s in sorted({int(r["size"]) for r in rows}):
         for gg in sorted(groups):
             b = best(rows, gg, s, TORUS_TREES)
@@ -280,6 +291,9 @@ def main():
     ap.add_argument("--fifo", action="store_true",
                     help="one tbf FIFO a link and the kernel's TCP congestion control "
                          "(cluster.sh --fifo) instead of small packets first")
+    ap.add_argument("--bulk-fifo", action="store_true",
+                    help="each link's data in one FIFO (cluster.sh --bulk-fifo) instead of a "
+                         "queue per destination")
     ap.add_argument("--groups", default="4,8,12,16", help="group sizes, root included")
     ap.add_argument("--sizes", default="8,64K,1M", help="message sizes")
     ap.add_argument("-r", "--repeats", type=int, default=3)
@@ -322,8 +336,11 @@ def main():
     trees = TORUS_TREES + BLIND_TREES + ["auto"]
     modes = "fpfs,sf" if args.sf else "fpfs"
     rows, links = [], []
-    with Torus(tools, args.torus, args.unidirectional, args.rate, args.prefix,
-               args.burst, args.fifo) as cl:
+    if args.fifo and args.bulk_fifo:
+        fail("--fifo and --bulk-fifo exclude each other")
+    shaping = "--fifo" if args.fifo else "--bulk-fifo" if args.bulk_fifo else None
+    with Torus(tools, args.torus, args.unidirectional, args.rate, args.prefix, args.burst,
+               shaping) as cl:
         with open(os.path.join(args.out, "cluster.txt"), "w") as f:
             f.write(cl.up_report)  # what cluster.sh made: shaping, congestion control
         picks = draw_hosts(cl.n, groups, args.seed)

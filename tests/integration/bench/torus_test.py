@@ -65,6 +65,21 @@ class Targets(unittest.TestCase):
         self.assertIn("worst: storus fpfs 1M", model[0])
         self.assertEqual(d[model[0]], ("yes", "20 %"))
 
+    def test_every_group(self):
+        # every 64 KiB and 1 MiB row of every group, auto and MPI aside: at 4 members postal
+        # takes 70 against 100 predicted (0.700, the worst) and utorus 124 against 100 (inside)
+        rows = rows_for(300000, 190000, 250000)
+        rows += [fm(4, "postal", K64, 70, 100), fm(4, "utorus", M1, 124, 100),
+                 fm(4, "auto", K64, 500, 100)]
+        d = decisions(rows)
+        key = ("every group size: model within 25 % at 64 KiB and 1 MiB, every tree and mode "
+               "(worst: postal fpfs 64K at 4 members, 0.700 of its prediction)")
+        self.assertEqual(d[key], ("no", "6 of 7 cells"))
+        rows = [r for r in rows if r["tree"] != "postal"]
+        key = [k for k in decisions(rows) if k.startswith("every group size")][0]
+        self.assertIn("(worst: utorus fpfs 1M at 4 members, 1.240", key)
+        self.assertEqual(decisions(rows)[key], ("yes", "6 of 6 cells"))
+
     def test_not_met(self):
         # binomial 250 / 200 = 1.25x; auto 230 / 200 = 1.15x; storus 300 / 200 - 1 = 50 %
         d = decisions(rows_for(250000, 230000, 200000))
