@@ -248,10 +248,11 @@ def targets(rows, links, groups):
         checks.append((f"model within 25 % at 64 KiB and 1 MiB, {g} members, every tree "
                        f"and mode (worst: {r['tree']} {r['mode']} {size_name(int(r['size']))})",
                        f"{e * 100:.0f} %", e <= 0.25))
-    cells = [(num(r["completion_us"]) / num(r["model_us"]), r) for r in rows
+    # (a cell without a completion, a job that failed, counts as outside)
+    cells = [(num(r["completion_us"]) / num(r["model_us"]) if num(r["completion_us"])
+              else float("inf"), r) for r in rows
              if r["who"] == "fastmsg" and r["tree"] in TORUS_TREES + BLIND_TREES
-             and int(r["size"]) in (mid, big) and num(r.get("model_us"))
-             and num(r["completion_us"])]
+             and int(r["size"]) in (mid, big) and num(r.get("model_us"))]
     if cells:
         inside = sum(1 for q, _ in cells if abs(q - 1) <= 0.25)
         q, r = max(cells, key=lambda c: abs(c[0] - 1))
@@ -318,6 +319,8 @@ def main():
                          "FM_PACKET_SIZE and FM_CREDITS, no shared cores; auto's rows keep "
                          "theirs; the CSV files go to --out (not DIR)")
     args = ap.parse_args()
+    if args.fifo and args.bulk_fifo:
+        fail("--fifo and --bulk-fifo exclude each other")
     if args.replot:
         replot(args)
         return
@@ -336,8 +339,6 @@ def main():
     trees = TORUS_TREES + BLIND_TREES + ["auto"]
     modes = "fpfs,sf" if args.sf else "fpfs"
     rows, links = [], []
-    if args.fifo and args.bulk_fifo:
-        fail("--fifo and --bulk-fifo exclude each other")
     shaping = "--fifo" if args.fifo else "--bulk-fifo" if args.bulk_fifo else None
     with Torus(tools, args.torus, args.unidirectional, args.rate, args.prefix, args.burst,
                shaping) as cl:

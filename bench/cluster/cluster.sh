@@ -10,7 +10,8 @@
 # inert fm0 (a dummy, or an ifb). See README.md beside this file.
 #
 #   cluster.sh up N [--racks R [--uplink-rate RATE] | --torus AxB [--unidirectional]]
-#                   [--rate RATE] [--burst BYTES] [--delay DELAY] [--prefix P]
+#                   [--rate RATE] [--burst BYTES] [--fifo | --bulk-fifo] [--delay DELAY]
+#                   [--prefix P]
 #   cluster.sh down [--prefix P]
 #   cluster.sh run N [the options of up] -- CMD [ARGS...]
 #   cluster.sh hosts N [--prefix P]
@@ -57,7 +58,8 @@ cl_tb=
 cl_usage() {
     cat <<'EOF'
 usage: cluster.sh up N [--racks R [--uplink-rate RATE] | --torus AxB [--unidirectional]]
-                       [--rate RATE] [--burst BYTES] [--delay DELAY] [--prefix P]
+                       [--rate RATE] [--burst BYTES] [--fifo | --bulk-fifo] [--delay DELAY]
+                       [--prefix P]
        cluster.sh down [--prefix P]
        cluster.sh run N [the options of up] -- CMD [ARGS...]
        cluster.sh hosts N [--prefix P]
@@ -317,9 +319,12 @@ cl_dest_queues() {
 
 # Device $1's data in CL_DEST_QUEUES queues under class 1:20 (their rates add up to $2; each
 # may take $3, with bucket $4), one per destination by the low bits of its address (hosts k
-# and k + 16 share one), taking turns a frame at a time (equal rates and quanta: htb's
-# deficit round robin). So the copies that share a link share its rate, as the torus model
-# has them do (runtime/mcast/model.c). In one FIFO TCP let one flow ahead of another: a
+# and k + 16 share one), taking turns by the frame's worth (equal rates and quanta: htb's
+# deficit round robin; a lump of TCP data goes whole, and its bytes count against its queue's
+# later turns). So the copies that share a link share its rate, as the torus model has them do
+# (runtime/mcast/model.c). Each queue's own bucket is one frame (the link's bucket stays in
+# cburst): htb serves a queue within its own rate and bucket before the queues that borrow,
+# so a queue idle for a while would take a whole link's bucket ahead of the others. In one FIFO TCP let one flow ahead of another: a
 # member's two 64 KiB copies on one link came in 4.7 and 14.6 ms after it (bench/README.md,
 # "Each member's time"). The last queue takes what no filter does (htb's default: not IPv4).
 cl_dest_classes() {
@@ -327,7 +332,7 @@ cl_dest_classes() {
     for ((q = 0; q < CL_DEST_QUEUES; q++)); do
         id=$(printf '%x' $((0x100 + q)))
         echo "class add dev $dev parent 1:20 classid 1:$id htb rate $((rate / CL_DEST_QUEUES))bps" \
-            "ceil ${ceil}bps burst $burst cburst $burst quantum $CL_DEST_QUANTUM prio 1"
+            "ceil ${ceil}bps burst $CL_DEST_QUANTUM cburst $burst quantum $CL_DEST_QUANTUM prio 1"
         echo "qdisc add dev $dev parent 1:$id bfifo limit $CL_QLIMIT"
         echo "filter add dev $dev parent 1: protocol ip prio 2 u32" \
             "match u8 $(printf '0x%x 0x%x' "$q" $((CL_DEST_QUEUES - 1))) at 19 flowid 1:$id"
@@ -693,6 +698,10 @@ cl_up() {
     [ -z "$cl_burst" ] || { [[ $cl_burst =~ ^[0-9]+$ ]] && ((cl_burst >= 1514)); } ||
         cl_fail "bad --burst '$cl_burst' (bytes, at least one full frame: 1514)"
     [ -z "$cl_burst" ] || [ -n "$cl_rate" ] || cl_fail "--burst needs --rate"
+    if [ -n "$cl_bulk_fifo" ]; then # (it changes nothing elsewhere: say so)
+        [ -n "$cl_torus" ] && [ -n "$cl_rate" ] || cl_fail "--bulk-fifo needs --torus and --rate"
+        [ -z "$cl_fifo$cl_delay" ] || cl_fail "--bulk-fifo excludes --fifo and --delay"
+    fi
     cl_check_torus
     cl_check_racks
     [ -z "$cl_uplink_rate" ] || [ -n "$(cl_rate_bytes "$cl_uplink_rate")" ] ||

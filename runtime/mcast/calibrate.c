@@ -13,8 +13,8 @@
  *   receive        the partner sleeps while the burst arrives, then times taking it in (its
  *                  handler copies it out), and times taking the stream below in; the cheaper
  *                  -> recv_pkt + B x (recv_byte + copy)
- *   gap            a stream of many packets to the partner, and (two partners) to both at once,
- *                  each the faster of two:
+ *   gap            a stream of many packets to the partner, and (two partners) to both at once
+ *                  (at the largest size, each the faster of two):
  *                  when it is slower than sending and receiving allow, the link paces it
  *                  (a simulated transport, whose network makes every message a flow that
  *                  shares the link with those under way: the gap at which the model takes
@@ -742,10 +742,12 @@ static int measure(fm_context *ctx, const struct plan *pl, uint64_t *seen, struc
         rc = measure_multi(ctx, pl, pl->sizes[SIZES - 1], seen, &r[0].multi);
         r[1].multi = r[0].multi;
     }
-    for (int w = 0; w < pl->npartners; w++)
-        fm_log(2, "calibration: %zu-byte stream to rank %d %.3f ms a message, to both %.3f",
-               pl->sizes[SIZES - 1], pl->partners[w], r[w].stream[SIZES - 1] * 1e3,
-               r[w].multi * 1e3);
+    for (int w = 0; w < pl->npartners && rc == FM_OK; w++)
+        fm_log(2, "calibration: %zu-byte stream to rank %d: %.3f ms a message",
+               pl->sizes[SIZES - 1], pl->partners[w], r[w].stream[SIZES - 1] * 1e3);
+    if (pl->npartners == 2 && rc == FM_OK)
+        fm_log(2, "calibration: %zu-byte stream to both: %.3f ms a copy", pl->sizes[SIZES - 1],
+               r[0].multi * 1e3);
     double hop = 0, hot[PARTNERS];
     if (rc == FM_OK)
         rc = ring(ctx, seen, &hop);
