@@ -322,9 +322,10 @@ cl_dest_queues() {
 # and k + 16 share one), taking turns by the frame's worth (equal rates and quanta: htb's
 # deficit round robin; a lump of TCP data goes whole, and its bytes count against its queue's
 # later turns). So the copies that share a link share its rate, as the torus model has them do
-# (runtime/mcast/model.c). Each queue's own bucket is one frame (the link's bucket stays in
-# cburst): htb serves a queue within its own rate and bucket before the queues that borrow,
-# so a queue idle for a while would take a whole link's bucket ahead of the others. In one FIFO TCP let one flow ahead of another: a
+# (runtime/mcast/model.c). Each queue has the link's bucket: htb serves a queue within its
+# own rate and bucket before the queues that borrow, so one idle for a while may go up to a
+# bucket ahead, but with a one-frame bucket (smaller than TCP's 16 KiB lumps) the queues
+# shared worse, not better (bench/cluster/README.md, Shaping). In one FIFO TCP let one flow ahead of another: a
 # member's two 64 KiB copies on one link came in 4.7 and 14.6 ms after it (bench/README.md,
 # "Each member's time"). The last queue takes what no filter does (htb's default: not IPv4).
 cl_dest_classes() {
@@ -332,7 +333,7 @@ cl_dest_classes() {
     for ((q = 0; q < CL_DEST_QUEUES; q++)); do
         id=$(printf '%x' $((0x100 + q)))
         echo "class add dev $dev parent 1:20 classid 1:$id htb rate $((rate / CL_DEST_QUEUES))bps" \
-            "ceil ${ceil}bps burst $CL_DEST_QUANTUM cburst $burst quantum $CL_DEST_QUANTUM prio 1"
+            "ceil ${ceil}bps burst $burst cburst $burst quantum $CL_DEST_QUANTUM prio 1"
         echo "qdisc add dev $dev parent 1:$id bfifo limit $CL_QLIMIT"
         echo "filter add dev $dev parent 1: protocol ip prio 2 u32" \
             "match u8 $(printf '0x%x 0x%x' "$q" $((CL_DEST_QUEUES - 1))) at 19 flowid 1:$id"
