@@ -700,7 +700,8 @@ cl_up() {
         cl_fail "bad --burst '$cl_burst' (bytes, at least one full frame: 1514)"
     [ -z "$cl_burst" ] || [ -n "$cl_rate" ] || cl_fail "--burst needs --rate"
     if [ -n "$cl_bulk_fifo" ]; then # (it changes nothing elsewhere: say so)
-        [ -n "$cl_torus" ] && [ -n "$cl_rate" ] || cl_fail "--bulk-fifo needs --torus and --rate"
+        [ -n "$cl_torus" ] || cl_fail "--bulk-fifo needs --torus"
+        [ -n "$cl_rate" ] || cl_fail "--bulk-fifo needs --rate"
         [ -z "$cl_fifo$cl_delay" ] || cl_fail "--bulk-fifo excludes --fifo and --delay"
     fi
     cl_check_torus

@@ -25,6 +25,8 @@ set -euo pipefail
 
 N=4
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/cluster/htb.sh
+. "$here/htb.sh"
 
 fail() {
     echo "FAIL: $*"
@@ -132,14 +134,7 @@ check_small_first() {
         cc=$(ip netns exec "$CLUSTER_PREFIX$k" cat /proc/sys/net/ipv4/tcp_congestion_control)
         [[ $cc == cubic || $cc == reno ]] || fail "host $k runs TCP congestion control $cc"
     done
-    if ! grep -q '^qdisc htb' <<<"$(tc -n "$ns" qdisc show dev fm0)"; then
-        if tc -n "$ns" qdisc add dev lo root handle 1: htb 2>/dev/null &&
-            tc -n "$ns" filter add dev lo parent 1: protocol ip prio 1 u32 \
-                match u16 0x0000 0xff00 at 2 classid 1:1 2>/dev/null; then
-            tc -n "$ns" qdisc del dev lo root
-            fail "fm0 has no htb, though htb and u32 work here"
-        fi
-        tc -n "$ns" qdisc del dev lo root 2>/dev/null || true
+    if no_htb_here "$ns" fm0; then
         echo "no htb or u32 in this kernel: one tbf FIFO a link"
         return 0
     fi

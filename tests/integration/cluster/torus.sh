@@ -28,6 +28,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/cluster/htb.sh
+. "$here/htb.sh"
 
 fail() {
     echo "FAIL: $*"
@@ -273,28 +275,16 @@ queue_bytes() {
     done
 }
 
-# Non-zero where host 0's xp got no htb because this kernel lacks htb or u32 (cluster.sh then
-# shapes with one tbf; probed on host 0's lo, as run.sh does); fails if htb and u32 work.
-no_htb_here() {
-    local ns=${P}0
-    ! grep -q '^qdisc htb' <<<"$(tc -n "$ns" qdisc show dev xp)" || return 1
-    if tc -n "$ns" qdisc add dev lo root handle 1: htb 2>/dev/null &&
-        tc -n "$ns" filter add dev lo parent 1: protocol ip prio 1 u32 \
-            match u16 0x0000 0xff00 at 2 classid 1:1 2>/dev/null; then
-        tc -n "$ns" qdisc del dev lo root
-        fail "host 0's xp has no htb, though htb and u32 work here"
-    fi
-    tc -n "$ns" qdisc del dev lo root 2>/dev/null || true
-    echo "no htb or u32 in this kernel: one tbf FIFO a link, no queues to check"
-}
-
 # A shaped torus queues each link's data per destination (cluster.sh cl_dest_classes: 16
 # queues, host k's by (k + 1) mod 16, its address's low bits; unclassified packets in the
 # last): 64 KiB from 0 to 1 and to 2 leave host 0's xp in queues 2 and 3, and 1's xp forwards
 # 2's in queue 3; no other queue of 0's xp sends anything meanwhile.
 check_dest_queues() {
     local b0 a0 b1 a1 q want bytes d
-    ! no_htb_here || return 0
+    if no_htb_here "${P}0" xp; then
+        echo "no htb or u32 in this kernel: one tbf FIFO a link, no queues to check"
+        return 0
+    fi
     grep -q "^qdisc htb 1: root .*default 0x10f" <<<"$(tc -n "${P}0" qdisc show dev xp)" ||
         fail "host 0's xp: htb's default is not the last data queue"
     grep -q "^class htb 1:10f parent 1:20 leaf .* ceil 1Gbit" \
@@ -304,7 +294,7 @@ check_dest_queues() {
     tcp 0 2 65536
     a0=$(queue_bytes 0 xp) a1=$(queue_bytes 1 xp)
     d=$(paste -d' ' <(echo "$b0") <(echo "$a0") | awk '{ print $1, $4 - $2 }')
-    echo "host 0's xp, bytes each data queue sent:" $d
+    echo "host 0's xp, bytes each data queue sent:" "$(tr '\n' ' ' <<<"$d")"
     while read -r q bytes; do
         want=0
         ((q != 2 && q != 3)) || want=65536
@@ -323,7 +313,10 @@ check_dest_queues() {
 # htb's default.
 check_bulk_fifo() {
     local classes
-    ! no_htb_here || return 0
+    if no_htb_here "${P}0" xp; then
+        echo "no htb or u32 in this kernel: one tbf FIFO a link"
+        return 0
+    fi
     grep -q "^qdisc htb 1: root .*default 0x20" <<<"$(tc -n "${P}0" qdisc show dev xp)" ||
         fail "--bulk-fifo: htb's default is not the bulk class"
     classes=$(tc -n "${P}0" class show dev xp)
