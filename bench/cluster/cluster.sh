@@ -260,7 +260,7 @@ cl_tbf() {
     fi
     if [ -z "$cl_fifo" ] && cl_small_first "$ns" "$dev" "$rate" "$burst"; then
         cl_shaper="small packets first (htb)"
-        [ -z "$(cl_dest_queues)" ] ||
+        ! cl_dest_queues ||
             cl_shaper="small packets first, then data in a queue per destination (htb)"
         return 0
     fi
@@ -290,7 +290,7 @@ cl_small_first() {
     bytes=$(cl_rate_bytes "$rate") || return 1
     small=$((bytes / 10))
     ((small > 0)) || small=1
-    [ -z "$(cl_dest_queues)" ] || bulk=$(printf '%x' $((0x100 + CL_DEST_QUEUES - 1)))
+    ! cl_dest_queues || bulk=$(printf '%x' $((0x100 + CL_DEST_QUEUES - 1)))
     if ! {
         cat <<EOF
 qdisc add dev $dev root handle 1: htb default $bulk
@@ -300,7 +300,7 @@ class add dev $dev parent 1:1 classid 1:20 htb rate $((bytes - small))bps ceil $
 qdisc add dev $dev parent 1:10 bfifo limit $CL_QLIMIT
 filter add dev $dev parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff00 at 2 flowid 1:10
 EOF
-        if [ -n "$(cl_dest_queues)" ]; then
+        if cl_dest_queues; then
             cl_dest_classes "$dev" $((bytes - small)) "$bytes" "$burst"
         else
             echo "qdisc add dev $dev parent 1:20 bfifo limit $CL_QLIMIT"
@@ -312,9 +312,9 @@ EOF
     ip -n "$ns" link set dev "$dev" gso_max_size "$CL_GSO_MAX" >/dev/null 2>&1 || true
 }
 
-# Non-empty when data is queued per destination: on a torus, unless --bulk-fifo.
+# True when data is queued per destination: on a torus, unless --bulk-fifo.
 cl_dest_queues() {
-    [ -z "$cl_torus" ] || [ -n "$cl_bulk_fifo" ] || echo 1
+    [ -n "$cl_torus" ] && [ -z "$cl_bulk_fifo" ]
 }
 
 # Device $1's data in CL_DEST_QUEUES queues under class 1:20 (their rates add up to $2; each
@@ -322,12 +322,10 @@ cl_dest_queues() {
 # and k + 16 share one), taking turns by the frame's worth (equal rates and quanta: htb's
 # deficit round robin; a lump of TCP data goes whole, and its bytes count against its queue's
 # later turns). So the copies that share a link share its rate, as the torus model has them do
-# (runtime/mcast/model.c). Each queue has the link's bucket: htb serves a queue within its
-# own rate and bucket before the queues that borrow, so one idle for a while may go up to a
-# bucket ahead, but with a one-frame bucket (smaller than TCP's 16 KiB lumps) the queues
-# shared worse, not better (bench/cluster/README.md, Shaping). In one FIFO TCP let one flow ahead of another: a
-# member's two 64 KiB copies on one link came in 4.7 and 14.6 ms after it (bench/README.md,
-# "Each member's time"). The last queue takes what no filter does (htb's default: not IPv4).
+# (runtime/mcast/model.c); in one FIFO, TCP let one flow ahead of another (bench/README.md,
+# "A queue per destination"). Each queue has the link's bucket: with a one-frame bucket
+# (smaller than TCP's 16 KiB lumps) they shared worse (bench/cluster/README.md, Shaping).
+# The last queue takes what no filter does (htb's default: not IPv4).
 cl_dest_classes() {
     local dev=$1 rate=$2 ceil=$3 burst=$4 q id
     for ((q = 0; q < CL_DEST_QUEUES; q++)); do

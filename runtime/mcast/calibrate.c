@@ -62,6 +62,12 @@
 #define SLEEP_MS     3 /* a partner's pause: long enough for its wait to nap */
 #define PARTNERS     2
 
+/* How many times the stream of one size runs (both sides follow it). */
+static int stream_tries(int last)
+{
+    return last ? STREAM_TRIES : 1;
+}
+
 static int on_count(fm_stream *s, int sender, void *arg)
 {
     (void)sender;
@@ -296,7 +302,7 @@ static int measure_size(fm_context *ctx, const struct plan *pl, int p, int si, u
      * the warm receive cost (a paused partner's first packet may find cold caches). */
     r->recv[si] = median(recv, REPEATS);
     r->stream[si] = -1;
-    for (int k = 0; k < (last ? STREAM_TRIES : 1) && rc == FM_OK; k++) {
+    for (int k = 0; k < stream_tries(last) && rc == FM_OK; k++) {
         double t0 = now_s();
         for (int i = 0; i < stream && rc == FM_OK; i++)
             rc = send_count(ctx, p, pl->buf, B);
@@ -353,7 +359,7 @@ static int answer_size(fm_context *ctx, int last, uint64_t *seen)
         if (rc == FM_OK)
             rc = send_count(ctx, 0, NULL, 0);
     }
-    for (int k = 0; k < (last ? STREAM_TRIES : 1) && rc == FM_OK; k++) {
+    for (int k = 0; k < stream_tries(last) && rc == FM_OK; k++) {
         double busy = 0;
         rc = drain(ctx, seen, stream, &busy);
         if (rc == FM_OK)
