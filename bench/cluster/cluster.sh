@@ -327,14 +327,14 @@ cl_dest_queues() {
 # (smaller than TCP's 16 KiB lumps) they shared worse (bench/cluster/README.md, Shaping).
 # The last queue takes what no filter does (htb's default: not IPv4).
 cl_dest_classes() {
-    local dev=$1 rate=$2 ceil=$3 burst=$4 q id
-    for ((q = 0; q < CL_DEST_QUEUES; q++)); do
-        id=$(printf '%x' $((0x100 + q)))
+    local dev=$1 rate=$2 ceil=$3 burst=$4 q id match
+    for ((q = 0; q < CL_DEST_QUEUES; q++)); do # (printf -v: no subshell per queue and link)
+        printf -v id '%x' $((0x100 + q))
+        printf -v match '0x%x 0x%x' "$q" $((CL_DEST_QUEUES - 1))
         echo "class add dev $dev parent 1:20 classid 1:$id htb rate $((rate / CL_DEST_QUEUES))bps" \
             "ceil ${ceil}bps burst $burst cburst $burst quantum $CL_DEST_QUANTUM prio 1"
         echo "qdisc add dev $dev parent 1:$id bfifo limit $CL_QLIMIT"
-        echo "filter add dev $dev parent 1: protocol ip prio 2 u32" \
-            "match u8 $(printf '0x%x 0x%x' "$q" $((CL_DEST_QUEUES - 1))) at 19 flowid 1:$id"
+        echo "filter add dev $dev parent 1: protocol ip prio 2 u32 match u8 $match at 19 flowid 1:$id"
     done
 }
 
