@@ -50,6 +50,10 @@ struct sim {
     int classic; /* unit steps: a member is done when its last packet arrived */
     size_t payload, bytes;
     double *arrival, *rel, *rel_prev, *busy, *sent;
+    /* cred[v * m + j] when v's credit for packet j left it (and the previous pass's);
+     * taken: per packet of the member being simulated, when it had taken it in; cred_sort:
+     * scratch of 2 m for credit_times */
+    double *cred, *cred_prev, *taken, *cred_sort;
     double *last_copy; /* per packet of the member being simulated: when its last copy left */
     int *porder;       /* split: the member's packets in the order it takes them */
     /* per packet of the member being simulated: a copy to a child of its host has paid for
@@ -300,18 +304,56 @@ static double queued(const struct sim *s, int l, double at)
     return wait;
 }
 
-/* The packet with whose release the credit for packet k goes back: credits.c returns them
- * once half the window is owed, so the last of k's half-window (the message's last packet
- * ends the last one). */
-static size_t credit_sent(int w, int k, int m)
+/* Ascending, in place: insertion, as a member's arrivals and releases come nearly in order. */
+static void sort_nearly(double *x, int n)
 {
-    int half = (w + 1) / 2, last = (k / half + 1) * half - 1;
-    return (size_t)(last < m ? last : m - 1);
+    for (int i = 1; i < n; i++) {
+        double v = x[i];
+        int k = i;
+        for (; k > 0 && x[k - 1] > v; k--)
+            x[k] = x[k - 1];
+        x[k] = v;
+    }
+}
+
+/* When member v's credits for its packets from one parent (tree) leave it, into s->cred, as
+ * credits.c returns them: once half the window is owed, or at once when the packets it holds
+ * and the credits it owes fill the window (the parent can send nothing: it is starved). Both
+ * are checked as it takes packets in and as it releases them; the credits are counts, so the
+ * i-th credit back is for the parent's i-th packet. Those owed at the message's end go back
+ * with its last release. */
+static void credit_times(struct sim *s, int v, int tree)
+{
+    int w = s->job->window, half = (w + 1) / 2, m = s->m, first = tree;
+    int packets = tree_packets(s, first);
+    double *at = s->cred_sort, *rl = s->cred_sort + m;
+    for (int k = 0; k < packets; k++) {
+        size_t j = (size_t)v * m + (size_t)from_tree_index(s, first, k);
+        at[k] = s->taken[j - (size_t)v * m];
+        rl[k] = s->rel[j];
+    }
+    sort_nearly(at, packets);
+    sort_nearly(rl, packets);
+    int a = 0, r = 0, back = 0;
+    while (r < packets) {
+        double t = a < packets && at[a] < rl[r] ? at[a] : rl[r];
+        while (a < packets && at[a] <= t)
+            a++;
+        while (r < packets && rl[r] <= t)
+            r++;
+        if (r > back && (r - back >= half || a - back >= w)) {
+            for (; back < r; back++)
+                s->cred[(size_t)v * m + (size_t)from_tree_index(s, first, back)] = t;
+        }
+    }
+    for (; back < packets; back++)
+        s->cred[(size_t)v * m + (size_t)from_tree_index(s, first, back)] = rl[packets - 1];
 }
 
 /* Credits go back in a packet of their own once half the window is owed: 1 when packet j
  * completes a half-window (its receiver then sends a credit packet: CPU time, off the
- * packet's own path). */
+ * packet's own path). The CPU of a credit packet sent early (credit_times: starved) is
+ * charged here all the same: which packet it follows would need the releases it depends on. */
 static int credit_packet_after(const struct sim *s, int j)
 {
     int w = s->job ? s->job->window : 0, half = (w + 1) / 2;
@@ -464,18 +506,18 @@ static double post(struct sim *s, struct link *l, int v, int i, int j, double cp
     s->local_in[kid] = (unsigned char)local;
     double work = c->send_pkt + bytes + (j == 0 ? c->send_msg : 0);
     /* The first copy past a window's worth waits for the child's credit packet, which the
-     * sender takes in first (one per half-window). */
-    int fresh = w > 0 && k >= w && (k - w) % ((w + 1) / 2) == 0;
+     * sender takes in first: the first copy a credit packet's credits let go. */
+    size_t back = w > 0 && k >= w ? (size_t)from_tree_index(s, j, k - w) : 0;
+    const double *cred = s->cred_prev + (size_t)kid * m;
+    int fresh = w > 0 && k >= w && (k == w || cred[back] != cred[from_tree_index(s, j, k - w - 1)]);
     double lx = latency_times(s, v, kid);
     if (fresh)
         work += c->recv_pkt;
     cpu = run_cpu(s, v, cpu, work);
     s->busy[v] += work;
     double ready = cpu;
-    if (w > 0 && k >= w) { /* a credit: the child released packet k - w, and it came back */
-        size_t back = (size_t)from_tree_index(s, j, (int)credit_sent(w, k - w, tree_packets(s, j)));
-        double credit =
-            credit_back(s, u, s->rel_prev[(size_t)kid * m + back], lx) + (fresh ? c->recv_pkt : 0);
+    if (w > 0 && k >= w) { /* the child's credit for packet k - w came back */
+        double credit = credit_back(s, u, cred[back], lx) + (fresh ? c->recv_pkt : 0);
         ready = credit > ready ? credit : ready;
     }
     double left = s->net         ? net_send(s, u, j, ready, size)
@@ -595,6 +637,7 @@ static double simulate_member(struct sim *s, int v, double *held)
         if (s->t->first2) /* (split: FPFS, each packet to its own tree's children) */
             kids_for(s, v, j, &nj);
         cpu = take(s, v, j, cpu);
+        s->taken[j] = cpu;
         for (int i = 0; i < nj; i++)
             cpu = post(s, &l, v, i, j, cpu);
         if (s->order_seed && nj > 1 && c->gap_byte > 0 && !fair_link(s))
@@ -617,6 +660,9 @@ static double simulate_member(struct sim *s, int v, double *held)
             cpu = post(s, &l, v, i, j, cpu);
     if (s->fair && s->nfair)
         fair_finish(s, v, keep);
+    if (!root && s->job && s->job->window > 0)
+        for (int tree = 0; tree < (s->t->first2 ? 2 : 1); tree++)
+            credit_times(s, v, tree);
     s->busy[v] += c->poll; /* its wait polls once more before it sleeps */
     share_count(s, v, cpu, cpu + c->poll);
     if (held)
@@ -668,6 +714,7 @@ static double one_pass(struct sim *s, const int *order, struct fm_model_out *out
     size_t cells = (size_t)s->t->n * (size_t)s->m, copies = (size_t)streams(s) * (size_t)s->m;
     double moved = 0;
     memcpy(s->rel_prev, s->rel, cells * sizeof *s->rel_prev);
+    memcpy(s->cred_prev, s->cred, cells * sizeof *s->cred_prev);
     if (s->posted) {
         memcpy(s->posted_prev, s->posted, copies * sizeof *s->posted);
         memcpy(s->gone_prev, s->gone, copies * sizeof *s->gone);
@@ -942,6 +989,10 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     s.arrival = calloc(cells, sizeof *s.arrival);
     s.rel = calloc(cells, sizeof *s.rel);
     s.rel_prev = calloc(cells, sizeof *s.rel_prev);
+    s.cred = calloc(2 * cells + 3 * (size_t)m, sizeof *s.cred);
+    s.cred_prev = s.cred ? s.cred + cells : NULL;
+    s.taken = s.cred ? s.cred + 2 * cells : NULL;
+    s.cred_sort = s.cred ? s.taken + m : NULL;
     s.busy = calloc((size_t)t->n, sizeof *s.busy);
     s.sent = calloc((size_t)t->n, sizeof *s.sent);
     s.last_copy = calloc((size_t)m, sizeof *s.last_copy);
@@ -951,8 +1002,9 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     s.q_ready = calloc(2 * (size_t)t->n, sizeof *s.q_ready); /* (a member has < n children) */
     s.q_left = s.q_ready ? s.q_ready + t->n : NULL;
     s.q_idx = malloc((size_t)t->n * sizeof *s.q_idx);
-    int rc = order && s.arrival && s.rel && s.rel_prev && s.busy && s.sent && s.last_copy &&
-                     s.paid && s.local_in && s.q_ready && s.q_idx && (s.porder || !t->first2)
+    int rc = order && s.arrival && s.rel && s.rel_prev && s.cred && s.busy && s.sent &&
+                     s.last_copy && s.paid && s.local_in && s.q_ready && s.q_idx &&
+                     (s.porder || !t->first2)
                  ? FM_OK
                  : FM_ERR_NOMEM;
     if (rc == FM_OK && t->first2) { /* the second tree must be one too (order: scratch) */
@@ -990,6 +1042,7 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     free(s.arrival);
     free(s.rel);
     free(s.rel_prev);
+    free(s.cred);
     free(s.busy);
     free(s.sent);
     free(s.last_copy);

@@ -662,6 +662,29 @@ static void credits_half_window(void **state)
     assert_true(out.T == 34 && member[1] == 34);
 }
 
+/* A child that holds packets and owes credits for a whole window returns them at once
+ * (credits.c, starved), and the half-window count starts over from there. Root -> 1 -> {2, 3},
+ * 8 packets of 1 byte, window 4, each copy 1 on its sender's link (gap 1 a byte), latency 10,
+ * nothing else. Packets 0-3 leave the root at 1-4 and 1 takes them in at 11-14; its link
+ * sends their two copies each by 13, 15, 17 and 19, when it releases them. At 14 it holds 1,
+ * 2 and 3 and owes 0's credit: the window is full, so 0's credit goes at once (back at 24:
+ * packet 4 leaves at 25, there at 35); 1's and 2's at 17, when two are owed (packets 5 and 6
+ * there at 38 and 39); 3's waits for 4's release at 37 (back at 47): packet 7 leaves at 48,
+ * is taken in at 58, and its copies reach 2 at 69 and 3 at 70. (With half-windows alone, 0's
+ * and 1's credits would go at 15 and 2's and 3's at 19: 3 done at 54.) */
+static void credits_starved(void **state)
+{
+    (void)state;
+    int first[5] = {0, 1, 3, 3, 3}, kids[3] = {1, 2, 3};
+    struct fm_model_tree t = {4, 0, first, kids, NULL, NULL};
+    struct fm_costs c = {.gap_byte = 1, .latency = 10};
+    struct fm_model_job job = {.window = 4};
+    double member[4];
+    struct fm_model_out out = {.member = member};
+    assert_int_equal(fm_model_sim(&t, 8, 1, 8, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(member[1] == 58 && member[2] == 69 && member[3] == 70 && out.T == 70);
+}
+
 /* A chain 0 -> 1 -> 2 on a ring of 3 hosts, one credit per packet (window 2), 8 packets of
  * 1000 bytes, 0.01 per byte. One way round, member 1's credits to the root go 1 -> 2 -> 0 and
  * wait on 1 -> 2 behind member 1's own copies to 2: the chain is slower than with credits back
@@ -869,6 +892,7 @@ int main(void)
         cmocka_unit_test(torus_routes),
         cmocka_unit_test(net_shared_cores),
         cmocka_unit_test(credits_half_window),
+        cmocka_unit_test(credits_starved),
         cmocka_unit_test(net_credits_back),
         cmocka_unit_test(split_two_trees),
     };
