@@ -10,7 +10,8 @@
  *   wire         latency + B x lat_byte (a network whose latency grows with the packet: a
  *                different protocol above some size, a store-and-forward hop); where
  *                link_fair is 1 the copy takes its latency first and then shares the
- *                sender's link with the other copies then under way, instead of queueing;
+ *                sender's link with the other copies then under way, instead of queueing
+ *                (in inverse proportion to their latencies: far_latency);
  *   receiver CPU recv_pkt + B x recv_byte before the packet can be forwarded, then, after its
  *                copies to the receiver's children are posted, B x copy_byte into the caller's
  *                buffer; a receiver that has waited longer than `spin` (fm_wait's polling

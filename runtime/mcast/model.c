@@ -89,7 +89,7 @@ struct sim {
 /* A copy on a fair link: it starts sharing the link once its latency has passed (start),
  * with bytes to move; done once they have. */
 struct fair_copy {
-    double start, size, done;
+    double start, size, done, weight;
     int kid, j;
 };
 
@@ -381,12 +381,16 @@ static int fair_link(const struct sim *s)
 
 /* A copy to kid of packet j, ready at ready, goes on the fair link: it is under way once its
  * latency has passed; when it arrives is known only once every copy it shares the link with
- * is (fair_finish). Returns ready (the copy is handed over). */
+ * is (fair_finish). Its share is in inverse proportion to its latency (lx times the near
+ * one's): a flow's sharing weight is its route's length, as SimGrid's network model has it
+ * (two flows from one host, one within its leaf and one across, move at 2:1). Returns ready
+ * (the copy is handed over). */
 static double fair_add(struct sim *s, int kid, int j, double ready, double size, double lx)
 {
     s->fair[s->nfair++] =
         (struct fair_copy){.start = ready + lx * (s->c->latency + size * s->c->lat_byte),
                            .size = size,
+                           .weight = 1 / lx,
                            .kid = kid,
                            .j = j};
     return ready;
@@ -428,15 +432,15 @@ static int heap_pop(int *h, int *len, const double *key)
     return top;
 }
 
-/* Egalitarian processor sharing of the link among the copies under way: in virtual time V
- * (the bytes each copy under way has moved) a copy that starts at V0 is done at V0 + size, so
- * copies finish in the order of those keys; V grows at the link's rate over how many are
- * under way. Fills each copy's done. */
+/* Weighted processor sharing of the link among the copies under way: in virtual time V a
+ * copy moves weight x dV bytes, so one that starts at V0 is done at V0 + size / weight, and
+ * copies finish in the order of those keys; V grows at the link's rate over the weights of
+ * those under way. Fills each copy's done. */
 static void fair_share(struct sim *s)
 {
     struct fair_copy *f = s->fair;
     size_t n = s->nfair, next = 0;
-    double gap = s->c->gap_byte, *key = s->fair_key;
+    double gap = s->c->gap_byte, *key = s->fair_key, weights = 0;
     int *heap = s->fair_heap, len = 0;
     qsort(f, n, sizeof *f, by_start);
     double t = n ? f[0].start : 0, V = 0;
@@ -444,20 +448,22 @@ static void fair_share(struct sim *s)
         double arrive = next < n ? f[next].start : INFINITY;
         if (len > 0) {
             int k = heap[0];
-            double end = t + (key[k] - V) * gap * len;
+            double end = t + (key[k] - V) * gap * weights;
             if (end <= arrive) {
                 heap_pop(heap, &len, key);
                 V = key[k];
                 t = end;
                 f[k].done = t;
+                weights = len > 0 ? weights - f[k].weight : 0; /* (no drift left behind) */
                 continue;
             }
-            V += (arrive - t) / (gap * len); /* (gap 0: every copy is done at once) */
+            V += (arrive - t) / (gap * weights); /* (gap 0: every copy is done at once) */
         }
         t = arrive;
         if (len == 0) /* (an idle link: virtual time starts over) */
             V = 0;
-        key[next] = V + f[next].size;
+        key[next] = V + f[next].size / f[next].weight;
+        weights += f[next].weight;
         heap_push(heap, &len, key, (int)next);
         next++;
     }

@@ -311,6 +311,26 @@ static void loggp_fair_link(void **state)
     assert_true(fabs(member[1] - 30) < 1e-9 && fabs(out.T - 40) < 1e-9);
 }
 
+/* On a fair link a copy's share goes as the inverse of its latency (SimGrid weighs a flow by
+ * its route's length): root 0 -> {1, 2}, 1 in the root's rack and 2 in another, far_latency 2,
+ * one 600-byte packet, 0.01 a byte (100 bytes a unit), nothing else. From 0 the near copy
+ * moves 2/3 of 100 bytes a unit and the far one 1/3: the near one is done at 9, when the far
+ * one has 300 bytes left, alone: done at 12. Without racks both share equally: 12 and 12. */
+static void fair_link_weighs_racks(void **state)
+{
+    (void)state;
+    int first[4] = {0, 2, 2, 2}, kids[2] = {1, 2}, rack[3] = {0, 0, 1};
+    struct fm_model_tree t = {3, 0, first, kids, NULL, NULL};
+    struct fm_costs c = {.gap_byte = 0.01, .link_fair = 1, .far_latency = 2};
+    struct fm_model_job job = {.rack = rack};
+    double member[3];
+    struct fm_model_out out = {.member = member};
+    assert_int_equal(fm_model_sim(&t, 1, 600, 600, FM_MODEL_FPFS, &c, &job, &out), FM_OK);
+    assert_true(fabs(member[1] - 9) < 1e-9 && fabs(member[2] - 12) < 1e-9);
+    assert_int_equal(fm_model_sim(&t, 1, 600, 600, FM_MODEL_FPFS, &c, NULL, &out), FM_OK);
+    assert_true(fabs(member[1] - 12) < 1e-9 && fabs(member[2] - 12) < 1e-9);
+}
+
 /* A split multicast on a fair link whose second tree fans out wider than its first: tree 0
  * the chain 0 -> 1 -> 2 -> 3 (packets 0 and 2), tree 1 the root to all three (1 and 3), four
  * 1000-byte packets, 0.01 a byte, nothing else. The root's 8 copies share its link from 0:
@@ -893,6 +913,7 @@ int main(void)
         cmocka_unit_test(net_shared_cores),
         cmocka_unit_test(credits_half_window),
         cmocka_unit_test(credits_starved),
+        cmocka_unit_test(fair_link_weighs_racks),
         cmocka_unit_test(net_credits_back),
         cmocka_unit_test(split_two_trees),
     };
