@@ -9,12 +9,14 @@ set -u
 fmrun=$1 prog=$2
 export FI_TCP_IFACE=lo
 long=$(printf 'x%.0s' $(seq 200))
-fails=0 runs=0
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+runs=0
 
-# check NAME VALUE [PROVIDER]: the job fails cleanly and names NAME="VALUE".
-check() {
+# check_one NAME VALUE [PROVIDER]: the job fails cleanly and names NAME="VALUE"; says "ok: ..."
+# or "FAIL: ..." with the job's output.
+check_one() {
   local name=$1 value=$2 provider=${3:-shm} out rc
-  runs=$((runs + 1))
   out=$(env FM_PROVIDER="$provider" FM_TIMEOUT=10 "$name=$value" \
         timeout -k 5 60 "$fmrun" -n 2 "$prog" --init-only 2>&1)
   rc=$?
@@ -31,7 +33,14 @@ check() {
     return
   fi
   echo "$out" | sed 's/^/    /'
-  fails=$((fails + 1))
+}
+
+# check NAME VALUE [PROVIDER]: check_one, four at a time (each job is two processes that mostly
+# wait for each other to start), its lines kept for the end in the order of the checks.
+check() {
+  runs=$((runs + 1))
+  check_one "$@" >"$results/$(printf '%04d' "$runs")" &
+  [ "$(jobs -rp | wc -l)" -lt 4 ] || wait -n
 }
 
 check FM_PROVIDER bogus
@@ -75,6 +84,10 @@ done
 for v in 4 -1 x; do check FM_VERBOSE "$v"; done
 for v in 2 maybe; do check FM_STATS "$v"; done
 
+wait
+cat "$results"/*
+fails=$(cat "$results"/* | grep -c '^FAIL:')
+
 # Settings that must agree across the job: rank 1 starts with another FM_CREDITS.
 runs=$((runs + 1))
 out=$(env FM_PROVIDER=shm FM_TIMEOUT=10 timeout -k 5 60 "$fmrun" -n 2 \
@@ -100,5 +113,5 @@ if [ $rc -ne 0 ] || [ "$(grep -c "fm_init ok" <<<"$out")" -ne 2 ]; then
 fi
 
 echo "$((runs - fails)) of $runs runs as expected"
-[ $fails -eq 0 ] || { echo "FAIL"; exit 1; }
+[ "$fails" -eq 0 ] || { echo "FAIL"; exit 1; }
 echo "PASS"
