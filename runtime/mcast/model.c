@@ -316,21 +316,23 @@ static void sort_nearly(double *x, int n)
     }
 }
 
-/* When member v's credits for its packets from one parent (tree) leave it, into s->cred, as
- * credits.c returns them: once half the window is owed, or at once when the packets it holds
- * and the credits it owes fill the window (the parent can send nothing: it is starved). Both
- * are checked as it takes packets in and as it releases them; the credits are counts, so the
- * i-th credit back is for the parent's i-th packet. Those owed at the message's end go back
- * with its last release. */
+/* When member v's credits for its packets from one parent (tree 0 or 1 of a split multicast,
+ * whose packets are the even or odd ones) leave it, into s->cred, as credits.c returns them:
+ * once half the window is owed, or at once when the packets it holds and the credits it owes
+ * fill the window (starved: the parent can send nothing, not even what would let held
+ * messages go on). Both are checked as it takes packets in and as it releases them; the
+ * credits are counts, so the i-th credit back is for the parent's i-th packet. Those owed at
+ * the message's end go back with its last release. (A split multicast's member with the same
+ * parent in both trees has one window there in the runtime, two here.) */
 static void credit_times(struct sim *s, int v, int tree)
 {
-    int w = s->job->window, half = (w + 1) / 2, m = s->m, first = tree;
-    int packets = tree_packets(s, first);
+    int w = s->job->window, half = (w + 1) / 2, m = s->m;
+    int packets = tree_packets(s, tree); /* (tree: only its parity matters) */
     double *at = s->cred_sort, *rl = s->cred_sort + m;
     for (int k = 0; k < packets; k++) {
-        size_t j = (size_t)v * m + (size_t)from_tree_index(s, first, k);
-        at[k] = s->taken[j - (size_t)v * m];
-        rl[k] = s->rel[j];
+        int j = from_tree_index(s, tree, k);
+        at[k] = s->taken[j];
+        rl[k] = s->rel[(size_t)v * m + (size_t)j];
     }
     sort_nearly(at, packets);
     sort_nearly(rl, packets);
@@ -343,24 +345,24 @@ static void credit_times(struct sim *s, int v, int tree)
             r++;
         if (r > back && (r - back >= half || a - back >= w)) {
             for (; back < r; back++)
-                s->cred[(size_t)v * m + (size_t)from_tree_index(s, first, back)] = t;
+                s->cred[(size_t)v * m + (size_t)from_tree_index(s, tree, back)] = t;
         }
     }
     for (; back < packets; back++)
-        s->cred[(size_t)v * m + (size_t)from_tree_index(s, first, back)] = rl[packets - 1];
+        s->cred[(size_t)v * m + (size_t)from_tree_index(s, tree, back)] = rl[packets - 1];
 }
 
 /* Credits go back in a packet of their own once half the window is owed: 1 when packet j
  * completes a half-window (its receiver then sends a credit packet: CPU time, off the
- * packet's own path). The CPU of a credit packet sent early (credit_times: starved) is
- * charged here all the same: which packet it follows would need the releases it depends on. */
+ * packet's own path). The extra credit packets of a starved parent (credit_times) are not
+ * charged: which packet each follows depends on the releases being computed. */
 static int credit_packet_after(const struct sim *s, int j)
 {
     int w = s->job ? s->job->window : 0, half = (w + 1) / 2;
     return w > 0 && (tree_index(s, j) + 1) % half == 0;
 }
 
-/* When the credit a child sends as it releases a packet at rel reaches its parent: `latency`
+/* When a credit a child sends at rel (credit_times) reaches its parent: `latency`
  * later, and over a net with routes back, after waiting behind what is queued on each link of
  * the way back of its stream u (a credit is a header-sized frame). */
 static double credit_back(const struct sim *s, int u, double rel, double times)
@@ -737,7 +739,8 @@ static double one_pass(struct sim *s, const int *order, struct fm_model_out *out
         out->T = done > out->T ? done : out->T;
     }
     for (size_t k = 0; k < cells; k++) {
-        double dm = fabs(s->rel[k] - s->rel_prev[k]);
+        double dm = fabs(s->rel[k] - s->rel_prev[k]), dc = fabs(s->cred[k] - s->cred_prev[k]);
+        dm = dc > dm ? dc : dm; /* (a credit may move while no release does) */
         moved = dm > moved ? dm : moved;
     }
     return moved;
@@ -1020,8 +1023,8 @@ static int sim_once(const struct fm_model_tree *t, int m, size_t payload, size_t
     }
     if (rc == FM_OK && visit_order(t, order))
         rc = FM_ERR_INVALID;
-    /* Pass 1 takes every credit as back at `latency` (rel_prev all 0); each later pass
-     * limits by the last pass's releases. */
+    /* Pass 1 takes every credit as back at `latency` (cred_prev all 0); each later pass
+     * limits by the last pass's credits. */
     int sharing = rc == FM_OK ? share_init(&s) : 0;
     if (sharing < 0)
         rc = FM_ERR_NOMEM;

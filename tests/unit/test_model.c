@@ -691,7 +691,8 @@ static void credits_half_window(void **state)
  * packet 4 leaves at 25, there at 35); 1's and 2's at 17, when two are owed (packets 5 and 6
  * there at 38 and 39); 3's waits for 4's release at 37 (back at 47): packet 7 leaves at 48,
  * is taken in at 58, and its copies reach 2 at 69 and 3 at 70. (With half-windows alone, 0's
- * and 1's credits would go at 15 and 2's and 3's at 19: 3 done at 54.) */
+ * and 1's credits would go at 15 and 2's and 3's at 19: 3 done at 54. The restarted count
+ * costs here, as it does in credits.c.) */
 static void credits_starved(void **state)
 {
     (void)state;
