@@ -668,7 +668,7 @@ static double simulate_member(struct sim *s, int v, double *held)
             cpu = post(s, &l, v, i, j, cpu);
     if (s->fair && s->nfair)
         fair_finish(s, v, keep);
-    if (!root && s->job && s->job->window > 0)
+    if (!root && s->job && s->job->window > 0 && s->job->window < m) /* (else none waited on) */
         for (int tree = 0; tree < (s->t->first2 ? 2 : 1); tree++)
             credit_times(s, v, tree);
     s->busy[v] += c->poll; /* its wait polls once more before it sleeps */
