@@ -584,7 +584,8 @@ if [ "${1:-}" = --inside ]; then
     cluster_dir=$(dirname "$CLUSTER_AGENT")
     cluster=$cluster_dir/cluster.sh
     tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' EXIT
+    # (a sampler still running when a check fails would poll the gone namespaces for good)
+    trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$tmp"' EXIT
     case $mode in
     plain) inside_plain ;;
     shaped) inside_shaped ;;
