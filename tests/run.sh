@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Install dependencies, build with warnings as errors and run the whole test suite; then the
 # robustness steps: the suite again under ASan+UBSan (tests/sanitize.sh; all but the suites
-# that build their own uninstrumented flavour), the unit tests and whole jobs under valgrind
+# uninstrumented and long, which it names), the unit tests and whole jobs under valgrind
 # (tests/valgrind.sh), and each fuzzer for a short bounded time (tests/fuzz/run.sh). Every
 # step runs; any step failing fails the script.
 # A skipped test fails its step too: a test skips only without something setup-deps.sh installs

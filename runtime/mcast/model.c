@@ -384,9 +384,8 @@ static int fair_link(const struct sim *s)
 /* A copy to kid of packet j, ready at ready, goes on the fair link: it is under way once its
  * latency has passed; when it arrives is known only once every copy it shares the link with
  * is (fair_finish). Its share is in inverse proportion to its latency (lx times the near
- * one's): a flow's sharing weight is its route's length, as SimGrid's network model has it
- * (two flows from one host, one within its leaf and one across, move at 2:1). Returns ready
- * (the copy is handed over). */
+ * one's), as SimGrid weighs a flow by its route (two flows from one host, one within its leaf
+ * and one across, move at 2:1 where lx is about 2). Returns ready (the copy is handed over). */
 static double fair_add(struct sim *s, int kid, int j, double ready, double size, double lx)
 {
     s->fair[s->nfair++] =
