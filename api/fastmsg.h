@@ -76,10 +76,10 @@
  *   fm_init. Once FM_CREDITS + 1 buffers per rank would take more than FM_RECV_POOL, the room
  *   is in a few receive regions that every sender's packets land in, packed (FM_RECV_POOL
  *   bytes, whatever the job's size), and windows are per peer: a sender starts with 2
- *   credits of each receiver; when one of its packets has to wait for a credit it asks for
- *   more, and the receiver grants up to FM_CREDITS out of a budget of FM_RECV_POOL /
- *   (40 + FM_PACKET_SIZE) credits (at least FM_CREDITS - 2, one sender's whole window) that
- *   all its senders share. When that budget is spent, the
+ *   credits of each receiver; when one of its packets has to wait for a credit, or takes its
+ *   last one, it asks for more, and the receiver grants up to FM_CREDITS out of a budget of
+ *   FM_RECV_POOL / (40 + FM_PACKET_SIZE) credits (at least FM_CREDITS - 2, one sender's whole
+ *   window) that all its senders share. When that budget is spent, the
  *   peer holding the largest window is asked to shrink to halfway between its window and the
  *   asker's (only if it is more than one larger), and gives back its credits as it has them
  *   (an idle peer at once). So a receiver holds at most 2 packets per sender plus the budget,

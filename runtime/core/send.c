@@ -55,7 +55,12 @@ FM_HOT int packet_now(fm_context *ctx, fm_peer *peer, fm_pkt *p)
         peer->owed += c;
         return rc;
     }
-    peer->send_credits--;
+    /* Its whole window in flight: the window limits this sender even when each credit comes
+     * back before the next packet needs it (then each comes back in a credit packet of its
+     * own, which costs both sides as much as the data packet), so it asks for more now
+     * rather than at a stall that may never come. */
+    if (--peer->send_credits == 0 && peer->swin < ctx->credits)
+        fm_window_ask(ctx, p->peer);
     ctx->stats.packets_sent++;
     if (hdr[1] != FM_PKT_RNDV) /* (a piece's bytes count once it is sent: zcopy.c) */
         ctx->stats.bytes_sent += p->len;
