@@ -135,42 +135,37 @@ static int share_quiet(mc *m, double quiet_us)
     return bench_fm_write(rc, s, &quiet_us, sizeof quiet_us);
 }
 
-#if defined(FM_BENCH_SIMGRID)
-/* Under SimGrid a wait ends only when a request completes (the mpi provider's block has no
- * timeout: simulated time passes only while every rank is blocked), so a wait for the clock
- * would end in the simulator's deadlock. A quiet member polls instead (free in simulated
- * time) and sleeps between polls: a quarter of a microsecond after work, twice as long after
- * each empty poll, at most MC_SIM_QUIET_SLICE_US, so that what is left of its forwarding
- * (a credit that lets a queued copy go) waits at most that long. */
+/* Drive progress without sending until t_start + the quiet time. Under SimGrid a wait ends
+ * only when a request completes (the mpi provider's block has no timeout: simulated time
+ * passes only while every rank is blocked), so a wait for the clock would end in the
+ * simulator's deadlock: there a quiet member polls (free in simulated time) and sleeps between
+ * polls, a quarter of a microsecond after work, twice as long after each empty poll, at most
+ * MC_SIM_QUIET_SLICE_US, so that what is left of its forwarding (a credit that lets a queued
+ * copy go) waits at most that long. */
 #define MC_SIM_QUIET_SLICE_US 2.0
 static int stay_quiet(mc *m)
 {
-    double until = m->t_start + m->quiet_us, slice = 0.25;
-    for (double t = bench_now_us(CLOCK_MONOTONIC); t < until; t = bench_now_us(CLOCK_MONOTONIC)) {
-        long rc = fm_extract(m->ctx, 0);
-        if (rc < 0)
-            return (int)rc;
-        slice = rc > 0                              ? 0.25
-                : slice * 2 > MC_SIM_QUIET_SLICE_US ? MC_SIM_QUIET_SLICE_US
-                                                    : slice * 2;
-        if (rc == 0)
-            bench_sleep_until_us(t + slice < until ? t + slice : until);
-    }
-    return FM_OK;
-}
-#else
-/* Drive progress without sending until t_start + the quiet time. */
-static int stay_quiet(mc *m)
-{
     double until = m->t_start + m->quiet_us;
+#if defined(FM_BENCH_SIMGRID)
+    double slice = 0.25;
+#endif
     for (double t = bench_now_us(CLOCK_MONOTONIC); t < until; t = bench_now_us(CLOCK_MONOTONIC)) {
+#if defined(FM_BENCH_SIMGRID)
+        long rc = fm_extract(m->ctx, 0);
+        if (rc == 0) {
+            bench_sleep_until_us(t + slice < until ? t + slice : until);
+            slice = slice * 2 < MC_SIM_QUIET_SLICE_US ? slice * 2 : MC_SIM_QUIET_SLICE_US;
+        } else {
+            slice = 0.25;
+        }
+#else
         long rc = fm_wait(m->ctx, (int)((until - t) / 1000) + 1);
+#endif
         if (rc < 0)
             return (int)rc;
     }
     return FM_OK;
 }
-#endif
 
 static int send_report(mc *m, const report *r)
 {
